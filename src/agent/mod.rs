@@ -1,0 +1,371 @@
+//! The agent: the turn loop. It asks the model, runs the tools it calls, feeds the results
+//! back, and repeats while the model wants tools, up to the iteration cap. It emits the
+//! [`Event`] protocol and prints nothing itself.
+//!
+//! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
+//! carries them out (stream, spawn tools, emit).
+
+pub mod prompt;
+pub mod question;
+pub mod skills;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Event, EventSink, Op, TurnOutcome, Usage};
+use crate::provider::{ChatRequest, Delta, Message, Provider, StopReason, ToolCall};
+use crate::tool::ToolError;
+use crate::tool::exec::{CallRecord, Executor, PendingCall};
+
+/// The default cap on model requests per user turn.
+pub const DEFAULT_MAX_TURNS: u32 = 100;
+
+/// Settings of one agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub model: String,
+    pub system_prompt: String,
+    /// Model requests allowed per user turn.
+    pub max_turns: u32,
+    pub max_tokens: u32,
+    /// Whether a person can answer `question` calls.
+    pub interactive: bool,
+}
+
+/// What the loop does after a model response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// No tool calls: the turn is done.
+    Finish,
+    /// Run the tools, then ask the model again.
+    RunToolsThenContinue,
+    /// Run the tools (so no call is left without a result), then stop: the cap is reached.
+    RunToolsThenStop,
+}
+
+/// Decides the next step from the number of tool calls and the iteration (1-based).
+pub fn decide(tool_calls: usize, iteration: u32, max_turns: u32) -> Step {
+    if tool_calls == 0 {
+        Step::Finish
+    } else if iteration >= max_turns {
+        Step::RunToolsThenStop
+    } else {
+        Step::RunToolsThenContinue
+    }
+}
+
+/// Ops that arrive while a turn runs.
+#[derive(Default)]
+struct Inbox {
+    answers: HashMap<String, Option<Vec<String>>>,
+    queued_prompts: Vec<String>,
+    shutdown: bool,
+}
+
+impl Inbox {
+    fn take(&mut self, op: Op, cancel: &CancellationToken) {
+        match op {
+            Op::Interrupt => cancel.cancel(),
+            Op::Shutdown => {
+                self.shutdown = true;
+                cancel.cancel();
+            }
+            Op::AnswerQuestion { call_id, answers } => {
+                self.answers.insert(call_id, answers);
+            }
+            Op::UserTurn { text } => self.queued_prompts.push(text),
+        }
+    }
+}
+
+/// Awaits `future` while handling ops (interrupts, answers) as they arrive.
+async fn with_ops<F: Future>(
+    future: F,
+    ops: &mut UnboundedReceiver<Op>,
+    inbox: &mut Inbox,
+    cancel: &CancellationToken,
+) -> F::Output {
+    tokio::pin!(future);
+    let mut ops_open = true;
+    loop {
+        tokio::select! {
+            output = &mut future => return output,
+            op = ops.recv(), if ops_open => match op {
+                Some(op) => inbox.take(op, cancel),
+                None => ops_open = false,
+            },
+        }
+    }
+}
+
+/// One conversation with a model and its tools.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    executor: Executor,
+    config: AgentConfig,
+    history: Vec<Message>,
+    events: EventSink,
+    usage: Usage,
+}
+
+impl Agent {
+    pub fn new(provider: Arc<dyn Provider>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
+        Self {
+            provider,
+            executor,
+            config,
+            history: Vec::new(),
+            events,
+            usage: Usage::default(),
+        }
+    }
+
+    /// The conversation so far.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// Token usage of the whole session.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The provider's label.
+    pub fn provider_name(&self) -> &str {
+        self.provider.name()
+    }
+
+    /// Runs one user turn to its end. Ops (interrupt, answers) are read from `ops` meanwhile.
+    pub async fn run_turn(&mut self, prompt: String, ops: &mut UnboundedReceiver<Op>) -> TurnOutcome {
+        let cancel = CancellationToken::new();
+        let mut inbox = Inbox::default();
+        self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
+        self.history.push(Message::User { text: prompt });
+        let (outcome, text) = self.drive(ops, &mut inbox, &cancel).await;
+        self.events.emit(Event::TurnFinished { outcome, text });
+        outcome
+    }
+
+    async fn drive(
+        &mut self,
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: &CancellationToken,
+    ) -> (TurnOutcome, String) {
+        let tools = self.executor.registry().specs();
+        let max_turns = self.config.max_turns.max(1);
+        let mut iteration = 0;
+        loop {
+            iteration += 1;
+            self.events.emit(Event::RequestStarted { iteration });
+            let events = self.events.clone();
+            let mut streamed = String::new();
+            let mut on_delta = |delta: Delta| match delta {
+                Delta::Text(text) => {
+                    streamed.push_str(&text);
+                    events.emit(Event::TextDelta { text });
+                }
+                Delta::Reasoning(text) => events.emit(Event::ReasoningDelta { text }),
+                Delta::Retrying { attempt, max_attempts, delay_ms, reason } => {
+                    events.emit(Event::Retrying { attempt, max_attempts, delay_ms, reason })
+                }
+            };
+            let request = ChatRequest {
+                model: &self.config.model,
+                system: &self.config.system_prompt,
+                messages: &self.history,
+                tools: &tools,
+                max_tokens: self.config.max_tokens,
+            };
+            let completion = {
+                let call = self.provider.complete(&request, &mut on_delta);
+                let cancellable = async {
+                    tokio::select! {
+                        result = call => Some(result),
+                        _ = cancel.cancelled() => None,
+                    }
+                };
+                with_ops(cancellable, ops, inbox, cancel).await
+            };
+            let completion = match completion {
+                None => {
+                    if !streamed.is_empty() {
+                        self.history.push(Message::Assistant { text: streamed.clone(), tool_calls: Vec::new() });
+                    }
+                    return (TurnOutcome::Interrupted, streamed);
+                }
+                Some(Err(error)) => {
+                    self.events.emit(Event::Error { message: error.to_string() });
+                    return (TurnOutcome::Error, String::new());
+                }
+                Some(Ok(completion)) => completion,
+            };
+            self.usage.add(completion.usage);
+            self.events.emit(Event::Usage { usage: completion.usage });
+            if completion.stop_reason == Some(StopReason::MaxTokens) {
+                self.events.emit(Event::Notice {
+                    message: "the model hit its output token limit; its answer may be cut short".into(),
+                });
+            }
+            let text = completion.text.clone();
+            let calls = completion.tool_calls;
+            self.history.push(Message::Assistant { text: text.clone(), tool_calls: calls.clone() });
+            let step = decide(calls.len(), iteration, max_turns);
+            if step == Step::Finish {
+                return (TurnOutcome::Done, text);
+            }
+            let records = self.run_calls(&calls, ops, inbox, cancel).await;
+            let critical = records.iter().find_map(|r| r.critical.clone());
+            for record in records {
+                self.history.push(Message::Tool {
+                    call_id: record.call.id,
+                    name: record.call.name,
+                    content: record.content,
+                    is_error: record.is_error,
+                });
+            }
+            if let Some(message) = critical {
+                self.events.emit(Event::Error { message: format!("a critical tool error ended the turn: {message}") });
+                return (TurnOutcome::Error, text);
+            }
+            if cancel.is_cancelled() {
+                return (TurnOutcome::Interrupted, text);
+            }
+            if step == Step::RunToolsThenStop {
+                self.events.emit(Event::Notice {
+                    message: format!(
+                        "stopped after {max_turns} model requests in this turn (the iteration cap; raise it with --max-turns or `max_turns` in config)"
+                    ),
+                });
+                return (TurnOutcome::MaxTurns, text);
+            }
+        }
+    }
+
+    /// Runs one message's calls: all concurrently except `question`, which goes to the front
+    /// end. Returns the records in call order.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: &CancellationToken,
+    ) -> Vec<CallRecord> {
+        let is_question = |call: &ToolCall| {
+            call.name == "question" && self.executor.registry().get("question").is_some()
+        };
+        // Start everything first, in call order, so the calls run side by side.
+        let pending: Vec<Option<PendingCall>> = calls
+            .iter()
+            .map(|call| {
+                if is_question(call) {
+                    None
+                } else if cancel.is_cancelled() {
+                    Some(self.never_ran(call))
+                } else {
+                    Some(self.executor.start(call, cancel))
+                }
+            })
+            .collect();
+        let mut records = Vec::with_capacity(calls.len());
+        for (call, pending) in calls.iter().zip(pending) {
+            let record = match pending {
+                Some(pending) => with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await,
+                None if cancel.is_cancelled() => self.never_ran(call).finish(cancel, &self.executor).await,
+                None => self.ask(call, ops, inbox, cancel).await,
+            };
+            records.push(record);
+        }
+        records
+    }
+
+    /// A call that will not run because the turn was interrupted: announced and answered.
+    fn never_ran(&self, call: &ToolCall) -> PendingCall {
+        self.executor.announce(call);
+        let pending = PendingCall::answered(call, &interrupted());
+        self.executor.report(&CallRecord {
+            call: call.clone(),
+            content: crate::tool::exec::error_content(&interrupted()),
+            is_error: true,
+            critical: None,
+            duration: std::time::Duration::ZERO,
+        });
+        pending
+    }
+
+    /// Hands a `question` call to the front end and waits for the answer (or an interrupt).
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: &CancellationToken,
+    ) -> CallRecord {
+        let started = std::time::Instant::now();
+        self.executor.announce(call);
+        let outcome = self
+            .executor
+            .registry()
+            .prepare(&call.name, &call.arguments)
+            .and_then(|(_, args)| question::parse(&args));
+        let (content, is_error) = match outcome {
+            Err(error) => (crate::tool::exec::error_content(&error), true),
+            Ok(_) if !self.config.interactive => (question::NO_USER.to_owned(), false),
+            Ok(questions) => {
+                self.events.emit(Event::QuestionAsked { call_id: call.id.clone(), questions: questions.clone() });
+                let waiting = async {
+                    loop {
+                        if let Some(answer) = inbox.answers.remove(&call.id) {
+                            return Some(answer);
+                        }
+                        if cancel.is_cancelled() {
+                            return None;
+                        }
+                        tokio::select! {
+                            op = ops.recv() => match op {
+                                Some(op) => inbox.take(op, cancel),
+                                None => return None,
+                            },
+                            _ = cancel.cancelled() => {}
+                        }
+                    }
+                };
+                match waiting.await {
+                    Some(Some(answers)) => (question::format_answers(&questions, &answers), false),
+                    Some(None) => (question::DECLINED.to_owned(), false),
+                    None => (crate::tool::exec::error_content(&interrupted()), true),
+                }
+            }
+        };
+        let record = CallRecord {
+            call: call.clone(),
+            content,
+            is_error,
+            critical: None,
+            duration: started.elapsed(),
+        };
+        self.executor.report(&record);
+        record
+    }
+}
+
+fn interrupted() -> ToolError {
+    ToolError::new("Interrupted", "the user interrupted the turn before this call ran")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_decisions() {
+        assert_eq!(decide(0, 1, 100), Step::Finish);
+        assert_eq!(decide(2, 1, 100), Step::RunToolsThenContinue);
+        assert_eq!(decide(1, 100, 100), Step::RunToolsThenStop);
+        assert_eq!(decide(0, 100, 100), Step::Finish);
+    }
+}

@@ -1,0 +1,111 @@
+//! Wiring shared by the front ends: from [`Settings`] to a ready [`Agent`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
+use crate::config::{ProviderKind, Settings, paths};
+use crate::protocol::EventSink;
+use crate::provider::http::{HttpProvider, HttpSettings, WireFormat};
+use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
+use crate::provider::{Provider, ProviderError};
+use crate::tool::exec::Executor;
+use crate::tool::registry::ToolFilter;
+use crate::tool::{Registry, Snapshots, fs_search, patch, read, shell, write};
+
+/// Why the agent could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot read the replay script {path}: {message}")]
+    Script { path: PathBuf, message: String },
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+}
+
+/// Builds the provider the settings describe.
+pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
+    let kind = settings.provider.value;
+    let format = match kind {
+        ProviderKind::Replay => {
+            let script = match &settings.script {
+                Some(path) => std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
+                    path: path.value.clone(),
+                    message: e.to_string(),
+                })?,
+                None => DEMO_SCRIPT.to_owned(),
+            };
+            return Ok(Arc::new(ReplayProvider::from_script(&script)?));
+        }
+        ProviderKind::OpenAi | ProviderKind::Ollama => WireFormat::OpenAiChat,
+        ProviderKind::Anthropic => WireFormat::Anthropic,
+        ProviderKind::Responses => WireFormat::Responses,
+    };
+    let http = HttpSettings {
+        base_url: settings.base_url.value.clone(),
+        api_key: settings.api_key.as_ref().map(|k| k.value.clone()),
+        key_hint: settings.key_hint(),
+        stream: settings.stream.value,
+        max_attempts: settings.max_attempts.value,
+        retry_base: std::time::Duration::from_millis(settings.retry_base_ms.value),
+        retry_max: std::time::Duration::from_secs(60),
+        connect_timeout: settings.connect_timeout(),
+        idle_timeout: settings.idle_timeout(),
+    };
+    Ok(Arc::new(HttpProvider::new(format, kind.as_str(), http)?))
+}
+
+/// The built-in tools, in the order they are advertised.
+pub fn builtin_tools() -> Registry {
+    let mut registry = Registry::new();
+    registry.register(Arc::new(read::ReadTool));
+    registry.register(Arc::new(write::WriteTool));
+    registry.register(Arc::new(patch::PatchTool));
+    registry.register(Arc::new(fs_search::SearchTool));
+    registry.register(Arc::new(shell::ShellTool));
+    registry.register(Arc::new(QuestionTool));
+    registry
+}
+
+/// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap).
+pub struct Built {
+    pub agent: Agent,
+    pub notices: Vec<String>,
+}
+
+/// Builds the agent for `root` from `settings`.
+pub fn build_agent(settings: &Settings, root: &Path, events: EventSink, interactive: bool) -> Result<Built, SetupError> {
+    let provider = provider(settings)?;
+    let mut registry = builtin_tools();
+    let filter = match &settings.allow_tools {
+        None => ToolFilter::All,
+        Some(list) if list.value.is_empty() => ToolFilter::None,
+        Some(list) => ToolFilter::Only(list.value.clone()),
+    };
+    let notices = registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value);
+    let user_skills = paths::config_dir().map(|d| d.join("skills"));
+    let skills: Vec<_> = skills::discover(root, user_skills.as_deref()).iter().map(skills::Skill::summary).collect();
+    let template = settings.system_prompt.as_ref().map_or(prompt::TEMPLATE, |p| p.value.as_str());
+    let system_prompt = prompt::build(template, root, &skills);
+    let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
+    if let Some(dir) = &overflow_dir {
+        crate::tool::truncate::clean_overflow(dir);
+    }
+    let executor = Executor::new(
+        Arc::new(registry),
+        Arc::new(Snapshots::default()),
+        root.to_path_buf(),
+        overflow_dir,
+        events.clone(),
+    );
+    let config = AgentConfig {
+        model: settings.model.value.clone(),
+        system_prompt,
+        max_turns: settings.max_turns.value,
+        max_tokens: settings.max_tokens.value,
+        interactive,
+    };
+    Ok(Built {
+        agent: Agent::new(provider, executor, config, events),
+        notices,
+    })
+}

@@ -1,0 +1,140 @@
+//! The command line, defined once with clap: the source of `--help`, the shell completions
+//! in `completions/` and (later) the man page.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit codes, documented in `--help` and the README.
+pub mod exit {
+    /// The task finished.
+    pub const OK: i32 = 0;
+    /// A provider or runtime error.
+    pub const ERROR: i32 = 1;
+    /// A usage or configuration error.
+    pub const USAGE: i32 = 2;
+    /// The iteration cap (`--max-turns`) was reached.
+    pub const MAX_TURNS: i32 = 3;
+    /// Interrupted with Ctrl-C.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    done
+  1    provider or runtime error
+  2    usage or configuration error
+  3    the iteration cap (--max-turns) was reached
+  130  interrupted (Ctrl-C); pending tool calls still got results
+
+Examples:
+  brute -p \"find where the config is parsed and fix the off-by-one\"
+  git diff | brute -p \"review this\"
+  brute --provider replay -p \"show me around\"   (the demo; no key needed)";
+
+/// brute: a terminal coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "brute", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// Run one task headless and print the answer (stdin, when piped, is added to the prompt)
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Provider: openai, anthropic, responses, ollama or replay
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model name, as the provider spells it
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// Provider base URL (OpenAI-style ends in /v1; Anthropic-style is the host root)
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Maximum model requests per user turn (default 100)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Script for the replay provider (default: the built-in demo)
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+
+    /// Ask for whole responses instead of streams (for servers that cannot stream tool calls)
+    #[arg(long)]
+    pub no_stream: bool,
+
+    /// Only offer these tools (comma-separated)
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with = "no_tools")]
+    pub tools: Option<Vec<String>>,
+
+    /// Offer no tools at all
+    #[arg(long)]
+    pub no_tools: bool,
+
+    /// Output format for -p
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
+    pub output_format: OutputFormat,
+
+    /// With -p: no tool activity lines on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// How `brute -p` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer streamed as text; tool activity on stderr
+    Text,
+    /// One JSON object at the end
+    Json,
+    /// Every event as a JSON line as it happens
+    StreamJson,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the effective settings and where each came from (keys hidden)
+    Config,
+    /// Print shell completions
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+/// Shells with generated completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Shell {
+    /// The file in `completions/` that holds this shell's script.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Shell::Bash => "brute.bash",
+            Shell::Zsh => "_brute",
+            Shell::Fish => "brute.fish",
+        }
+    }
+}
+
+/// Generates the completion script for `shell`.
+pub fn completions(shell: Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut out = Vec::new();
+    let generator = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(generator, &mut command, "brute", &mut out);
+    out
+}

@@ -1,0 +1,532 @@
+//! Configuration: built-in defaults < user `config.toml` < project `.brute/config.toml` <
+//! environment < flags, then provider auto-detection. Every value remembers where it came
+//! from so `brute config` can say so. API keys are never printed.
+
+pub mod paths;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The providers brute can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions (and any compatible server given by base URL).
+    OpenAi,
+    /// A local Ollama server through its OpenAI-compatible route.
+    Ollama,
+    Anthropic,
+    /// OpenAI Responses API.
+    Responses,
+    /// Plays a script; needs no network and no key.
+    Replay,
+}
+
+impl ProviderKind {
+    pub const NAMES: &'static [&'static str] = &["openai", "anthropic", "responses", "ollama", "replay"];
+
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "openai" | "openai-chat" | "chat" | "openai-compatible" => Ok(Self::OpenAi),
+            "ollama" => Ok(Self::Ollama),
+            "anthropic" | "claude" => Ok(Self::Anthropic),
+            "responses" | "openai-responses" => Ok(Self::Responses),
+            "replay" => Ok(Self::Replay),
+            other => Err(ConfigError::UnknownProvider(other.to_owned())),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Ollama => "ollama",
+            Self::Anthropic => "anthropic",
+            Self::Responses => "responses",
+            Self::Replay => "replay",
+        }
+    }
+
+    fn key_var(self) -> Option<&'static str> {
+        match self {
+            Self::OpenAi | Self::Responses => Some("OPENAI_API_KEY"),
+            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Self::Ollama | Self::Replay => None,
+        }
+    }
+
+    fn default_model(self) -> &'static str {
+        match self {
+            Self::OpenAi | Self::Responses => "gpt-5.1",
+            Self::Anthropic => "claude-sonnet-4-5",
+            Self::Ollama => "qwen3",
+            Self::Replay => "replay",
+        }
+    }
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(String),
+    Flag(String),
+    Detected(String),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::File(path) => write!(f, "{}", path.display()),
+            Source::Env(var) => write!(f, "env {var}"),
+            Source::Flag(flag) => write!(f, "flag {flag}"),
+            Source::Detected(how) => write!(f, "detected: {how}"),
+        }
+    }
+}
+
+/// A value and its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Sourced<T> {
+    fn new(value: T, source: Source) -> Self {
+        Self { value, source }
+    }
+}
+
+/// Configuration errors: each is a usage error (exit code 2) with a message saying what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "no model provider configured. Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\nor pass --provider (openai, anthropic, responses, ollama, replay) with --base-url and --model.\nTry it without a key: brute --provider replay -p \"show me around\""
+    )]
+    NoProvider,
+    #[error("unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)")]
+    UnknownProvider(String),
+    #[error("no API key for {provider}: set {var} (or `api_key` in config.toml)")]
+    MissingKey { provider: &'static str, var: &'static str },
+    #[error("cannot read {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("invalid config in {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid value for {name}: {message}")]
+    Invalid { name: String, message: String },
+}
+
+/// One config file's contents. Every field is optional: a layer only overrides what it sets.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileLayer {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub max_turns: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub stream: Option<bool>,
+    pub max_attempts: Option<u32>,
+    pub retry_base_ms: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub system_prompt: Option<String>,
+    pub script: Option<PathBuf>,
+    /// Allowlist of tool names offered by default.
+    pub allow_tools: Option<Vec<String>>,
+    /// Tools never offered.
+    pub deny_tools: Option<Vec<String>>,
+    pub max_tools: Option<usize>,
+}
+
+/// What the command line sets.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: Option<u32>,
+    pub script: Option<PathBuf>,
+    pub no_stream: bool,
+    pub tools: Option<Vec<String>>,
+    pub no_tools: bool,
+}
+
+/// The effective settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub provider: Sourced<ProviderKind>,
+    pub model: Sourced<String>,
+    pub base_url: Sourced<String>,
+    pub api_key: Option<Sourced<String>>,
+    pub max_turns: Sourced<u32>,
+    pub max_tokens: Sourced<u32>,
+    pub stream: Sourced<bool>,
+    pub max_attempts: Sourced<u32>,
+    pub retry_base_ms: Sourced<u64>,
+    pub connect_timeout_secs: Sourced<u64>,
+    pub idle_timeout_secs: Sourced<u64>,
+    pub system_prompt: Option<Sourced<String>>,
+    pub script: Option<Sourced<PathBuf>>,
+    pub allow_tools: Option<Sourced<Vec<String>>>,
+    pub deny_tools: Sourced<Vec<String>>,
+    pub max_tools: Sourced<usize>,
+    /// The config files that were read, lowest layer first.
+    pub files: Vec<PathBuf>,
+}
+
+impl Settings {
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout_secs.value)
+    }
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs.value)
+    }
+    /// The env var or config key the person sets for this provider's key.
+    pub fn key_hint(&self) -> String {
+        match self.provider.value.key_var() {
+            Some(var) => format!("{var} (or `api_key` in config.toml)"),
+            None => "the server's API key (`api_key` in config.toml or BRUTE_API_KEY)".to_owned(),
+        }
+    }
+
+    /// A human-readable listing of every setting and its source; the API key is masked.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let mut line = |name: &str, value: String, source: &Source| {
+            out.push_str(&format!("{name:<16} = {value:<32} # {source}\n"));
+        };
+        line("provider", self.provider.value.as_str().to_owned(), &self.provider.source);
+        line("model", self.model.value.clone(), &self.model.source);
+        line("base_url", self.base_url.value.clone(), &self.base_url.source);
+        match &self.api_key {
+            Some(key) => line("api_key", format!("(set, {} chars, hidden)", key.value.chars().count()), &key.source),
+            None => line("api_key", "(not set)".to_owned(), &Source::Default),
+        }
+        line("max_turns", self.max_turns.value.to_string(), &self.max_turns.source);
+        line("max_tokens", self.max_tokens.value.to_string(), &self.max_tokens.source);
+        line("stream", self.stream.value.to_string(), &self.stream.source);
+        line("max_attempts", self.max_attempts.value.to_string(), &self.max_attempts.source);
+        line("retry_base_ms", self.retry_base_ms.value.to_string(), &self.retry_base_ms.source);
+        line("connect_timeout_secs", self.connect_timeout_secs.value.to_string(), &self.connect_timeout_secs.source);
+        line("idle_timeout_secs", self.idle_timeout_secs.value.to_string(), &self.idle_timeout_secs.source);
+        if let Some(prompt) = &self.system_prompt {
+            line("system_prompt", format!("({} chars)", prompt.value.len()), &prompt.source);
+        }
+        if let Some(script) = &self.script {
+            line("script", script.value.display().to_string(), &script.source);
+        }
+        match &self.allow_tools {
+            Some(tools) => line("allow_tools", format!("{:?}", tools.value), &tools.source),
+            None => line("allow_tools", "(all)".to_owned(), &Source::Default),
+        }
+        line("deny_tools", format!("{:?}", self.deny_tools.value), &self.deny_tools.source);
+        line("max_tools", self.max_tools.value.to_string(), &self.max_tools.source);
+        out.push_str("\nconfig files read:\n");
+        if self.files.is_empty() {
+            out.push_str("  (none)\n");
+        }
+        for file in &self.files {
+            out.push_str(&format!("  {}\n", file.display()));
+        }
+        out
+    }
+}
+
+/// Reads the environment; a trait-free function pointer so tests can inject variables.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment, ignoring empty values.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Loads one config file; a missing file is an empty layer.
+pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), message: e.to_string() }),
+    };
+    toml::from_str(&text)
+        .map(Some)
+        .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// Values gathered from the layers before provider defaults are applied.
+#[derive(Default)]
+struct Gathered {
+    provider: Option<Sourced<String>>,
+    model: Option<Sourced<String>>,
+    base_url: Option<Sourced<String>>,
+    api_key: Option<Sourced<String>>,
+    max_turns: Option<Sourced<u32>>,
+    max_tokens: Option<Sourced<u32>>,
+    stream: Option<Sourced<bool>>,
+    max_attempts: Option<Sourced<u32>>,
+    retry_base_ms: Option<Sourced<u64>>,
+    connect_timeout_secs: Option<Sourced<u64>>,
+    idle_timeout_secs: Option<Sourced<u64>>,
+    system_prompt: Option<Sourced<String>>,
+    script: Option<Sourced<PathBuf>>,
+    allow_tools: Option<Sourced<Vec<String>>>,
+    deny_tools: Option<Sourced<Vec<String>>>,
+    max_tools: Option<Sourced<usize>>,
+}
+
+fn set<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
+    if let Some(value) = value {
+        *slot = Some(Sourced::new(value, source.clone()));
+    }
+}
+
+impl Gathered {
+    fn apply_file(&mut self, layer: FileLayer, path: &Path) {
+        let s = Source::File(path.to_path_buf());
+        set(&mut self.provider, layer.provider, &s);
+        set(&mut self.model, layer.model, &s);
+        set(&mut self.base_url, layer.base_url, &s);
+        set(&mut self.api_key, layer.api_key, &s);
+        set(&mut self.max_turns, layer.max_turns, &s);
+        set(&mut self.max_tokens, layer.max_tokens, &s);
+        set(&mut self.stream, layer.stream, &s);
+        set(&mut self.max_attempts, layer.max_attempts, &s);
+        set(&mut self.retry_base_ms, layer.retry_base_ms, &s);
+        set(&mut self.connect_timeout_secs, layer.connect_timeout_secs, &s);
+        set(&mut self.idle_timeout_secs, layer.idle_timeout_secs, &s);
+        set(&mut self.system_prompt, layer.system_prompt, &s);
+        // A script path in a file is relative to that file's directory.
+        let script = layer.script.map(|p| path.parent().map_or(p.clone(), |dir| dir.join(&p)));
+        set(&mut self.script, script, &s);
+        set(&mut self.allow_tools, layer.allow_tools, &s);
+        set(&mut self.deny_tools, layer.deny_tools, &s);
+        set(&mut self.max_tools, layer.max_tools, &s);
+    }
+
+    fn apply_env(&mut self, env: EnvLookup<'_>) -> Result<(), ConfigError> {
+        let from = |var: &str| env(var).map(|v| (v, Source::Env(var.to_owned())));
+        if let Some((v, s)) = from("BRUTE_PROVIDER") {
+            self.provider = Some(Sourced::new(v, s));
+        }
+        if let Some((v, s)) = from("BRUTE_MODEL") {
+            self.model = Some(Sourced::new(v, s));
+        }
+        if let Some((v, s)) = from("BRUTE_BASE_URL") {
+            self.base_url = Some(Sourced::new(v, s));
+        }
+        if let Some((v, s)) = from("BRUTE_API_KEY") {
+            self.api_key = Some(Sourced::new(v, s));
+        }
+        if let Some((v, s)) = from("BRUTE_MAX_TURNS") {
+            let n = v.parse().map_err(|_| ConfigError::Invalid {
+                name: "BRUTE_MAX_TURNS".into(),
+                message: format!("`{v}` is not a positive whole number"),
+            })?;
+            self.max_turns = Some(Sourced::new(n, s));
+        }
+        Ok(())
+    }
+
+    fn apply_flags(&mut self, flags: &Flags) {
+        let flag = |name: &str| Source::Flag(name.to_owned());
+        set(&mut self.provider, flags.provider.clone(), &flag("--provider"));
+        set(&mut self.model, flags.model.clone(), &flag("--model"));
+        set(&mut self.base_url, flags.base_url.clone(), &flag("--base-url"));
+        set(&mut self.max_turns, flags.max_turns, &flag("--max-turns"));
+        set(&mut self.script, flags.script.clone(), &flag("--script"));
+        if flags.no_stream {
+            self.stream = Some(Sourced::new(false, flag("--no-stream")));
+        }
+        if flags.no_tools {
+            self.allow_tools = Some(Sourced::new(Vec::new(), flag("--no-tools")));
+        } else {
+            set(&mut self.allow_tools, flags.tools.clone(), &flag("--tools"));
+        }
+    }
+}
+
+/// Where Ollama listens by default.
+pub const OLLAMA_DEFAULT: &str = "http://127.0.0.1:11434";
+
+fn ollama_answers(host: &str) -> bool {
+    let authority = host.trim_start_matches("http://").trim_start_matches("https://");
+    let authority = authority.split('/').next().unwrap_or(authority);
+    use std::net::ToSocketAddrs;
+    let Ok(mut addrs) = authority.to_socket_addrs() else { return false };
+    addrs.next().is_some_and(|addr| {
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
+    })
+}
+
+fn with_scheme(host: &str) -> String {
+    if host.starts_with("http://") || host.starts_with("https://") {
+        host.trim_end_matches('/').to_owned()
+    } else {
+        format!("http://{}", host.trim_end_matches('/'))
+    }
+}
+
+/// Resolves the settings for a project root.
+pub fn load(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&Path>) -> Result<Settings, ConfigError> {
+    let mut g = Gathered::default();
+    let mut files = Vec::new();
+    let project = root.join(".brute").join("config.toml");
+    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
+        if let Some(layer) = read_layer(path)? {
+            g.apply_file(layer, path);
+            files.push(path.to_path_buf());
+        }
+    }
+    g.apply_env(env)?;
+    g.apply_flags(flags);
+
+    let provider = match g.provider.take() {
+        Some(name) => Sourced::new(ProviderKind::parse(&name.value)?, name.source),
+        None => detect(env)?,
+    };
+    let kind = provider.value;
+    let api_key = g.api_key.take().or_else(|| {
+        let var = kind.key_var()?;
+        env(var).map(|key| Sourced::new(key, Source::Env(var.to_owned())))
+    });
+    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(kind, env));
+    if api_key.is_none()
+        && let Some(var) = kind.key_var()
+        && base_url.source == Source::Default
+    {
+        return Err(ConfigError::MissingKey { provider: kind.as_str(), var });
+    }
+    let model = g
+        .model
+        .take()
+        .unwrap_or_else(|| Sourced::new(kind.default_model().to_owned(), Source::Default));
+    let max_tools = g.max_tools.take().unwrap_or(Sourced::new(crate::tool::registry::DEFAULT_MAX_TOOLS, Source::Default));
+    if max_tools.value == 0 {
+        return Err(ConfigError::Invalid { name: "max_tools".into(), message: "must be a positive number".into() });
+    }
+    let max_turns = g.max_turns.take().unwrap_or(Sourced::new(crate::agent::DEFAULT_MAX_TURNS, Source::Default));
+    if max_turns.value == 0 {
+        return Err(ConfigError::Invalid { name: "max_turns".into(), message: "must be at least 1".into() });
+    }
+    let d = |v| Sourced::new(v, Source::Default);
+    Ok(Settings {
+        provider,
+        model,
+        base_url,
+        api_key,
+        max_turns,
+        max_tokens: g.max_tokens.unwrap_or(d(16_384)),
+        stream: g.stream.unwrap_or(Sourced::new(true, Source::Default)),
+        max_attempts: g.max_attempts.unwrap_or(Sourced::new(4, Source::Default)),
+        retry_base_ms: g.retry_base_ms.unwrap_or(Sourced::new(500, Source::Default)),
+        connect_timeout_secs: g.connect_timeout_secs.unwrap_or(Sourced::new(10, Source::Default)),
+        idle_timeout_secs: g.idle_timeout_secs.unwrap_or(Sourced::new(120, Source::Default)),
+        system_prompt: g.system_prompt,
+        script: g.script,
+        allow_tools: g.allow_tools,
+        deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
+        max_tools,
+        files,
+    })
+}
+
+fn default_base_url(kind: ProviderKind, env: EnvLookup<'_>) -> Sourced<String> {
+    let from_env = |var: &str| env(var).map(|v| Sourced::new(v, Source::Env(var.to_owned())));
+    let fallback = |url: &str| Sourced::new(url.to_owned(), Source::Default);
+    match kind {
+        ProviderKind::OpenAi | ProviderKind::Responses => {
+            from_env("OPENAI_BASE_URL").unwrap_or_else(|| fallback("https://api.openai.com/v1"))
+        }
+        ProviderKind::Anthropic => from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com")),
+        ProviderKind::Ollama => match env("OLLAMA_HOST") {
+            Some(host) => Sourced::new(format!("{}/v1", with_scheme(&host)), Source::Env("OLLAMA_HOST".into())),
+            None => Sourced::new(format!("{OLLAMA_DEFAULT}/v1"), Source::Detected("Ollama's default port".into())),
+        },
+        ProviderKind::Replay => fallback("(none)"),
+    }
+}
+
+/// Picks a provider from the usual environment variables, or a local Ollama.
+fn detect(env: EnvLookup<'_>) -> Result<Sourced<ProviderKind>, ConfigError> {
+    let detected = |kind, var: &str| Ok(Sourced::new(kind, Source::Detected(var.to_owned())));
+    if env("ANTHROPIC_API_KEY").is_some() {
+        return detected(ProviderKind::Anthropic, "ANTHROPIC_API_KEY is set");
+    }
+    if env("OPENAI_API_KEY").is_some() {
+        return detected(ProviderKind::OpenAi, "OPENAI_API_KEY is set");
+    }
+    if env("OLLAMA_HOST").is_some() {
+        return detected(ProviderKind::Ollama, "OLLAMA_HOST is set");
+    }
+    if env("BRUTE_NO_OLLAMA_PROBE").is_none() && ollama_answers(OLLAMA_DEFAULT) {
+        return detected(ProviderKind::Ollama, "Ollama answers on 127.0.0.1:11434");
+    }
+    Err(ConfigError::NoProvider)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn layers_merge_in_order_with_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        std::fs::write(&user, "provider = \"openai\"\nmodel = \"user-model\"\nmax_turns = 7\napi_key = \"k\"\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(dir.path().join(".brute/config.toml"), "model = \"project-model\"\n").unwrap();
+        let env = env_of(&[("BRUTE_MAX_TURNS", "9")]);
+        let flags = Flags { base_url: Some("http://127.0.0.1:9/v1".into()), ..Flags::default() };
+        let s = load(dir.path(), &flags, &env, Some(&user)).unwrap();
+        assert_eq!(s.provider.value, ProviderKind::OpenAi);
+        assert_eq!(s.model.value, "project-model");
+        assert_eq!(s.model.source, Source::File(dir.path().join(".brute/config.toml")));
+        assert_eq!(s.max_turns.value, 9);
+        assert_eq!(s.max_turns.source, Source::Env("BRUTE_MAX_TURNS".into()));
+        assert_eq!(s.base_url.source, Source::Flag("--base-url".into()));
+        let described = s.describe();
+        assert!(described.contains("(set, 1 chars, hidden)"));
+        let flags = Flags { model: Some("flag-model".into()), ..Flags::default() };
+        assert_eq!(load(dir.path(), &flags, &env, Some(&user)).unwrap().model.value, "flag-model");
+    }
+
+    #[test]
+    fn detects_providers_from_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env_of(&[("ANTHROPIC_API_KEY", "secret"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")]);
+        let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
+        assert_eq!(s.provider.value, ProviderKind::Anthropic);
+        assert_eq!(s.base_url.value, "http://127.0.0.1:1");
+        assert!(!s.describe().contains("secret"));
+        let env = env_of(&[("OLLAMA_HOST", "127.0.0.1:5")]);
+        let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
+        assert_eq!(s.provider.value, ProviderKind::Ollama);
+        assert_eq!(s.base_url.value, "http://127.0.0.1:5/v1");
+        let env = env_of(&[("BRUTE_NO_OLLAMA_PROBE", "1")]);
+        assert!(matches!(load(dir.path(), &Flags::default(), &env, None), Err(ConfigError::NoProvider)));
+    }
+
+    #[test]
+    fn missing_key_and_bad_values_are_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env_of(&[]);
+        let flags = Flags { provider: Some("anthropic".into()), ..Flags::default() };
+        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::MissingKey { .. })));
+        let flags = Flags { provider: Some("nope".into()), ..Flags::default() };
+        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::UnknownProvider(_))));
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
+        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::Parse { .. })));
+    }
+}

@@ -1,0 +1,14 @@
+//! brute: a terminal coding agent.
+//!
+//! The core (`agent`, `tool`, `provider`, `config`, `protocol`) knows nothing of terminals;
+//! front ends (`oneshot` for `brute -p`, and the TUI) send [`protocol::Op`]s and render
+//! [`protocol::Event`]s.
+
+pub mod agent;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod oneshot;
+pub mod protocol;
+pub mod provider;
+pub mod tool;

@@ -1,0 +1,262 @@
+//! `brute -p`: one task, headless. Streams the answer to stdout, tool activity to stderr,
+//! and maps the turn's outcome to an exit code. A renderer of the Event protocol like the TUI.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::app;
+use crate::cli::{OutputFormat, exit};
+use crate::config::Settings;
+use crate::protocol::{Event, EventSink, Op, Question, TurnOutcome, Usage};
+
+/// Options of one headless run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub prompt: String,
+    pub format: OutputFormat,
+    pub quiet: bool,
+}
+
+/// Adds piped stdin to the prompt (`git diff | brute -p "review this"`).
+pub fn prompt_with_stdin(prompt: String) -> std::io::Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(prompt);
+    }
+    let mut input = String::new();
+    stdin.lock().read_to_string(&mut input)?;
+    if input.trim().is_empty() {
+        return Ok(prompt);
+    }
+    Ok(format!("{prompt}\n\n<stdin>\n{}\n</stdin>", input.trim_end()))
+}
+
+/// Whether a person can answer questions: both stdin and stderr are terminals.
+pub fn interactive() -> bool {
+    cfg!(feature = "tui") && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// The argument worth showing for a call, e.g. the path or the command.
+pub fn key_argument(arguments: &Value) -> String {
+    const KEYS: &[&str] = &["file_path", "path", "command", "pattern", "glob", "url", "name", "task"];
+    let value = KEYS.iter().find_map(|k| arguments.get(*k).and_then(Value::as_str)).unwrap_or("");
+    let first_line = value.lines().next().unwrap_or("");
+    match first_line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &first_line[..cut]),
+        None if first_line.len() < value.len() => format!("{first_line}…"),
+        None => first_line.to_owned(),
+    }
+}
+
+/// Everything the json format reports at the end.
+#[derive(Default)]
+struct Report {
+    calls: Vec<Value>,
+    index: HashMap<String, usize>,
+    usage: Usage,
+    errors: Vec<String>,
+    notices: Vec<String>,
+    text: String,
+}
+
+impl Report {
+    fn record(&mut self, event: &Event) {
+        match event {
+            Event::ToolCallStarted { call_id, name, arguments, .. } => {
+                self.index.insert(call_id.clone(), self.calls.len());
+                self.calls.push(json!({"id": call_id, "name": name, "arguments": arguments}));
+            }
+            Event::ToolResult { call_id, content, is_error, duration_ms, .. } => {
+                if let Some(call) = self.index.get(call_id).and_then(|i| self.calls.get_mut(*i)) {
+                    call["result"] = json!(content);
+                    call["is_error"] = json!(is_error);
+                    call["duration_ms"] = json!(duration_ms);
+                }
+            }
+            Event::Usage { usage } => self.usage.add(*usage),
+            Event::Error { message } => self.errors.push(message.clone()),
+            Event::Notice { message } => self.notices.push(message.clone()),
+            Event::TurnFinished { text, .. } => self.text = text.clone(),
+            _ => {}
+        }
+    }
+}
+
+/// Prints events as the chosen format wants.
+struct Printer {
+    format: OutputFormat,
+    quiet: bool,
+    calls: HashMap<String, (String, String)>,
+    text_open: bool,
+}
+
+impl Printer {
+    fn print(&mut self, event: &Event) {
+        let mut out = std::io::stdout().lock();
+        let mut err = std::io::stderr().lock();
+        if self.format == OutputFormat::StreamJson {
+            if let Ok(line) = serde_json::to_string(event) {
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        let text_mode = self.format == OutputFormat::Text;
+        match event {
+            Event::TextDelta { text } if text_mode => {
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.text_open = !text.ends_with('\n');
+            }
+            Event::ToolCallStarted { call_id, name, arguments, .. } => {
+                self.calls.insert(call_id.clone(), (name.clone(), key_argument(arguments)));
+            }
+            Event::ToolResult { call_id, name, content, is_error, duration_ms } if !self.quiet => {
+                let (_, key) = self.calls.get(call_id).cloned().unwrap_or_else(|| (name.clone(), String::new()));
+                let status = if *is_error {
+                    let first = content.lines().next().unwrap_or("").trim_start_matches("Error: ");
+                    format!("error: {}", key_argument(&json!({"name": first})))
+                } else {
+                    "ok".to_owned()
+                };
+                let _ = writeln!(err, "[{name}] {key} — {status} ({duration_ms} ms)");
+            }
+            Event::Retrying { attempt, max_attempts, delay_ms, reason } => {
+                let _ = writeln!(err, "retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}");
+            }
+            Event::Notice { message } => {
+                let _ = writeln!(err, "note: {message}");
+            }
+            Event::Error { message } => {
+                let _ = writeln!(err, "error: {message}");
+            }
+            Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
+                let _ = writeln!(out);
+                self.text_open = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Asks the person through a terminal prompt; `None` when they cancel (Esc / Ctrl-D).
+#[cfg(feature = "tui")]
+fn ask_in_terminal(questions: &[Question]) -> Option<Vec<String>> {
+    let theme = dialoguer::theme::SimpleTheme;
+    let mut answers = Vec::with_capacity(questions.len());
+    for (i, q) in questions.iter().enumerate() {
+        let mut text = String::new();
+        if questions.len() > 1 {
+            text.push_str(&format!("({}/{}) ", i + 1, questions.len()));
+        }
+        if let Some(header) = &q.header {
+            text.push_str(&format!("[{header}] "));
+        }
+        text.push_str(&q.question);
+        for (n, option) in q.options.iter().enumerate() {
+            text.push_str(&format!("\n  {}. {}", n + 1, option.label));
+            if let Some(description) = &option.description {
+                text.push_str(&format!(" — {description}"));
+            }
+        }
+        if !q.options.is_empty() {
+            text.push_str(if q.multiple { "\n(numbers or labels, comma-separated, or your own answer)" } else { "\n(a number, a label, or your own answer)" });
+        }
+        let mut input = dialoguer::Input::<String>::with_theme(&theme).with_prompt(text).allow_empty(true);
+        if let Some(default) = &q.default {
+            input = input.default(default.clone()).show_default(true);
+        }
+        answers.push(input.interact_text().ok()?);
+    }
+    Some(answers)
+}
+
+#[cfg(not(feature = "tui"))]
+fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
+    None
+}
+
+/// Runs one headless task and returns the exit code.
+pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::Result<i32> {
+    let started = Instant::now();
+    let (events, mut rx) = EventSink::channel();
+    let interactive = interactive();
+    let built = app::build_agent(settings, root, events, interactive)?;
+    let mut agent = built.agent;
+    let mut printer = Printer { format: options.format, quiet: options.quiet, calls: HashMap::new(), text_open: false };
+    let mut report = Report::default();
+    for notice in built.notices {
+        let event = Event::Notice { message: notice };
+        report.record(&event);
+        printer.print(&event);
+    }
+    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<Op>();
+    let prompt = options.prompt.clone();
+    let turn = tokio::spawn(async move {
+        let outcome = agent.run_turn(prompt, &mut ops_rx).await;
+        (outcome, agent)
+    });
+    let mut interrupts = 0u32;
+    let mut outcome = TurnOutcome::Error;
+    loop {
+        tokio::select! {
+            event = rx.recv() => {
+                let Some(event) = event else { break };
+                report.record(&event);
+                printer.print(&event);
+                match &event {
+                    Event::QuestionAsked { call_id, questions } => {
+                        let (call_id, questions, ops) = (call_id.clone(), questions.clone(), ops_tx.clone());
+                        tokio::task::spawn_blocking(move || {
+                            let answers = ask_in_terminal(&questions);
+                            let _ = ops.send(Op::AnswerQuestion { call_id, answers });
+                        });
+                    }
+                    Event::TurnFinished { outcome: finished, .. } => {
+                        outcome = *finished;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    let _ = std::io::stdout().flush();
+                    return Ok(exit::INTERRUPTED);
+                }
+                if options.format == OutputFormat::Text {
+                    eprintln!("\ninterrupting… (Ctrl-C again to quit at once)");
+                }
+                let _ = ops_tx.send(Op::Interrupt);
+            }
+        }
+    }
+    let provider = turn.await.map(|(_, agent)| agent.provider_name().to_owned()).unwrap_or_default();
+    if options.format == OutputFormat::Json {
+        let summary = json!({
+            "outcome": outcome,
+            "result": report.text,
+            "tool_calls": report.calls,
+            "usage": report.usage,
+            "duration_ms": started.elapsed().as_millis() as u64,
+            "provider": provider,
+            "model": settings.model.value,
+            "errors": report.errors,
+            "notices": report.notices,
+        });
+        println!("{summary}");
+    }
+    let _ = std::io::stdout().flush();
+    Ok(match outcome {
+        TurnOutcome::Done => exit::OK,
+        TurnOutcome::Error => exit::ERROR,
+        TurnOutcome::MaxTurns => exit::MAX_TURNS,
+        TurnOutcome::Interrupted => exit::INTERRUPTED,
+    })
+}

@@ -1,0 +1,149 @@
+//! The one protocol between the core and its front ends.
+//!
+//! Front ends send [`Op`]s and render [`Event`]s. Both are plain serde data so that
+//! `--output-format stream-json` can print the event stream as JSON lines and a future
+//! front end (or a test) can drive the core without linking to any terminal crate.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a front end asks the core to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a user turn with this text.
+    UserTurn { text: String },
+    /// Stop the running turn: the stream and running tools are cancelled and every pending
+    /// tool call still gets a result.
+    Interrupt,
+    /// The person's answer to a `question` call; `None` means the dialog was cancelled.
+    AnswerQuestion {
+        call_id: String,
+        answers: Option<Vec<String>>,
+    },
+    /// End the session.
+    Shutdown,
+}
+
+/// How a user turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model answered without asking for more tools.
+    Done,
+    /// The iteration cap was reached; every tool call still has its result.
+    MaxTurns,
+    /// The person interrupted the turn.
+    Interrupted,
+    /// A provider error or a critical tool error ended the turn.
+    Error,
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another report to this running total.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// One question of a `question` tool call, as shown to the person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<QuestionOption>,
+    #[serde(default)]
+    pub multiple: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+/// A choice offered by a [`Question`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionOption {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Everything the core tells its front ends, in the order it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A user turn began.
+    TurnStarted { prompt: String },
+    /// A request to the model is about to be sent (one per loop iteration).
+    RequestStarted { iteration: u32 },
+    /// Streamed assistant text.
+    TextDelta { text: String },
+    /// Streamed reasoning ("thinking") text.
+    ReasoningDelta { text: String },
+    /// The provider failed transiently and the request will be retried.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// The model asked for a tool call; it is about to run.
+    ToolCallStarted {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_call_id: Option<String>,
+    },
+    /// A chunk of live output from a running tool (e.g. shell).
+    ToolOutputDelta { call_id: String, chunk: String },
+    /// A tool call finished (successfully or not).
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        duration_ms: u64,
+    },
+    /// The `question` tool wants answers from the person.
+    QuestionAsked {
+        call_id: String,
+        questions: Vec<Question>,
+    },
+    /// Token usage of one model request.
+    Usage { usage: Usage },
+    /// Something the person should know that is not an error (e.g. tools dropped by the cap).
+    Notice { message: String },
+    /// An error that ends the turn.
+    Error { message: String },
+    /// The user turn ended; `text` is the assistant's final message.
+    TurnFinished { outcome: TurnOutcome, text: String },
+}
+
+/// Where the core sends its [`Event`]s. Cloneable; sending never blocks and never fails
+/// loudly (a front end that went away simply stops listening).
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: tokio::sync::mpsc::UnboundedSender<Event>,
+}
+
+impl EventSink {
+    /// Creates a sink and the receiver a front end reads from.
+    pub fn channel() -> (Self, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (Self { tx }, rx)
+    }
+
+    /// Sends one event.
+    pub fn emit(&self, event: Event) {
+        let _ = self.tx.send(event);
+    }
+}

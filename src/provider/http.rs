@@ -1,0 +1,347 @@
+//! The HTTP driver shared by every wire format: builds the request, retries transient
+//! failures with backoff, and streams the body through the wire format's decoder.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use reqwest::{Response, StatusCode};
+use serde_json::Value;
+
+use super::{
+    ChatRequest, Completion, Delta, DeltaSink, Provider, ProviderError, StreamDecoder, anthropic,
+    openai, responses, sse::decode_stream,
+};
+
+/// The wire formats brute speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    /// OpenAI Chat Completions and every compatible server.
+    OpenAiChat,
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses.
+    Responses,
+}
+
+impl WireFormat {
+    fn path(self) -> &'static str {
+        match self {
+            WireFormat::OpenAiChat => "/chat/completions",
+            WireFormat::Anthropic => "/v1/messages",
+            WireFormat::Responses => "/responses",
+        }
+    }
+
+    fn body(self, req: &ChatRequest<'_>, stream: bool) -> Value {
+        match self {
+            WireFormat::OpenAiChat => openai::request_body(req, stream),
+            WireFormat::Anthropic => anthropic::request_body(req, stream),
+            WireFormat::Responses => responses::request_body(req, stream),
+        }
+    }
+
+    fn decoder(self) -> Box<dyn StreamDecoder> {
+        match self {
+            WireFormat::OpenAiChat => Box::new(openai::Decoder::new()),
+            WireFormat::Anthropic => Box::new(anthropic::Decoder::new()),
+            WireFormat::Responses => Box::new(responses::Decoder::new()),
+        }
+    }
+
+    fn decode_full(self, body: &Value) -> Result<Completion, ProviderError> {
+        match self {
+            WireFormat::OpenAiChat => openai::decode_full(body),
+            WireFormat::Anthropic => anthropic::decode_full(body),
+            WireFormat::Responses => responses::decode_full(body),
+        }
+    }
+}
+
+/// Connection and retry settings of an HTTP provider.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Base URL, e.g. `https://api.openai.com/v1` or `https://api.anthropic.com`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// Where the person sets the key, named in authentication errors.
+    pub key_hint: String,
+    /// Stream responses (off for servers that cannot stream tool calls).
+    pub stream: bool,
+    /// Total attempts for a request, the first included.
+    pub max_attempts: u32,
+    /// First backoff delay; doubled each retry, with jitter.
+    pub retry_base: Duration,
+    /// Upper bound for one backoff delay, `retry-after` included.
+    pub retry_max: Duration,
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while a response streams.
+    pub idle_timeout: Duration,
+}
+
+/// A provider that talks HTTP in one of the [`WireFormat`]s.
+pub struct HttpProvider {
+    format: WireFormat,
+    label: String,
+    settings: HttpSettings,
+    client: reqwest::Client,
+}
+
+impl HttpProvider {
+    /// Builds the provider and its HTTP client.
+    pub fn new(
+        format: WireFormat,
+        label: impl Into<String>,
+        settings: HttpSettings,
+    ) -> Result<Self, ProviderError> {
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Connect {
+                url: settings.base_url.clone(),
+                message: e.to_string(),
+            })?;
+        Ok(Self {
+            format,
+            label: label.into(),
+            settings,
+            client,
+        })
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "{}{}",
+            self.settings.base_url.trim_end_matches('/'),
+            self.format.path()
+        )
+    }
+
+    fn request(&self, body: &Value) -> reqwest::RequestBuilder {
+        let mut builder = self.client.post(self.url()).json(body);
+        if self.format == WireFormat::Anthropic {
+            builder = builder.header("anthropic-version", anthropic::API_VERSION);
+            if let Some(key) = &self.settings.api_key {
+                builder = builder.header("x-api-key", key);
+            }
+        } else if let Some(key) = &self.settings.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        if self.settings.stream {
+            builder = builder.header("accept", "text/event-stream");
+        }
+        builder
+    }
+
+    /// Sends once: returns the successful response or a classified error.
+    async fn send(&self, body: &Value) -> Result<Response, Attempt> {
+        let response = self.request(body).send().await.map_err(|e| {
+            Attempt::retry(ProviderError::Connect {
+                url: self.url(),
+                message: error_chain(&e),
+            })
+        })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(&response);
+        let text = response.text().await.unwrap_or_default();
+        Err(self.classify(status, &text, retry_after))
+    }
+
+    fn classify(&self, status: StatusCode, body: &str, retry_after: Option<Duration>) -> Attempt {
+        let message = error_message(body);
+        let code = status.as_u16();
+        let error = match code {
+            401 | 403 => ProviderError::Auth {
+                status: code,
+                message,
+                hint: self.settings.key_hint.clone(),
+            },
+            400 | 413 if is_context_error(body) => ProviderError::ContextTooLong(message),
+            _ => ProviderError::Http {
+                status: code,
+                message,
+            },
+        };
+        let retryable = matches!(code, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
+            || body.contains("overloaded_error");
+        Attempt {
+            error,
+            retryable,
+            retry_after,
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Completion, Attempt> {
+        let response = self.send(body).await?;
+        if !self.settings.stream {
+            let value: Value = response.json().await.map_err(|e| {
+                Attempt::fatal(ProviderError::Decode(format!("response body: {e}")))
+            })?;
+            let completion = self.format.decode_full(&value).map_err(Attempt::fatal)?;
+            if !completion.reasoning.is_empty() {
+                on_delta(Delta::Reasoning(completion.reasoning.clone()));
+            }
+            if !completion.text.is_empty() {
+                on_delta(Delta::Text(completion.text.clone()));
+            }
+            return Ok(completion);
+        }
+        let mut emitted = false;
+        let mut forward = |delta: Delta| {
+            emitted = true;
+            on_delta(delta);
+        };
+        let result = decode_stream(
+            response.bytes_stream(),
+            self.format.decoder(),
+            Some(self.settings.idle_timeout),
+            &mut forward,
+        )
+        .await;
+        result.map_err(|error| {
+            // An overload reported inside the stream before anything reached the person is
+            // as retryable as an HTTP 529.
+            let overloaded = matches!(&error, ProviderError::Remote(m) if m.contains("overloaded"));
+            Attempt {
+                error,
+                retryable: overloaded && !emitted,
+                retry_after: None,
+            }
+        })
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let max = self.settings.retry_max;
+        if let Some(after) = retry_after {
+            return after.min(max);
+        }
+        let base = self.settings.retry_base.as_millis() as u64;
+        let exp = base.saturating_mul(1u64 << (attempt - 1).min(16));
+        let jitter = if base == 0 { 0 } else { fastrand::u64(0..=base) };
+        Duration::from_millis(exp.saturating_add(jitter)).min(max)
+    }
+}
+
+/// One failed attempt and whether trying again may help.
+struct Attempt {
+    error: ProviderError,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Attempt {
+    fn retry(error: ProviderError) -> Self {
+        Self {
+            error,
+            retryable: true,
+            retry_after: None,
+        }
+    }
+    fn fatal(error: ProviderError) -> Self {
+        Self {
+            error,
+            retryable: false,
+            retry_after: None,
+        }
+    }
+}
+
+impl Provider for HttpProvider {
+    fn name(&self) -> &str {
+        &self.label
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest<'a>,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
+        Box::pin(async move {
+            let body = self.format.body(request, self.settings.stream);
+            let max_attempts = self.settings.max_attempts.max(1);
+            let mut attempt = 1;
+            loop {
+                match self.attempt(&body, on_delta).await {
+                    Ok(completion) => return Ok(completion),
+                    Err(failed) if failed.retryable && attempt < max_attempts => {
+                        let delay = self.backoff(attempt, failed.retry_after);
+                        tracing::warn!(attempt, ?delay, error = %failed.error, "retrying request");
+                        on_delta(Delta::Retrying {
+                            attempt: attempt + 1,
+                            max_attempts,
+                            delay_ms: delay.as_millis() as u64,
+                            reason: failed.error.to_string(),
+                        });
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                    }
+                    Err(failed) => return Err(failed.error),
+                }
+            }
+        })
+    }
+}
+
+/// Installs rustls' ring crypto provider once per process (reqwest is built without one so
+/// that no C toolchain beyond ring's is needed).
+fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+fn retry_after(response: &Response) -> Option<Duration> {
+    let value = response.headers().get("retry-after")?.to_str().ok()?;
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// Pulls the human message out of a JSON error body, or returns the (shortened) body text.
+pub fn error_message(body: &str) -> String {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        let err = if value["error"].is_object() {
+            &value["error"]
+        } else {
+            &value
+        };
+        if let Some(message) = err["message"].as_str() {
+            return match err["type"].as_str().or(err["code"].as_str()) {
+                Some(kind) => format!("{kind}: {message}"),
+                None => message.to_owned(),
+            };
+        }
+        if let Some(message) = value["error"].as_str() {
+            return message.to_owned();
+        }
+    }
+    let trimmed = body.trim();
+    match trimmed.char_indices().nth(500) {
+        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
+        None if trimmed.is_empty() => "(empty body)".to_owned(),
+        None => trimmed.to_owned(),
+    }
+}
+
+fn is_context_error(body: &str) -> bool {
+    let m = body.to_ascii_lowercase();
+    ["context_length", "context length", "prompt is too long", "prompt too long", "too many tokens", "context window", "maximum context"]
+        .iter()
+        .any(|needle| m.contains(needle))
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}

@@ -1,0 +1,244 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`), also spoken by Ollama, vLLM,
+//! llama.cpp's server, OpenRouter and LM Studio.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder};
+use crate::protocol::Usage;
+
+/// Builds the JSON body for a Chat Completions request.
+pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for message in req.messages {
+        messages.push(match message {
+            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                if !tool_calls.is_empty() {
+                    m["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .collect();
+                }
+                m
+            }
+            Message::Tool {
+                call_id, content, ..
+            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+        });
+    }
+    let mut body = json!({
+        "model": req.model,
+        "messages": messages,
+        "stream": stream,
+        "max_tokens": req.max_tokens,
+    });
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+    }
+    body
+}
+
+fn stop_reason(finish: &str) -> StopReason {
+    match finish {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        "content_filter" => StopReason::Refusal,
+        _ => StopReason::Other,
+    }
+}
+
+fn usage(value: &Value) -> Option<Usage> {
+    let u = value.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+fn error_message(value: &Value) -> Option<String> {
+    let err = value.get("error")?;
+    Some(
+        err.get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| err.to_string()),
+    )
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles a streamed Chat Completions response.
+#[derive(Default)]
+pub struct Decoder {
+    completion: Completion,
+    calls: BTreeMap<u64, PartialCall>,
+    done: bool,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn reasoning_of(delta: &Value) -> Option<&str> {
+    ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|k| delta.get(*k).and_then(Value::as_str))
+        .filter(|s| !s.is_empty())
+}
+
+impl StreamDecoder for Decoder {
+    fn on_event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut dyn FnMut(Delta),
+    ) -> Result<(), ProviderError> {
+        if event == "done" {
+            self.done = true;
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Value =
+            serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        if let Some(message) = error_message(&chunk) {
+            return Err(ProviderError::Remote(message));
+        }
+        if let Some(u) = usage(&chunk) {
+            self.completion.usage = u;
+        }
+        let Some(choice) = chunk["choices"].get(0) else {
+            return Ok(());
+        };
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str().filter(|s| !s.is_empty()) {
+            self.completion.text.push_str(text);
+            out(Delta::Text(text.to_owned()));
+        }
+        if let Some(text) = delta["refusal"].as_str().filter(|s| !s.is_empty()) {
+            self.completion.text.push_str(text);
+            out(Delta::Text(text.to_owned()));
+        }
+        if let Some(text) = reasoning_of(delta) {
+            self.completion.reasoning.push_str(text);
+            out(Delta::Reasoning(text.to_owned()));
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for (position, call) in calls.iter().enumerate() {
+                let index = call["index"].as_u64().unwrap_or(position as u64);
+                let slot = self.calls.entry(index).or_default();
+                if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
+                    slot.id = id.to_owned();
+                }
+                if let Some(name) = call["function"]["name"].as_str() {
+                    slot.name.push_str(name);
+                }
+                match &call["function"]["arguments"] {
+                    Value::String(fragment) => slot.arguments.push_str(fragment),
+                    Value::Null => {}
+                    other => slot.arguments.push_str(&other.to_string()),
+                }
+            }
+        }
+        if let Some(finish) = choice["finish_reason"].as_str() {
+            self.completion.stop_reason = Some(stop_reason(finish));
+        }
+        Ok(())
+    }
+
+    fn is_finished(&self) -> bool {
+        self.done
+    }
+
+    fn finish(self: Box<Self>) -> Result<Completion, ProviderError> {
+        let mut this = *self;
+        // Some compatible servers omit `[DONE]`; a finish reason is then the end marker.
+        if !this.done && this.completion.stop_reason.is_none() {
+            return Err(ProviderError::StreamCut(
+                "no finish_reason and no [DONE] received".into(),
+            ));
+        }
+        this.completion.tool_calls = this
+            .calls
+            .into_values()
+            .enumerate()
+            .map(|(i, c)| super::ToolCall {
+                id: if c.id.is_empty() {
+                    format!("call_{i}")
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect();
+        if this.completion.stop_reason.is_none() {
+            this.completion.stop_reason = Some(if this.completion.tool_calls.is_empty() {
+                StopReason::EndTurn
+            } else {
+                StopReason::ToolUse
+            });
+        }
+        super::finalize_calls(&mut this.completion);
+        Ok(this.completion)
+    }
+}
+
+/// Decodes a non-streamed Chat Completions response body.
+pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
+    if let Some(message) = error_message(body) {
+        return Err(ProviderError::Remote(message));
+    }
+    let choice = body["choices"]
+        .get(0)
+        .ok_or_else(|| ProviderError::Decode("response has no choices".into()))?;
+    let message = &choice["message"];
+    let mut completion = Completion {
+        text: message["content"].as_str().unwrap_or_default().to_owned(),
+        reasoning: reasoning_of(message).unwrap_or_default().to_owned(),
+        usage: usage(body).unwrap_or_default(),
+        stop_reason: choice["finish_reason"].as_str().map(stop_reason),
+        ..Completion::default()
+    };
+    if let Some(calls) = message["tool_calls"].as_array() {
+        for (i, call) in calls.iter().enumerate() {
+            let arguments = match &call["function"]["arguments"] {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            completion.tool_calls.push(super::ToolCall {
+                id: call["id"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("call_{i}")),
+                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                arguments,
+            });
+        }
+    }
+    super::finalize_calls(&mut completion);
+    Ok(completion)
+}

@@ -1,0 +1,188 @@
+//! Tools: the [`Tool`] trait every shape of tool is adapted to, the errors tools return,
+//! parameter declaration, and the built-in tools (one file each).
+
+pub mod exec;
+pub mod fs_search;
+pub mod mutation;
+pub mod params;
+pub mod patch;
+pub mod read;
+pub mod registry;
+pub mod shell;
+pub mod truncate;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Event, EventSink};
+pub use mutation::Snapshots;
+pub use params::Params;
+pub use registry::Registry;
+
+/// Which end of an over-long output the universal truncation keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// Keep the start (files, searches).
+    #[default]
+    Head,
+    /// Keep the end (command output: the error is usually last).
+    Tail,
+}
+
+/// What a tool returns on success.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    pub content: String,
+    /// Which end universal truncation keeps.
+    pub keep: Keep,
+    /// The tool already bounded its own output (and wrote its own continuation hint), so the
+    /// universal truncation step leaves it alone.
+    pub self_truncated: bool,
+}
+
+impl ToolOutput {
+    /// Plain text, truncated from the end if too long.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A tool failure, returned to the model as `Error: <kind>: <message>`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{kind}: {message}{}", if *.retryable { " (retryable)" } else { "" })]
+pub struct ToolError {
+    /// A short CamelCase category, e.g. `NotFound`, `InvalidArguments`.
+    pub kind: String,
+    pub message: String,
+    /// Trying again may succeed (e.g. a network hiccup).
+    pub retryable: bool,
+    /// The turn cannot go on: abort it with a visible error instead of telling the model.
+    pub critical: bool,
+}
+
+impl ToolError {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+            retryable: false,
+            critical: false,
+        }
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new("NotFound", message)
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new("InvalidArguments", message)
+    }
+    /// Wraps an I/O error with what was being done.
+    pub fn io(doing: impl std::fmt::Display, error: &std::io::Error) -> Self {
+        let kind = match error.kind() {
+            std::io::ErrorKind::NotFound => "NotFound",
+            std::io::ErrorKind::PermissionDenied => "PermissionDenied",
+            _ => "Io",
+        };
+        Self::new(kind, format!("{doing}: {error}"))
+    }
+    /// Marks the error retryable.
+    pub fn retryable(mut self) -> Self {
+        self.retryable = true;
+        self
+    }
+    /// Marks the error critical: it aborts the turn.
+    pub fn critical(mut self) -> Self {
+        self.critical = true;
+        self
+    }
+}
+
+/// What a running tool may use: its call id, the project root, cancellation, the event sink
+/// for live output, and the session's snapshot store.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub call_id: String,
+    /// The project root; relative paths resolve against it.
+    pub root: PathBuf,
+    /// Cancelled when the person interrupts the turn.
+    pub cancel: CancellationToken,
+    pub events: EventSink,
+    /// Pre-mutation snapshots, for undo.
+    pub snapshots: Arc<Snapshots>,
+    /// Where truncated outputs are saved in full.
+    pub overflow_dir: Option<PathBuf>,
+}
+
+impl ToolContext {
+    /// Resolves a path argument against the project root.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        resolve(&self.root, path)
+    }
+
+    /// Streams a chunk of live output to the call's pane.
+    pub fn output(&self, chunk: impl Into<String>) {
+        self.events.emit(Event::ToolOutputDelta {
+            call_id: self.call_id.clone(),
+            chunk: chunk.into(),
+        });
+    }
+
+    /// Shows a path relative to the project root when it lies inside it.
+    pub fn display(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+}
+
+/// Resolves `path` against `root` (absolute paths stay as they are; `~/` means home).
+pub fn resolve(root: &Path, path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    }
+}
+
+/// The neutral shape every tool is adapted to: a name, a description, a JSON Schema for the
+/// parameters, and `call`. Built-ins implement it directly; other shapes are adapted to it.
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    /// Tells the model when and how to use the tool; it is sent with every request, so keep it
+    /// short and exact.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object (see [`Params`]).
+    fn parameters(&self) -> Value;
+    /// The file this call would change, if any: calls on the same file are serialized in call
+    /// order, calls on different files run in parallel.
+    fn mutated_path(&self, _args: &Value) -> Option<String> {
+        None
+    }
+    /// Runs the tool. Arguments were already validated against [`Tool::parameters`].
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Reads a required string argument (validation guarantees presence; this guards anyway).
+pub(crate) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::invalid(format!("missing string argument `{name}`")))
+}

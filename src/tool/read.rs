@@ -1,0 +1,284 @@
+//! `read`: a file's lines (numbered), or a directory's listing.
+//!
+//! Reads line by line and stops at the page it returns, so the first page of a huge file
+//! costs the same as a small file's.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::truncate::{MAX_BYTES, MAX_LINES, cut_line};
+use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
+
+/// Files up to this size get an exact line count in the continuation hint.
+const COUNT_LINES_UP_TO: u64 = 16 * 1024 * 1024;
+/// Bytes sniffed for NUL to detect binary files.
+const SNIFF_BYTES: usize = 8192;
+const MAX_ENTRIES: usize = 2000;
+
+/// Extensions that are binary whatever their first bytes say.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz",
+    "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "exe", "dll", "so", "dylib",
+    "o", "a", "lib", "obj", "bin", "wasm", "pyc", "mp3", "mp4", "wav", "ogg", "flac", "avi",
+    "mov", "mkv", "webm", "ttf", "otf", "woff", "woff2", "eot", "sqlite", "db", "rlib", "dat",
+];
+
+/// The built-in `read` tool.
+pub struct ReadTool;
+
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        "Read a text file as numbered lines (`<n>\\t<line>`), or list a directory. Returns up to 2000 lines; use start_line/end_line (1-based, inclusive) for other parts. Prefer reading the relevant range over whole large files."
+    }
+
+    fn parameters(&self) -> Value {
+        Params::new()
+            .string("file_path", "Path to the file or directory (relative to the project root, or absolute)", true)
+            .schema("start_line", serde_json::json!({"type": "integer", "minimum": 1, "description": "First line to show (default 1)"}), false)
+            .schema("end_line", serde_json::json!({"type": "integer", "minimum": 1, "description": "Last line to show, inclusive"}), false)
+            .build()
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let file_path = str_arg(&args, "file_path")?.to_owned();
+            let start = args["start_line"].as_u64().unwrap_or(1).max(1);
+            let end = args["end_line"].as_u64();
+            if end.is_some_and(|e| e < start) {
+                return Err(ToolError::invalid(format!(
+                    "end_line ({}) is before start_line ({start})",
+                    end.unwrap_or_default()
+                )));
+            }
+            let path = ctx.resolve(&file_path);
+            let root = ctx.root.clone();
+            let content = tokio::task::spawn_blocking(move || read_path(&root, &file_path, &path, start, end))
+                .await
+                .map_err(|e| ToolError::new("Internal", e.to_string()))??;
+            Ok(ToolOutput {
+                content,
+                self_truncated: true,
+                ..ToolOutput::default()
+            })
+        })
+    }
+}
+
+fn read_path(root: &Path, shown: &str, path: &Path, start: u64, end: Option<u64>) -> Result<String, ToolError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(root, shown, path)),
+        Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
+    };
+    if meta.is_dir() {
+        return list_dir(shown, path);
+    }
+    if is_binary_extension(path) {
+        return Err(binary(shown, meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf().map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+    if content_inspector::inspect(&head[..head.len().min(SNIFF_BYTES)]).is_binary() {
+        return Err(binary(shown, meta.len()));
+    }
+    let wanted_last = end.unwrap_or(start + MAX_LINES as u64 - 1).min(start + MAX_LINES as u64 - 1);
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    let mut last_shown = 0u64;
+    let mut eof = false;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+        if n == 0 {
+            eof = true;
+            break;
+        }
+        number += 1;
+        if number < start {
+            continue;
+        }
+        if number > wanted_last {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let entry = format!("{number}\t{}\n", cut_line(text));
+        if out.len() + entry.len() > MAX_BYTES - 200 {
+            break; // the byte cap: stop at a line boundary
+        }
+        out.push_str(&entry);
+        last_shown = number;
+    }
+    if number == 0 {
+        return Ok(format!("({shown} is empty)"));
+    }
+    if last_shown == 0 {
+        return Err(ToolError::invalid(format!(
+            "start_line {start} is past the end of {shown} ({number} lines)"
+        )));
+    }
+    if !eof && end.is_none_or(|e| last_shown < e) {
+        let total = if meta.len() <= COUNT_LINES_UP_TO {
+            let rest = count_lines(&mut reader).map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+            Some(number + rest)
+        } else {
+            None
+        };
+        let of = match total {
+            Some(total) => format!("of {total}"),
+            None => format!("of a {} MB file", meta.len() / 1_000_000),
+        };
+        out.push_str(&format!(
+            "\n(Showing lines {start}-{last_shown} {of}. Use start_line={} to continue.)",
+            last_shown + 1
+        ));
+    }
+    Ok(out)
+}
+
+fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut count = 0u64;
+    let mut last = b'\n';
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        count += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    if last != b'\n' {
+        count += 1;
+    }
+    Ok(count)
+}
+
+fn binary(shown: &str, size: u64) -> ToolError {
+    ToolError::new(
+        "BinaryFile",
+        format!("{shown} is a binary file ({size} bytes); read shows text files only"),
+    )
+}
+
+/// True for file extensions that are binary formats.
+pub fn is_binary_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BINARY_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+fn list_dir(shown: &str, path: &Path) -> Result<String, ToolError> {
+    let entries = std::fs::read_dir(path).map_err(|e| ToolError::io(format!("cannot list {shown}"), &e))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                return None;
+            }
+            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false)
+                || (entry.file_type().map(|t| t.is_symlink()).unwrap_or(false) && entry.path().is_dir());
+            Some(if is_dir { format!("{name}/") } else { name })
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    let mut out = format!("{shown}: {total} entries (hidden files not shown)\n");
+    for name in names.iter().take(MAX_ENTRIES) {
+        out.push_str(name);
+        out.push('\n');
+    }
+    if total > MAX_ENTRIES {
+        out.push_str(&format!("({} more entries not shown)\n", total - MAX_ENTRIES));
+    }
+    Ok(out)
+}
+
+/// A "file not found" error with up to three close names from the same directory or, failing
+/// that, files of the same name elsewhere in the project.
+pub fn not_found(root: &Path, shown: &str, path: &Path) -> ToolError {
+    let suggestions = suggest(root, path);
+    let mut message = format!("File not found: {shown}");
+    if !suggestions.is_empty() {
+        message.push_str(&format!(". Did you mean: {}?", suggestions.join(", ")));
+    }
+    ToolError::not_found(message)
+}
+
+fn suggest(root: &Path, path: &Path) -> Vec<String> {
+    let Some(wanted) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
+        return Vec::new();
+    };
+    let mut candidates: Vec<(usize, String)> = Vec::new();
+    let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    // Nearest existing ancestor: typos usually sit in the last component.
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.is_dir() {
+            break;
+        }
+        dir = d.parent();
+    }
+    if let Some(dir) = dir
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_lowercase();
+            let distance = levenshtein(&wanted, &name);
+            if distance <= (wanted.len() / 3).max(2) {
+                candidates.push((distance, shown(&entry.path())));
+            }
+        }
+    }
+    if candidates.is_empty() {
+        let walker = ignore::WalkBuilder::new(root).require_git(false).build();
+        for entry in walker.flatten().take(20_000) {
+            if entry.file_name().to_string_lossy().to_lowercase() == wanted {
+                candidates.push((0, shown(entry.path())));
+            }
+        }
+    }
+    candidates.sort();
+    candidates.into_iter().map(|(_, p)| p).take(3).collect()
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                previous
+            } else {
+                1 + previous.min(row[j]).min(current)
+            };
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::levenshtein;
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(levenshtein("mian.rs", "main.rs"), 2);
+        assert_eq!(levenshtein("", "abc"), 3);
+        assert_eq!(levenshtein("same", "same"), 0);
+    }
+}

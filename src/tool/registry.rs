@@ -1,0 +1,169 @@
+//! The registry: the tools of one run, after filtering and capping, with their compiled
+//! argument validators.
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::{Tool, ToolError};
+use crate::provider::ToolSpec;
+
+/// The default cap on advertised tools.
+pub const DEFAULT_MAX_TOOLS: usize = 128;
+
+/// Which tools a run offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolFilter {
+    /// Every registered tool.
+    #[default]
+    All,
+    /// No tools at all.
+    None,
+    /// Only these names (unknown names are reported).
+    Only(Vec<String>),
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+/// The tools of one run.
+#[derive(Default)]
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a later tool with the same name replaces the earlier one.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.entries.retain(|e| e.tool.name() != tool.name());
+        self.entries.push(Entry {
+            tool,
+            validator: OnceLock::new(),
+        });
+    }
+
+    /// Keeps only what `filter` and `deny` allow, then at most `max` tools. Returns notices
+    /// for the person (unknown names, tools dropped by the cap).
+    pub fn apply(&mut self, filter: &ToolFilter, deny: &[String], max: usize) -> Vec<String> {
+        let mut notices = Vec::new();
+        match filter {
+            ToolFilter::All => {}
+            ToolFilter::None => self.entries.clear(),
+            ToolFilter::Only(names) => {
+                for name in names {
+                    if !self.entries.iter().any(|e| e.tool.name() == name) {
+                        notices.push(format!(
+                            "unknown tool `{name}` in the tool list (available: {})",
+                            self.names().join(", ")
+                        ));
+                    }
+                }
+                self.entries
+                    .retain(|e| names.iter().any(|n| n == e.tool.name()));
+            }
+        }
+        self.entries
+            .retain(|e| !deny.iter().any(|n| n == e.tool.name()));
+        let max = max.max(1);
+        if self.entries.len() > max {
+            let dropped = self.entries.len() - max;
+            let names: Vec<String> = self.entries[max..]
+                .iter()
+                .map(|e| e.tool.name().to_owned())
+                .collect();
+            self.entries.truncate(max);
+            notices.push(format!(
+                "the tool cap ({max}) dropped {dropped} tool(s): {}",
+                names.join(", ")
+            ));
+        }
+        notices
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.entries
+            .iter()
+            .find(|e| e.tool.name() == name)
+            .map(|e| e.tool.clone())
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.tool.name()).collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The definitions advertised to the model.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.entries
+            .iter()
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_owned(),
+                description: e.tool.description().to_owned(),
+                parameters: e.tool.parameters(),
+            })
+            .collect()
+    }
+
+    /// Parses and validates raw arguments for `name`: an unknown tool, bad JSON or a schema
+    /// violation becomes an error telling the model exactly what was wrong.
+    pub fn prepare(&self, name: &str, raw: &str) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+        let Some(entry) = self.entries.iter().find(|e| e.tool.name() == name) else {
+            return Err(ToolError::new(
+                "UnknownTool",
+                format!(
+                    "no tool named `{name}`. Available tools: {}",
+                    self.names().join(", ")
+                ),
+            ));
+        };
+        let raw = if raw.trim().is_empty() { "{}" } else { raw };
+        let args: Value = serde_json::from_str(raw).map_err(|e| {
+            ToolError::invalid(format!("arguments are not valid JSON ({e}): {raw}"))
+        })?;
+        if !args.is_object() {
+            return Err(ToolError::invalid(format!(
+                "arguments must be a JSON object, got: {raw}"
+            )));
+        }
+        let validator = entry.validator.get_or_init(|| {
+            jsonschema::validator_for(&entry.tool.parameters()).map_err(|e| e.to_string())
+        });
+        match validator {
+            Ok(validator) => {
+                let problems: Vec<String> = validator
+                    .iter_errors(&args)
+                    .map(|e| {
+                        let at = e.instance_path().to_string();
+                        if at.is_empty() {
+                            e.to_string()
+                        } else {
+                            format!("{at}: {e}")
+                        }
+                    })
+                    .collect();
+                if !problems.is_empty() {
+                    return Err(ToolError::invalid(format!(
+                        "arguments do not match the `{name}` schema: {}",
+                        problems.join("; ")
+                    )));
+                }
+            }
+            Err(schema_error) => {
+                return Err(ToolError::new(
+                    "BadToolSchema",
+                    format!("the `{name}` tool's own schema is invalid: {schema_error}"),
+                ));
+            }
+        }
+        Ok((entry.tool.clone(), args))
+    }
+}
