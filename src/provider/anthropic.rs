@@ -214,7 +214,9 @@ impl StreamDecoder for Decoder {
 
     fn finish(self: Box<Self>) -> Result<Completion, ProviderError> {
         let mut this = *self;
-        if !this.done {
+        // message_delta carries the stop reason: after it only message_stop can follow, so a
+        // stream that ends there lost nothing.
+        if !this.done && this.completion.stop_reason.is_none() {
             return Err(ProviderError::StreamCut("no message_stop received".into()));
         }
         this.completion.tool_calls = this

@@ -1,0 +1,268 @@
+//! A mock model provider: a real HTTP/1.1 server on 127.0.0.1 that answers from a script,
+//! streams bodies in small chunks split at awkward byte boundaries, can fail with any
+//! status or cut a stream, and records every request.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Bytes per chunk written to the socket (each chunk is flushed separately).
+    pub chunk: usize,
+    /// Stop after this many body bytes and drop the connection without finishing.
+    pub cut_at: Option<usize>,
+    /// After `cut_at`, keep the connection open and silent until the client hangs up.
+    pub stall: bool,
+}
+
+impl Reply {
+    /// A 200 `text/event-stream` reply, split every 7 bytes (mid-line, mid-UTF-8).
+    pub fn sse(body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: body.into(),
+            chunk: 7,
+            cut_at: None,
+            stall: false,
+        }
+    }
+
+    /// A JSON reply with the given status.
+    pub fn json(status: u16, body: impl Into<Vec<u8>>) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+            chunk: 64,
+            cut_at: None,
+            stall: false,
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn chunked(mut self, bytes: usize) -> Self {
+        self.chunk = bytes.max(1);
+        self
+    }
+
+    /// With `cut_at`: goes silent instead of hanging up (to test idle timeouts).
+    pub fn stall(mut self) -> Self {
+        self.stall = true;
+        self
+    }
+
+    /// Drops the connection after `bytes` bytes of body.
+    pub fn cut_at(mut self, bytes: usize) -> Self {
+        self.cut_at = Some(bytes);
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub raw_len: usize,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    requests: Vec<Recorded>,
+}
+
+/// The running server; it lives as long as the test process.
+#[derive(Clone)]
+pub struct MockServer {
+    pub port: u16,
+    state: Arc<Mutex<State>>,
+}
+
+impl MockServer {
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let port = listener.local_addr().expect("local addr").port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = shared.clone();
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        Self { port, state }
+    }
+
+    /// `http://127.0.0.1:PORT`, plus `suffix` (e.g. `/v1`).
+    pub fn url(&self, suffix: &str) -> String {
+        format!("http://127.0.0.1:{}{suffix}", self.port)
+    }
+
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.state.lock().unwrap().replies.push_back(reply);
+        self
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().requests.clone()
+    }
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>) {
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut writer = stream;
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let mut headers = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let mut body = vec![0u8; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let reply = {
+        let mut state = state.lock().unwrap();
+        state.requests.push(Recorded {
+            method,
+            path,
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            raw_len: body.len(),
+        });
+        state.replies.pop_front()
+    };
+    let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
+    let mut head = format!("HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n", reply.status);
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    if writer.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let limit = reply.cut_at.unwrap_or(reply.body.len()).min(reply.body.len());
+    for piece in reply.body[..limit].chunks(reply.chunk) {
+        let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
+        frame.extend_from_slice(piece);
+        frame.extend_from_slice(b"\r\n");
+        if writer.write_all(&frame).and_then(|_| writer.flush()).is_err() {
+            return;
+        }
+    }
+    if reply.cut_at.is_none() {
+        let _ = writer.write_all(b"0\r\n\r\n");
+    } else if reply.stall {
+        // Block until the client closes the connection.
+        let mut sink = [0u8; 64];
+        while matches!(reader.read(&mut sink), Ok(n) if n > 0) {}
+    }
+    let _ = writer.flush();
+    let _ = writer.shutdown(std::net::Shutdown::Both);
+}
+
+/// The shared fixtures folder, or `None` (tests then skip, saying why).
+pub fn fixtures() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/llm-wire");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)");
+        None
+    }
+}
+
+/// Reads a fixture file as text.
+pub fn fixture(dir: &std::path::Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+}
+
+/// Frames a JSON-lines fixture as SSE: `event: <type>` + `data: <line>` per line.
+pub fn jsonl_to_sse(jsonl: &str) -> String {
+    let mut out = String::new();
+    for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
+        let kind = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v["type"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        out.push_str(&format!("event: {kind}\ndata: {line}\n\n"));
+    }
+    out
+}
+
+/// SSE for a Chat Completions stream of text and tool calls (synthetic, built from the
+/// documented shape).
+pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
+    let mut out = String::new();
+    let mut chunk = |delta: Value, finish: Value| {
+        let v = serde_json::json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        out.push_str(&format!("data: {v}\n\n"));
+    };
+    chunk(serde_json::json!({"role": "assistant", "content": ""}), Value::Null);
+    for word in text.split_inclusive(' ') {
+        chunk(serde_json::json!({"content": word}), Value::Null);
+    }
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        chunk(serde_json::json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), Value::Null);
+        let mid = args.len() / 2;
+        let mid = (0..=mid).rev().find(|m| args.is_char_boundary(*m)).unwrap_or(0);
+        for part in [&args[..mid], &args[mid..]] {
+            chunk(serde_json::json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}), Value::Null);
+        }
+    }
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    chunk(serde_json::json!({}), Value::String(finish.into()));
+    out.push_str("data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n");
+    out.push_str("data: [DONE]\n\n");
+    out
+}
