@@ -28,10 +28,12 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
     let format = match kind {
         ProviderKind::Replay => {
             let script = match &settings.script {
-                Some(path) => std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
-                    path: path.value.clone(),
-                    message: e.to_string(),
-                })?,
+                Some(path) => {
+                    std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
+                        path: path.value.clone(),
+                        message: e.to_string(),
+                    })?
+                }
                 None => DEMO_SCRIPT.to_owned(),
             };
             return Ok(Arc::new(ReplayProvider::from_script(&script)?));
@@ -73,7 +75,12 @@ pub struct Built {
 }
 
 /// Builds the agent for `root` from `settings`.
-pub fn build_agent(settings: &Settings, root: &Path, events: EventSink, interactive: bool) -> Result<Built, SetupError> {
+pub fn build_agent(
+    settings: &Settings,
+    root: &Path,
+    events: EventSink,
+    interactive: bool,
+) -> Result<Built, SetupError> {
     let provider = provider(settings)?;
     let mut registry = builtin_tools();
     let filter = match &settings.allow_tools {
@@ -81,10 +88,20 @@ pub fn build_agent(settings: &Settings, root: &Path, events: EventSink, interact
         Some(list) if list.value.is_empty() => ToolFilter::None,
         Some(list) => ToolFilter::Only(list.value.clone()),
     };
-    let notices = registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value);
+    let notices = registry.apply(
+        &filter,
+        &settings.deny_tools.value,
+        settings.max_tools.value,
+    );
     let user_skills = paths::config_dir().map(|d| d.join("skills"));
-    let skills: Vec<_> = skills::discover(root, user_skills.as_deref()).iter().map(skills::Skill::summary).collect();
-    let template = settings.system_prompt.as_ref().map_or(prompt::TEMPLATE, |p| p.value.as_str());
+    let skills: Vec<_> = skills::discover(root, user_skills.as_deref())
+        .iter()
+        .map(skills::Skill::summary)
+        .collect();
+    let template = settings
+        .system_prompt
+        .as_ref()
+        .map_or(prompt::TEMPLATE, |p| p.value.as_str());
     let system_prompt = prompt::build(template, root, &skills);
     let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
     if let Some(dir) = &overflow_dir {

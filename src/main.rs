@@ -41,10 +41,15 @@ fn init_logging() {
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }
-    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("brute.log")) else {
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("brute.log"))
+    else {
         return;
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BRUTE_LOG").unwrap_or_else(|_| "warn".into());
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("BRUTE_LOG").unwrap_or_else(|_| "warn".into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
@@ -59,7 +64,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         return Ok(exit::OK);
     }
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
-    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+    let settings = config::load(
+        &root,
+        &flags(&cli),
+        &config::process_env,
+        user_config.as_deref(),
+    )?;
     if let Some(Command::Config) = cli.command {
         print!("{}", settings.describe());
         return Ok(exit::OK);
@@ -72,7 +82,14 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     };
     init_logging();
     let prompt = brute::oneshot::prompt_with_stdin(prompt)?;
-    let options = brute::oneshot::Options { prompt, format: cli.output_format, quiet: cli.quiet };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let options = brute::oneshot::Options {
+        prompt,
+        format: cli.output_format,
+        quiet: cli.quiet,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     runtime.block_on(brute::oneshot::run(&settings, &root, options))
 }

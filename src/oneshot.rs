@@ -33,7 +33,10 @@ pub fn prompt_with_stdin(prompt: String) -> std::io::Result<String> {
     if input.trim().is_empty() {
         return Ok(prompt);
     }
-    Ok(format!("{prompt}\n\n<stdin>\n{}\n</stdin>", input.trim_end()))
+    Ok(format!(
+        "{prompt}\n\n<stdin>\n{}\n</stdin>",
+        input.trim_end()
+    ))
 }
 
 /// Whether a person can answer questions: both stdin and stderr are terminals.
@@ -43,8 +46,20 @@ pub fn interactive() -> bool {
 
 /// The argument worth showing for a call, e.g. the path or the command.
 pub fn key_argument(arguments: &Value) -> String {
-    const KEYS: &[&str] = &["file_path", "path", "command", "pattern", "glob", "url", "name", "task"];
-    let value = KEYS.iter().find_map(|k| arguments.get(*k).and_then(Value::as_str)).unwrap_or("");
+    const KEYS: &[&str] = &[
+        "file_path",
+        "path",
+        "command",
+        "pattern",
+        "glob",
+        "url",
+        "name",
+        "task",
+    ];
+    let value = KEYS
+        .iter()
+        .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
     let first_line = value.lines().next().unwrap_or("");
     match first_line.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &first_line[..cut]),
@@ -67,11 +82,23 @@ struct Report {
 impl Report {
     fn record(&mut self, event: &Event) {
         match event {
-            Event::ToolCallStarted { call_id, name, arguments, .. } => {
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
                 self.index.insert(call_id.clone(), self.calls.len());
-                self.calls.push(json!({"id": call_id, "name": name, "arguments": arguments}));
+                self.calls
+                    .push(json!({"id": call_id, "name": name, "arguments": arguments}));
             }
-            Event::ToolResult { call_id, content, is_error, duration_ms, .. } => {
+            Event::ToolResult {
+                call_id,
+                content,
+                is_error,
+                duration_ms,
+                ..
+            } => {
                 if let Some(call) = self.index.get(call_id).and_then(|i| self.calls.get_mut(*i)) {
                     call["result"] = json!(content);
                     call["is_error"] = json!(is_error);
@@ -113,21 +140,49 @@ impl Printer {
                 let _ = out.flush();
                 self.text_open = !text.ends_with('\n');
             }
-            Event::ToolCallStarted { call_id, name, arguments, .. } => {
-                self.calls.insert(call_id.clone(), (name.clone(), key_argument(arguments)));
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                self.calls
+                    .insert(call_id.clone(), (name.clone(), key_argument(arguments)));
             }
-            Event::ToolResult { call_id, name, content, is_error, duration_ms } if !self.quiet => {
-                let (_, key) = self.calls.get(call_id).cloned().unwrap_or_else(|| (name.clone(), String::new()));
+            Event::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+                duration_ms,
+            } if !self.quiet => {
+                let (_, key) = self
+                    .calls
+                    .get(call_id)
+                    .cloned()
+                    .unwrap_or_else(|| (name.clone(), String::new()));
                 let status = if *is_error {
-                    let first = content.lines().next().unwrap_or("").trim_start_matches("Error: ");
+                    let first = content
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("Error: ");
                     format!("error: {}", key_argument(&json!({"name": first})))
                 } else {
                     "ok".to_owned()
                 };
                 let _ = writeln!(err, "[{name}] {key} — {status} ({duration_ms} ms)");
             }
-            Event::Retrying { attempt, max_attempts, delay_ms, reason } => {
-                let _ = writeln!(err, "retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}");
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => {
+                let _ = writeln!(
+                    err,
+                    "retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}"
+                );
             }
             Event::Notice { message } => {
                 let _ = writeln!(err, "note: {message}");
@@ -135,7 +190,9 @@ impl Printer {
             Event::Error { message } => {
                 let _ = writeln!(err, "error: {message}");
             }
-            Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
+            Event::RequestStarted { .. } | Event::TurnFinished { .. }
+                if text_mode && self.text_open =>
+            {
                 let _ = writeln!(out);
                 self.text_open = false;
             }
@@ -165,9 +222,15 @@ fn ask_in_terminal(questions: &[Question]) -> Option<Vec<String>> {
             }
         }
         if !q.options.is_empty() {
-            text.push_str(if q.multiple { "\n(numbers or labels, comma-separated, or your own answer)" } else { "\n(a number, a label, or your own answer)" });
+            text.push_str(if q.multiple {
+                "\n(numbers or labels, comma-separated, or your own answer)"
+            } else {
+                "\n(a number, a label, or your own answer)"
+            });
         }
-        let mut input = dialoguer::Input::<String>::with_theme(&theme).with_prompt(text).allow_empty(true);
+        let mut input = dialoguer::Input::<String>::with_theme(&theme)
+            .with_prompt(text)
+            .allow_empty(true);
         if let Some(default) = &q.default {
             input = input.default(default.clone()).show_default(true);
         }
@@ -188,7 +251,12 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
     let interactive = interactive();
     let built = app::build_agent(settings, root, events, interactive)?;
     let mut agent = built.agent;
-    let mut printer = Printer { format: options.format, quiet: options.quiet, calls: HashMap::new(), text_open: false };
+    let mut printer = Printer {
+        format: options.format,
+        quiet: options.quiet,
+        calls: HashMap::new(),
+        text_open: false,
+    };
     let mut report = Report::default();
     for notice in built.notices {
         let event = Event::Notice { message: notice };
@@ -201,6 +269,8 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         let outcome = agent.run_turn(prompt, &mut ops_rx).await;
         (outcome, agent)
     });
+    // One listener for the whole run, so a signal between two polls is not lost.
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut interrupts = 0u32;
     let mut outcome = TurnOutcome::Error;
     loop {
@@ -224,7 +294,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
                     _ => {}
                 }
             }
-            _ = tokio::signal::ctrl_c() => {
+            _ = sigint.recv() => {
                 interrupts += 1;
                 if interrupts > 1 {
                     let _ = std::io::stdout().flush();
@@ -237,7 +307,10 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             }
         }
     }
-    let provider = turn.await.map(|(_, agent)| agent.provider_name().to_owned()).unwrap_or_default();
+    let provider = turn
+        .await
+        .map(|(_, agent)| agent.provider_name().to_owned())
+        .unwrap_or_default();
     if options.format == OutputFormat::Json {
         let summary = json!({
             "outcome": outcome,

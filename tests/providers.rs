@@ -6,7 +6,9 @@ mod support;
 use std::time::Duration;
 
 use brute::provider::http::{HttpProvider, HttpSettings, WireFormat};
-use brute::provider::{ChatRequest, Completion, Delta, Message, Provider, ProviderError, ToolCall, ToolSpec};
+use brute::provider::{
+    ChatRequest, Completion, Delta, Message, Provider, ProviderError, ToolCall, ToolSpec,
+};
 use serde_json::json;
 use support::{MockServer, Reply};
 
@@ -26,27 +28,60 @@ fn settings(base_url: String, attempts: u32) -> HttpSettings {
 
 fn history() -> Vec<Message> {
     vec![
-        Message::User { text: "weather in Paris?".into() },
+        Message::User {
+            text: "weather in Paris?".into(),
+        },
         Message::Assistant {
             text: "Checking.".into(),
             tool_calls: vec![
-                ToolCall { id: "call_1".into(), name: "weather".into(), arguments: r#"{"city":"Paris"}"#.into() },
-                ToolCall { id: "call_2".into(), name: "noargs".into(), arguments: "{}".into() },
+                ToolCall {
+                    id: "call_1".into(),
+                    name: "weather".into(),
+                    arguments: r#"{"city":"Paris"}"#.into(),
+                },
+                ToolCall {
+                    id: "call_2".into(),
+                    name: "noargs".into(),
+                    arguments: "{}".into(),
+                },
             ],
         },
-        Message::Tool { call_id: "call_1".into(), name: "weather".into(), content: "15°C".into(), is_error: false },
-        Message::Tool { call_id: "call_2".into(), name: "noargs".into(), content: "Error: boom".into(), is_error: true },
+        Message::Tool {
+            call_id: "call_1".into(),
+            name: "weather".into(),
+            content: "15°C".into(),
+            is_error: false,
+        },
+        Message::Tool {
+            call_id: "call_2".into(),
+            name: "noargs".into(),
+            content: "Error: boom".into(),
+            is_error: true,
+        },
     ]
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec { name: "weather".into(), description: "Weather for a city".into(), parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}) }]
+    vec![ToolSpec {
+        name: "weather".into(),
+        description: "Weather for a city".into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    }]
 }
 
-async fn complete(provider: &HttpProvider, deltas: &mut Vec<Delta>) -> Result<Completion, ProviderError> {
+async fn complete(
+    provider: &HttpProvider,
+    deltas: &mut Vec<Delta>,
+) -> Result<Completion, ProviderError> {
     let messages = history();
     let tools = tools();
-    let request = ChatRequest { model: "m", system: "be brief", messages: &messages, tools: &tools, max_tokens: 100 };
+    let request = ChatRequest {
+        model: "m",
+        system: "be brief",
+        messages: &messages,
+        tools: &tools,
+        max_tokens: 100,
+    };
     let mut sink = |d: Delta| deltas.push(d);
     provider.complete(&request, &mut sink).await
 }
@@ -54,9 +89,20 @@ async fn complete(provider: &HttpProvider, deltas: &mut Vec<Delta>) -> Result<Co
 #[tokio::test]
 async fn openai_request_shape_and_streamed_tool_calls() {
     let server = MockServer::start();
-    let body = support::openai_sse("Héllo wörld ", &[("c1", "read", r#"{"file_path":"a.rs"}"#), ("c2", "shell", r#"{"command":"ls"}"#)]);
+    let body = support::openai_sse(
+        "Héllo wörld ",
+        &[
+            ("c1", "read", r#"{"file_path":"a.rs"}"#),
+            ("c2", "shell", r#"{"command":"ls"}"#),
+        ],
+    );
     server.push(Reply::sse(body).chunked(3));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 1)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(server.url("/v1"), 1),
+    )
+    .unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "Héllo wörld ");
@@ -68,9 +114,18 @@ async fn openai_request_shape_and_streamed_tool_calls() {
     assert_eq!(req.header("authorization"), Some("Bearer test-key"));
     let b = &req.body;
     assert_eq!(b["stream"], true);
-    assert_eq!(b["messages"][0], json!({"role": "system", "content": "be brief"}));
-    assert_eq!(b["messages"][2]["tool_calls"][0]["function"]["arguments"], r#"{"city":"Paris"}"#);
-    assert_eq!(b["messages"][3], json!({"role": "tool", "tool_call_id": "call_1", "content": "15°C"}));
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "system", "content": "be brief"})
+    );
+    assert_eq!(
+        b["messages"][2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"city":"Paris"}"#
+    );
+    assert_eq!(
+        b["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "15°C"})
+    );
     assert_eq!(b["messages"][4]["tool_call_id"], "call_2");
     assert_eq!(b["tools"][0]["type"], "function");
     assert_eq!(b["tools"][0]["function"]["name"], "weather");
@@ -78,10 +133,17 @@ async fn openai_request_shape_and_streamed_tool_calls() {
 
 #[tokio::test]
 async fn anthropic_request_shape() {
-    let Some(dir) = support::fixtures() else { return };
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
     let server = MockServer::start();
     server.push(Reply::sse(support::fixture(&dir, "anthropic/tool-use.sse")).chunked(11));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 1)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::Anthropic,
+        "anthropic",
+        settings(server.url(""), 1),
+    )
+    .unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.tool_calls[0].name, "get_weather");
@@ -91,20 +153,36 @@ async fn anthropic_request_shape() {
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     let b = &req.body;
     assert_eq!(b["system"], "be brief");
-    assert_eq!(b["messages"][1]["content"][1], json!({"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}}));
+    assert_eq!(
+        b["messages"][1]["content"][1],
+        json!({"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}})
+    );
     // Both results in one user message, the error flagged.
     assert_eq!(b["messages"][2]["role"], "user");
-    assert_eq!(b["messages"][2]["content"][0], json!({"type": "tool_result", "tool_use_id": "call_1", "content": "15°C"}));
+    assert_eq!(
+        b["messages"][2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "call_1", "content": "15°C"})
+    );
     assert_eq!(b["messages"][2]["content"][1]["is_error"], true);
     assert_eq!(b["tools"][0]["input_schema"]["required"][0], "city");
 }
 
 #[tokio::test]
 async fn responses_request_shape() {
-    let Some(dir) = support::fixtures() else { return };
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
     let server = MockServer::start();
-    server.push(Reply::sse(support::fixture(&dir, "openai-responses/ruby_llm-stream-tool-multiturn.1.response.sse")));
-    let provider = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 1)).unwrap();
+    server.push(Reply::sse(support::fixture(
+        &dir,
+        "openai-responses/ruby_llm-stream-tool-multiturn.1.response.sse",
+    )));
+    let provider = HttpProvider::new(
+        WireFormat::Responses,
+        "responses",
+        settings(server.url("/v1"), 1),
+    )
+    .unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "Berlin (52.5200, 13.4050): 15°C, wind 10 km/h.");
     let req = &server.requests()[0];
@@ -112,24 +190,55 @@ async fn responses_request_shape() {
     let b = &req.body;
     assert_eq!(b["instructions"], "be brief");
     assert_eq!(b["store"], false);
-    assert_eq!(b["input"][2], json!({"type": "function_call", "call_id": "call_1", "name": "weather", "arguments": r#"{"city":"Paris"}"#}));
-    assert_eq!(b["input"][4], json!({"type": "function_call_output", "call_id": "call_1", "output": "15°C"}));
+    assert_eq!(
+        b["input"][2],
+        json!({"type": "function_call", "call_id": "call_1", "name": "weather", "arguments": r#"{"city":"Paris"}"#})
+    );
+    assert_eq!(
+        b["input"][4],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "15°C"})
+    );
     assert_eq!(b["tools"][0]["name"], "weather");
 }
 
 #[tokio::test]
 async fn retries_429_and_5xx_with_visible_events() {
     let server = MockServer::start();
-    server.push(Reply::json(429, r#"{"error":{"message":"Rate limit reached","type":"rate_limit_exceeded"}}"#).header("retry-after", "0"));
+    server.push(
+        Reply::json(
+            429,
+            r#"{"error":{"message":"Rate limit reached","type":"rate_limit_exceeded"}}"#,
+        )
+        .header("retry-after", "0"),
+    );
     server.push(Reply::json(500, "oops"));
-    server.push(Reply::json(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#));
+    server.push(Reply::json(
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ));
     server.push(Reply::sse(support::openai_sse("done", &[])));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(server.url("/v1"), 4),
+    )
+    .unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "done");
     assert_eq!(server.requests().len(), 4);
-    let retries: Vec<_> = deltas.iter().filter_map(|d| match d { Delta::Retrying { attempt, reason, delay_ms, .. } => Some((*attempt, reason.clone(), *delay_ms)), _ => None }).collect();
+    let retries: Vec<_> = deltas
+        .iter()
+        .filter_map(|d| match d {
+            Delta::Retrying {
+                attempt,
+                reason,
+                delay_ms,
+                ..
+            } => Some((*attempt, reason.clone(), *delay_ms)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(retries.len(), 3);
     assert_eq!(retries[0].0, 2);
     assert!(retries[0].1.contains("429") && retries[0].1.contains("Rate limit reached"));
@@ -143,30 +252,88 @@ async fn retries_are_bounded() {
     for _ in 0..3 {
         server.push(Reply::json(503, "unavailable"));
     }
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 2)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(server.url("/v1"), 2),
+    )
+    .unwrap();
     let error = complete(&provider, &mut Vec::new()).await.unwrap_err();
-    assert!(matches!(error, ProviderError::Http { status: 503, .. }), "{error}");
+    assert!(
+        matches!(error, ProviderError::Http { status: 503, .. }),
+        "{error}"
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]
 async fn auth_and_context_errors_are_clear_and_not_retried() {
-    let Some(dir) = support::fixtures() else { return };
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
     let server = MockServer::start();
-    server.push(Reply::json(401, support::fixture(&dir, "errors/anthropic-401-authentication-error.0.response.json")));
-    server.push(Reply::json(400, support::fixture(&dir, "errors/anthropic-400-prompt-too-long.0.response.json")));
-    server.push(Reply::json(400, support::fixture(&dir, "errors/ollama-cloud-400-prompt-too-long.0.response.json")));
-    server.push(Reply::json(400, support::fixture(&dir, "errors/openai-responses-400-context-length-exceeded.0.response.json")));
-    server.push(Reply::json(401, support::fixture(&dir, "errors/openai-responses-401-invalid-api-key.0.response.json")));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 4)).unwrap();
+    server.push(Reply::json(
+        401,
+        support::fixture(
+            &dir,
+            "errors/anthropic-401-authentication-error.0.response.json",
+        ),
+    ));
+    server.push(Reply::json(
+        400,
+        support::fixture(&dir, "errors/anthropic-400-prompt-too-long.0.response.json"),
+    ));
+    server.push(Reply::json(
+        400,
+        support::fixture(
+            &dir,
+            "errors/ollama-cloud-400-prompt-too-long.0.response.json",
+        ),
+    ));
+    server.push(Reply::json(
+        400,
+        support::fixture(
+            &dir,
+            "errors/openai-responses-400-context-length-exceeded.0.response.json",
+        ),
+    ));
+    server.push(Reply::json(
+        401,
+        support::fixture(
+            &dir,
+            "errors/openai-responses-401-invalid-api-key.0.response.json",
+        ),
+    ));
+    let provider = HttpProvider::new(
+        WireFormat::Anthropic,
+        "anthropic",
+        settings(server.url(""), 4),
+    )
+    .unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
-    assert_eq!(e.to_string(), "authentication failed (401): authentication_error: invalid x-api-key. Check TEST_API_KEY");
+    assert_eq!(
+        e.to_string(),
+        "authentication failed (401): authentication_error: invalid x-api-key. Check TEST_API_KEY"
+    );
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
-    assert!(matches!(&e, ProviderError::ContextTooLong(m) if m.contains("prompt is too long: 3333404 tokens")), "{e}");
-    let openai = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
+    assert!(
+        matches!(&e, ProviderError::ContextTooLong(m) if m.contains("prompt is too long: 3333404 tokens")),
+        "{e}"
+    );
+    let openai = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(server.url("/v1"), 4),
+    )
+    .unwrap();
     let e = complete(&openai, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
-    let responses = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 4)).unwrap();
+    let responses = HttpProvider::new(
+        WireFormat::Responses,
+        "responses",
+        settings(server.url("/v1"), 4),
+    )
+    .unwrap();
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
@@ -180,10 +347,19 @@ async fn a_cut_stream_is_an_error_and_yields_no_tool_call() {
     let body = support::openai_sse("", &[("c1", "write", r#"{"file_path":"x","content":"y"}"#)]);
     let cut = body.find("[DONE]").unwrap() - 200;
     server.push(Reply::sse(body.clone()).cut_at(cut));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 3)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(server.url("/v1"), 3),
+    )
+    .unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::StreamCut(_)), "{e}");
-    assert_eq!(server.requests().len(), 1, "a stream cut midway is not retried");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a stream cut midway is not retried"
+    );
 }
 
 #[tokio::test]
@@ -193,7 +369,12 @@ async fn anthropic_overloaded_inside_the_stream_is_retried() {
     server.push(Reply::sse(overloaded));
     let ok = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     server.push(Reply::sse(ok));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 3)).unwrap();
+    let provider = HttpProvider::new(
+        WireFormat::Anthropic,
+        "anthropic",
+        settings(server.url(""), 3),
+    )
+    .unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "hi");
     assert_eq!(server.requests().len(), 2);
@@ -201,19 +382,42 @@ async fn anthropic_overloaded_inside_the_stream_is_retried() {
 
 #[tokio::test]
 async fn connection_refused_is_retried_then_reported() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(format!("http://127.0.0.1:{port}/v1"), 2)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let provider = HttpProvider::new(
+        WireFormat::OpenAiChat,
+        "openai",
+        settings(format!("http://127.0.0.1:{port}/v1"), 2),
+    )
+    .unwrap();
     let mut deltas = Vec::new();
     let e = complete(&provider, &mut deltas).await.unwrap_err();
     assert!(matches!(e, ProviderError::Connect { .. }), "{e}");
-    assert_eq!(deltas.iter().filter(|d| matches!(d, Delta::Retrying { .. })).count(), 1);
+    assert_eq!(
+        deltas
+            .iter()
+            .filter(|d| matches!(d, Delta::Retrying { .. }))
+            .count(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn non_streaming_switch() {
-    let Some(dir) = support::fixtures() else { return };
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
     let server = MockServer::start();
-    server.push(Reply::json(200, support::fixture(&dir, "ollama-openai-compat/ruby_llm-qwen3-parallel-tool-calls.0.response.json")));
+    server.push(Reply::json(
+        200,
+        support::fixture(
+            &dir,
+            "ollama-openai-compat/ruby_llm-qwen3-parallel-tool-calls.0.response.json",
+        ),
+    ));
     let mut s = settings(server.url("/v1"), 1);
     s.stream = false;
     let provider = HttpProvider::new(WireFormat::OpenAiChat, "ollama", s).unwrap();
@@ -227,7 +431,11 @@ async fn idle_stream_times_out() {
     let server = MockServer::start();
     // Headers and one event, then silence: the connection stays open (cut_at keeps it).
     let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
-    server.push(Reply::sse(format!("{body}{}", " ".repeat(10))).cut_at(body.len()).stall());
+    server.push(
+        Reply::sse(format!("{body}{}", " ".repeat(10)))
+            .cut_at(body.len())
+            .stall(),
+    );
     let mut s = settings(server.url("/v1"), 1);
     s.idle_timeout = Duration::from_millis(300);
     let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", s).unwrap();

@@ -113,7 +113,12 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn new(provider: Arc<dyn Provider>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        executor: Executor,
+        config: AgentConfig,
+        events: EventSink,
+    ) -> Self {
         Self {
             provider,
             executor,
@@ -140,10 +145,16 @@ impl Agent {
     }
 
     /// Runs one user turn to its end. Ops (interrupt, answers) are read from `ops` meanwhile.
-    pub async fn run_turn(&mut self, prompt: String, ops: &mut UnboundedReceiver<Op>) -> TurnOutcome {
+    pub async fn run_turn(
+        &mut self,
+        prompt: String,
+        ops: &mut UnboundedReceiver<Op>,
+    ) -> TurnOutcome {
         let cancel = CancellationToken::new();
         let mut inbox = Inbox::default();
-        self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
+        self.events.emit(Event::TurnStarted {
+            prompt: prompt.clone(),
+        });
         self.history.push(Message::User { text: prompt });
         let (outcome, text) = self.drive(ops, &mut inbox, &cancel).await;
         self.events.emit(Event::TurnFinished { outcome, text });
@@ -170,9 +181,17 @@ impl Agent {
                     events.emit(Event::TextDelta { text });
                 }
                 Delta::Reasoning(text) => events.emit(Event::ReasoningDelta { text }),
-                Delta::Retrying { attempt, max_attempts, delay_ms, reason } => {
-                    events.emit(Event::Retrying { attempt, max_attempts, delay_ms, reason })
-                }
+                Delta::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms,
+                    reason,
+                } => events.emit(Event::Retrying {
+                    attempt,
+                    max_attempts,
+                    delay_ms,
+                    reason,
+                }),
             };
             let request = ChatRequest {
                 model: &self.config.model,
@@ -194,26 +213,37 @@ impl Agent {
             let completion = match completion {
                 None => {
                     if !streamed.is_empty() {
-                        self.history.push(Message::Assistant { text: streamed.clone(), tool_calls: Vec::new() });
+                        self.history.push(Message::Assistant {
+                            text: streamed.clone(),
+                            tool_calls: Vec::new(),
+                        });
                     }
                     return (TurnOutcome::Interrupted, streamed);
                 }
                 Some(Err(error)) => {
-                    self.events.emit(Event::Error { message: error.to_string() });
+                    self.events.emit(Event::Error {
+                        message: error.to_string(),
+                    });
                     return (TurnOutcome::Error, String::new());
                 }
                 Some(Ok(completion)) => completion,
             };
             self.usage.add(completion.usage);
-            self.events.emit(Event::Usage { usage: completion.usage });
+            self.events.emit(Event::Usage {
+                usage: completion.usage,
+            });
             if completion.stop_reason == Some(StopReason::MaxTokens) {
                 self.events.emit(Event::Notice {
-                    message: "the model hit its output token limit; its answer may be cut short".into(),
+                    message: "the model hit its output token limit; its answer may be cut short"
+                        .into(),
                 });
             }
             let text = completion.text.clone();
             let calls = completion.tool_calls;
-            self.history.push(Message::Assistant { text: text.clone(), tool_calls: calls.clone() });
+            self.history.push(Message::Assistant {
+                text: text.clone(),
+                tool_calls: calls.clone(),
+            });
             let step = decide(calls.len(), iteration, max_turns);
             if step == Step::Finish {
                 return (TurnOutcome::Done, text);
@@ -229,7 +259,9 @@ impl Agent {
                 });
             }
             if let Some(message) = critical {
-                self.events.emit(Event::Error { message: format!("a critical tool error ended the turn: {message}") });
+                self.events.emit(Event::Error {
+                    message: format!("a critical tool error ended the turn: {message}"),
+                });
                 return (TurnOutcome::Error, text);
             }
             if cancel.is_cancelled() {
@@ -274,8 +306,12 @@ impl Agent {
         let mut records = Vec::with_capacity(calls.len());
         for (call, pending) in calls.iter().zip(pending) {
             let record = match pending {
-                Some(pending) => with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await,
-                None if cancel.is_cancelled() => self.never_ran(call).finish(cancel, &self.executor).await,
+                Some(pending) => {
+                    with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await
+                }
+                None if cancel.is_cancelled() => {
+                    self.never_ran(call).finish(cancel, &self.executor).await
+                }
                 None => self.ask(call, ops, inbox, cancel).await,
             };
             records.push(record);
@@ -316,7 +352,10 @@ impl Agent {
             Err(error) => (crate::tool::exec::error_content(&error), true),
             Ok(_) if !self.config.interactive => (question::NO_USER.to_owned(), false),
             Ok(questions) => {
-                self.events.emit(Event::QuestionAsked { call_id: call.id.clone(), questions: questions.clone() });
+                self.events.emit(Event::QuestionAsked {
+                    call_id: call.id.clone(),
+                    questions: questions.clone(),
+                });
                 let waiting = async {
                     loop {
                         if let Some(answer) = inbox.answers.remove(&call.id) {
@@ -354,7 +393,10 @@ impl Agent {
 }
 
 fn interrupted() -> ToolError {
-    ToolError::new("Interrupted", "the user interrupted the turn before this call ran")
+    ToolError::new(
+        "Interrupted",
+        "the user interrupted the turn before this call ran",
+    )
 }
 
 #[cfg(test)]

@@ -18,7 +18,11 @@ pub struct SkillSummary {
 
 /// Builds the system prompt for a project root.
 pub fn build(template: &str, root: &Path, skills: &[SkillSummary]) -> String {
-    let git = if root.ancestors().any(|d| d.join(".git").exists()) { "yes" } else { "no" };
+    let git = if root.ancestors().any(|d| d.join(".git").exists()) {
+        "yes"
+    } else {
+        "no"
+    };
     let mut prompt = template
         .replace("{cwd}", &root.display().to_string())
         .replace("{git}", git)
@@ -37,9 +41,11 @@ pub fn build(template: &str, root: &Path, skills: &[SkillSummary]) -> String {
 }
 
 fn instructions(root: &Path) -> Option<String> {
-    let (name, text) = ["AGENTS.md", "CLAUDE.md"]
-        .iter()
-        .find_map(|name| std::fs::read_to_string(root.join(name)).ok().map(|t| (*name, t)))?;
+    let (name, text) = ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
+        std::fs::read_to_string(root.join(name))
+            .ok()
+            .map(|t| (*name, t))
+    })?;
     let text = text.trim();
     if text.is_empty() {
         return None;
@@ -97,12 +103,26 @@ mod tests {
     #[test]
     fn instructions_are_capped_with_a_note() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("CLAUDE.md"), "x".repeat(MAX_INSTRUCTIONS_BYTES + 10)).unwrap();
+        std::fs::write(
+            dir.path().join("CLAUDE.md"),
+            "x".repeat(MAX_INSTRUCTIONS_BYTES + 10),
+        )
+        .unwrap();
         let prompt = build("base {cwd}", dir.path(), &[]);
         assert!(prompt.contains("# Project instructions (CLAUDE.md)"));
-        assert!(prompt.contains(&format!("cut at {MAX_INSTRUCTIONS_BYTES} of {} bytes", MAX_INSTRUCTIONS_BYTES + 10)));
+        assert!(prompt.contains(&format!(
+            "cut at {MAX_INSTRUCTIONS_BYTES} of {} bytes",
+            MAX_INSTRUCTIONS_BYTES + 10
+        )));
         std::fs::write(dir.path().join("AGENTS.md"), "use tabs").unwrap();
-        let prompt = build("base", dir.path(), &[SkillSummary { name: "pdf".into(), description: "PDF work".into() }]);
+        let prompt = build(
+            "base",
+            dir.path(),
+            &[SkillSummary {
+                name: "pdf".into(),
+                description: "PDF work".into(),
+            }],
+        );
         assert!(prompt.contains("(AGENTS.md)\nuse tabs"));
         assert!(prompt.contains("- pdf: PDF work"));
     }

@@ -43,8 +43,17 @@ impl Tool for QuestionTool {
             .build()
     }
 
-    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Err(ToolError::new("Internal", "question is answered by the front end")) })
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async {
+            Err(ToolError::new(
+                "Internal",
+                "question is answered by the front end",
+            ))
+        })
     }
 }
 
@@ -68,7 +77,10 @@ pub fn resolve(question: &Question, raw: &str) -> String {
     let pick = |part: &str| -> Option<String> {
         let part = part.trim();
         if let Ok(n) = part.parse::<usize>() {
-            return question.options.get(n.checked_sub(1)?).map(|o| o.label.clone());
+            return question
+                .options
+                .get(n.checked_sub(1)?)
+                .map(|o| o.label.clone());
         }
         question
             .options
@@ -91,7 +103,11 @@ pub fn format_answers(questions: &[Question], answers: &[String]) -> String {
     for (i, question) in questions.iter().enumerate() {
         let raw = answers.get(i).map(String::as_str).unwrap_or("");
         let answer = resolve(question, raw);
-        let answer = if answer.is_empty() { "(no answer)".to_owned() } else { answer };
+        let answer = if answer.is_empty() {
+            "(no answer)".to_owned()
+        } else {
+            answer
+        };
         out.push_str(&format!("{}. {} → {answer}\n", i + 1, question.question));
     }
     out
@@ -108,7 +124,10 @@ mod tests {
             header: None,
             options: ["red", "green", "blue"]
                 .iter()
-                .map(|l| QuestionOption { label: (*l).into(), description: None })
+                .map(|l| QuestionOption {
+                    label: (*l).into(),
+                    description: None,
+                })
                 .collect(),
             multiple,
             default: Some("green".into()),

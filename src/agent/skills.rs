@@ -28,12 +28,18 @@ impl Skill {
 /// description are skipped (they could not be listed usefully).
 pub fn discover(project_root: &Path, user_skills_dir: Option<&Path>) -> Vec<Skill> {
     let mut skills: Vec<Skill> = Vec::new();
-    let dirs = [Some(project_root.join(".brute").join("skills")), user_skills_dir.map(Path::to_path_buf)];
+    let dirs = [
+        Some(project_root.join(".brute").join("skills")),
+        user_skills_dir.map(Path::to_path_buf),
+    ];
     for dir in dirs.into_iter().flatten() {
         if !dir.is_dir() {
             continue;
         }
-        let walker = ignore::WalkBuilder::new(&dir).standard_filters(false).max_depth(Some(6)).build();
+        let walker = ignore::WalkBuilder::new(&dir)
+            .standard_filters(false)
+            .max_depth(Some(6))
+            .build();
         let mut found: Vec<PathBuf> = walker
             .flatten()
             .filter(|e| e.file_name() == "SKILL.md")
@@ -53,12 +59,17 @@ pub fn discover(project_root: &Path, user_skills_dir: Option<&Path>) -> Vec<Skil
 
 /// Splits `---` front matter from the body; returns (front matter, body).
 pub fn split_front_matter(text: &str) -> (Option<&str>, &str) {
-    let Some(rest) = text.strip_prefix("---") else { return (None, text) };
+    let Some(rest) = text.strip_prefix("---") else {
+        return (None, text);
+    };
     let rest = rest.trim_start_matches(['\r', '\n']);
     match rest.find("\n---") {
         Some(end) => {
             let body = &rest[end + 4..];
-            (Some(&rest[..end]), body.trim_start_matches(['-', '\r', '\n']))
+            (
+                Some(&rest[..end]),
+                body.trim_start_matches(['-', '\r', '\n']),
+            )
         }
         None => (None, text),
     }
@@ -77,8 +88,14 @@ fn parse(path: &Path) -> Option<Skill> {
     let front = front?;
     let description = field(front, "description").filter(|d| !d.is_empty())?;
     let folder = path.parent()?.file_name()?.to_string_lossy().into_owned();
-    let name = field(front, "name").filter(|n| !n.is_empty()).unwrap_or(folder);
-    Some(Skill { name, description, path: path.to_path_buf() })
+    let name = field(front, "name")
+        .filter(|n| !n.is_empty())
+        .unwrap_or(folder);
+    Some(Skill {
+        name,
+        description,
+        path: path.to_path_buf(),
+    })
 }
 
 #[cfg(test)]
@@ -90,7 +107,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let skill_dir = dir.path().join(".brute/skills/deep/pdf-tools");
         std::fs::create_dir_all(&skill_dir).unwrap();
-        std::fs::write(skill_dir.join("SKILL.md"), "---\ndescription: Work with PDFs\n---\nBody").unwrap();
+        std::fs::write(
+            skill_dir.join("SKILL.md"),
+            "---\ndescription: Work with PDFs\n---\nBody",
+        )
+        .unwrap();
         let other = dir.path().join(".brute/skills/nodesc");
         std::fs::create_dir_all(&other).unwrap();
         std::fs::write(other.join("SKILL.md"), "no front matter").unwrap();

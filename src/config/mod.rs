@@ -25,7 +25,8 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub const NAMES: &'static [&'static str] = &["openai", "anthropic", "responses", "ollama", "replay"];
+    pub const NAMES: &'static [&'static str] =
+        &["openai", "anthropic", "responses", "ollama", "replay"];
 
     pub fn parse(name: &str) -> Result<Self, ConfigError> {
         match name.trim().to_ascii_lowercase().as_str() {
@@ -108,10 +109,15 @@ pub enum ConfigError {
         "no model provider configured. Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\nor pass --provider (openai, anthropic, responses, ollama, replay) with --base-url and --model.\nTry it without a key: brute --provider replay -p \"show me around\""
     )]
     NoProvider,
-    #[error("unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)")]
+    #[error(
+        "unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)"
+    )]
     UnknownProvider(String),
     #[error("no API key for {provider}: set {var} (or `api_key` in config.toml)")]
-    MissingKey { provider: &'static str, var: &'static str },
+    MissingKey {
+        provider: &'static str,
+        var: &'static str,
+    },
     #[error("cannot read {path}: {message}")]
     Read { path: PathBuf, message: String },
     #[error("invalid config in {path}: {message}")]
@@ -201,22 +207,62 @@ impl Settings {
         let mut line = |name: &str, value: String, source: &Source| {
             out.push_str(&format!("{name:<16} = {value:<32} # {source}\n"));
         };
-        line("provider", self.provider.value.as_str().to_owned(), &self.provider.source);
+        line(
+            "provider",
+            self.provider.value.as_str().to_owned(),
+            &self.provider.source,
+        );
         line("model", self.model.value.clone(), &self.model.source);
-        line("base_url", self.base_url.value.clone(), &self.base_url.source);
+        line(
+            "base_url",
+            self.base_url.value.clone(),
+            &self.base_url.source,
+        );
         match &self.api_key {
-            Some(key) => line("api_key", format!("(set, {} chars, hidden)", key.value.chars().count()), &key.source),
+            Some(key) => line(
+                "api_key",
+                format!("(set, {} chars, hidden)", key.value.chars().count()),
+                &key.source,
+            ),
             None => line("api_key", "(not set)".to_owned(), &Source::Default),
         }
-        line("max_turns", self.max_turns.value.to_string(), &self.max_turns.source);
-        line("max_tokens", self.max_tokens.value.to_string(), &self.max_tokens.source);
+        line(
+            "max_turns",
+            self.max_turns.value.to_string(),
+            &self.max_turns.source,
+        );
+        line(
+            "max_tokens",
+            self.max_tokens.value.to_string(),
+            &self.max_tokens.source,
+        );
         line("stream", self.stream.value.to_string(), &self.stream.source);
-        line("max_attempts", self.max_attempts.value.to_string(), &self.max_attempts.source);
-        line("retry_base_ms", self.retry_base_ms.value.to_string(), &self.retry_base_ms.source);
-        line("connect_timeout_secs", self.connect_timeout_secs.value.to_string(), &self.connect_timeout_secs.source);
-        line("idle_timeout_secs", self.idle_timeout_secs.value.to_string(), &self.idle_timeout_secs.source);
+        line(
+            "max_attempts",
+            self.max_attempts.value.to_string(),
+            &self.max_attempts.source,
+        );
+        line(
+            "retry_base_ms",
+            self.retry_base_ms.value.to_string(),
+            &self.retry_base_ms.source,
+        );
+        line(
+            "connect_timeout_secs",
+            self.connect_timeout_secs.value.to_string(),
+            &self.connect_timeout_secs.source,
+        );
+        line(
+            "idle_timeout_secs",
+            self.idle_timeout_secs.value.to_string(),
+            &self.idle_timeout_secs.source,
+        );
         if let Some(prompt) = &self.system_prompt {
-            line("system_prompt", format!("({} chars)", prompt.value.len()), &prompt.source);
+            line(
+                "system_prompt",
+                format!("({} chars)", prompt.value.len()),
+                &prompt.source,
+            );
         }
         if let Some(script) = &self.script {
             line("script", script.value.display().to_string(), &script.source);
@@ -225,8 +271,16 @@ impl Settings {
             Some(tools) => line("allow_tools", format!("{:?}", tools.value), &tools.source),
             None => line("allow_tools", "(all)".to_owned(), &Source::Default),
         }
-        line("deny_tools", format!("{:?}", self.deny_tools.value), &self.deny_tools.source);
-        line("max_tools", self.max_tools.value.to_string(), &self.max_tools.source);
+        line(
+            "deny_tools",
+            format!("{:?}", self.deny_tools.value),
+            &self.deny_tools.source,
+        );
+        line(
+            "max_tools",
+            self.max_tools.value.to_string(),
+            &self.max_tools.source,
+        );
         out.push_str("\nconfig files read:\n");
         if self.files.is_empty() {
             out.push_str("  (none)\n");
@@ -251,11 +305,19 @@ pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), message: e.to_string() }),
+        Err(e) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            });
+        }
     };
     toml::from_str(&text)
         .map(Some)
-        .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })
+        .map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
 }
 
 /// Values gathered from the layers before provider defaults are applied.
@@ -297,11 +359,17 @@ impl Gathered {
         set(&mut self.stream, layer.stream, &s);
         set(&mut self.max_attempts, layer.max_attempts, &s);
         set(&mut self.retry_base_ms, layer.retry_base_ms, &s);
-        set(&mut self.connect_timeout_secs, layer.connect_timeout_secs, &s);
+        set(
+            &mut self.connect_timeout_secs,
+            layer.connect_timeout_secs,
+            &s,
+        );
         set(&mut self.idle_timeout_secs, layer.idle_timeout_secs, &s);
         set(&mut self.system_prompt, layer.system_prompt, &s);
         // A script path in a file is relative to that file's directory.
-        let script = layer.script.map(|p| path.parent().map_or(p.clone(), |dir| dir.join(&p)));
+        let script = layer
+            .script
+            .map(|p| path.parent().map_or(p.clone(), |dir| dir.join(&p)));
         set(&mut self.script, script, &s);
         set(&mut self.allow_tools, layer.allow_tools, &s);
         set(&mut self.deny_tools, layer.deny_tools, &s);
@@ -334,9 +402,17 @@ impl Gathered {
 
     fn apply_flags(&mut self, flags: &Flags) {
         let flag = |name: &str| Source::Flag(name.to_owned());
-        set(&mut self.provider, flags.provider.clone(), &flag("--provider"));
+        set(
+            &mut self.provider,
+            flags.provider.clone(),
+            &flag("--provider"),
+        );
         set(&mut self.model, flags.model.clone(), &flag("--model"));
-        set(&mut self.base_url, flags.base_url.clone(), &flag("--base-url"));
+        set(
+            &mut self.base_url,
+            flags.base_url.clone(),
+            &flag("--base-url"),
+        );
         set(&mut self.max_turns, flags.max_turns, &flag("--max-turns"));
         set(&mut self.script, flags.script.clone(), &flag("--script"));
         if flags.no_stream {
@@ -354,10 +430,14 @@ impl Gathered {
 pub const OLLAMA_DEFAULT: &str = "http://127.0.0.1:11434";
 
 fn ollama_answers(host: &str) -> bool {
-    let authority = host.trim_start_matches("http://").trim_start_matches("https://");
+    let authority = host
+        .trim_start_matches("http://")
+        .trim_start_matches("https://");
     let authority = authority.split('/').next().unwrap_or(authority);
     use std::net::ToSocketAddrs;
-    let Ok(mut addrs) = authority.to_socket_addrs() else { return false };
+    let Ok(mut addrs) = authority.to_socket_addrs() else {
+        return false;
+    };
     addrs.next().is_some_and(|addr| {
         std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
     })
@@ -372,11 +452,19 @@ fn with_scheme(host: &str) -> String {
 }
 
 /// Resolves the settings for a project root.
-pub fn load(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&Path>) -> Result<Settings, ConfigError> {
+pub fn load(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<Settings, ConfigError> {
     let mut g = Gathered::default();
     let mut files = Vec::new();
     let project = root.join(".brute").join("config.toml");
-    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
+    for path in user_config
+        .into_iter()
+        .chain(std::iter::once(project.as_path()))
+    {
         if let Some(layer) = read_layer(path)? {
             g.apply_file(layer, path);
             files.push(path.to_path_buf());
@@ -394,24 +482,42 @@ pub fn load(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<
         let var = kind.key_var()?;
         env(var).map(|key| Sourced::new(key, Source::Env(var.to_owned())))
     });
-    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(kind, env));
+    let base_url = g
+        .base_url
+        .take()
+        .unwrap_or_else(|| default_base_url(kind, env));
     if api_key.is_none()
         && let Some(var) = kind.key_var()
         && base_url.source == Source::Default
     {
-        return Err(ConfigError::MissingKey { provider: kind.as_str(), var });
+        return Err(ConfigError::MissingKey {
+            provider: kind.as_str(),
+            var,
+        });
     }
     let model = g
         .model
         .take()
         .unwrap_or_else(|| Sourced::new(kind.default_model().to_owned(), Source::Default));
-    let max_tools = g.max_tools.take().unwrap_or(Sourced::new(crate::tool::registry::DEFAULT_MAX_TOOLS, Source::Default));
+    let max_tools = g.max_tools.take().unwrap_or(Sourced::new(
+        crate::tool::registry::DEFAULT_MAX_TOOLS,
+        Source::Default,
+    ));
     if max_tools.value == 0 {
-        return Err(ConfigError::Invalid { name: "max_tools".into(), message: "must be a positive number".into() });
+        return Err(ConfigError::Invalid {
+            name: "max_tools".into(),
+            message: "must be a positive number".into(),
+        });
     }
-    let max_turns = g.max_turns.take().unwrap_or(Sourced::new(crate::agent::DEFAULT_MAX_TURNS, Source::Default));
+    let max_turns = g.max_turns.take().unwrap_or(Sourced::new(
+        crate::agent::DEFAULT_MAX_TURNS,
+        Source::Default,
+    ));
     if max_turns.value == 0 {
-        return Err(ConfigError::Invalid { name: "max_turns".into(), message: "must be at least 1".into() });
+        return Err(ConfigError::Invalid {
+            name: "max_turns".into(),
+            message: "must be at least 1".into(),
+        });
     }
     let d = |v| Sourced::new(v, Source::Default);
     Ok(Settings {
@@ -423,13 +529,21 @@ pub fn load(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<
         max_tokens: g.max_tokens.unwrap_or(d(16_384)),
         stream: g.stream.unwrap_or(Sourced::new(true, Source::Default)),
         max_attempts: g.max_attempts.unwrap_or(Sourced::new(4, Source::Default)),
-        retry_base_ms: g.retry_base_ms.unwrap_or(Sourced::new(500, Source::Default)),
-        connect_timeout_secs: g.connect_timeout_secs.unwrap_or(Sourced::new(10, Source::Default)),
-        idle_timeout_secs: g.idle_timeout_secs.unwrap_or(Sourced::new(120, Source::Default)),
+        retry_base_ms: g
+            .retry_base_ms
+            .unwrap_or(Sourced::new(500, Source::Default)),
+        connect_timeout_secs: g
+            .connect_timeout_secs
+            .unwrap_or(Sourced::new(10, Source::Default)),
+        idle_timeout_secs: g
+            .idle_timeout_secs
+            .unwrap_or(Sourced::new(120, Source::Default)),
         system_prompt: g.system_prompt,
         script: g.script,
         allow_tools: g.allow_tools,
-        deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
+        deny_tools: g
+            .deny_tools
+            .unwrap_or(Sourced::new(Vec::new(), Source::Default)),
         max_tools,
         files,
     })
@@ -442,10 +556,18 @@ fn default_base_url(kind: ProviderKind, env: EnvLookup<'_>) -> Sourced<String> {
         ProviderKind::OpenAi | ProviderKind::Responses => {
             from_env("OPENAI_BASE_URL").unwrap_or_else(|| fallback("https://api.openai.com/v1"))
         }
-        ProviderKind::Anthropic => from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com")),
+        ProviderKind::Anthropic => {
+            from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com"))
+        }
         ProviderKind::Ollama => match env("OLLAMA_HOST") {
-            Some(host) => Sourced::new(format!("{}/v1", with_scheme(&host)), Source::Env("OLLAMA_HOST".into())),
-            None => Sourced::new(format!("{OLLAMA_DEFAULT}/v1"), Source::Detected("Ollama's default port".into())),
+            Some(host) => Sourced::new(
+                format!("{}/v1", with_scheme(&host)),
+                Source::Env("OLLAMA_HOST".into()),
+            ),
+            None => Sourced::new(
+                format!("{OLLAMA_DEFAULT}/v1"),
+                Source::Detected("Ollama's default port".into()),
+            ),
         },
         ProviderKind::Replay => fallback("(none)"),
     }
@@ -475,7 +597,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         move |k| map.get(k).cloned()
     }
 
@@ -483,28 +608,54 @@ mod tests {
     fn layers_merge_in_order_with_sources() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join("user.toml");
-        std::fs::write(&user, "provider = \"openai\"\nmodel = \"user-model\"\nmax_turns = 7\napi_key = \"k\"\n").unwrap();
+        std::fs::write(
+            &user,
+            "provider = \"openai\"\nmodel = \"user-model\"\nmax_turns = 7\napi_key = \"k\"\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
-        std::fs::write(dir.path().join(".brute/config.toml"), "model = \"project-model\"\n").unwrap();
+        std::fs::write(
+            dir.path().join(".brute/config.toml"),
+            "model = \"project-model\"\n",
+        )
+        .unwrap();
         let env = env_of(&[("BRUTE_MAX_TURNS", "9")]);
-        let flags = Flags { base_url: Some("http://127.0.0.1:9/v1".into()), ..Flags::default() };
+        let flags = Flags {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..Flags::default()
+        };
         let s = load(dir.path(), &flags, &env, Some(&user)).unwrap();
         assert_eq!(s.provider.value, ProviderKind::OpenAi);
         assert_eq!(s.model.value, "project-model");
-        assert_eq!(s.model.source, Source::File(dir.path().join(".brute/config.toml")));
+        assert_eq!(
+            s.model.source,
+            Source::File(dir.path().join(".brute/config.toml"))
+        );
         assert_eq!(s.max_turns.value, 9);
         assert_eq!(s.max_turns.source, Source::Env("BRUTE_MAX_TURNS".into()));
         assert_eq!(s.base_url.source, Source::Flag("--base-url".into()));
         let described = s.describe();
         assert!(described.contains("(set, 1 chars, hidden)"));
-        let flags = Flags { model: Some("flag-model".into()), ..Flags::default() };
-        assert_eq!(load(dir.path(), &flags, &env, Some(&user)).unwrap().model.value, "flag-model");
+        let flags = Flags {
+            model: Some("flag-model".into()),
+            ..Flags::default()
+        };
+        assert_eq!(
+            load(dir.path(), &flags, &env, Some(&user))
+                .unwrap()
+                .model
+                .value,
+            "flag-model"
+        );
     }
 
     #[test]
     fn detects_providers_from_environment() {
         let dir = tempfile::tempdir().unwrap();
-        let env = env_of(&[("ANTHROPIC_API_KEY", "secret"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")]);
+        let env = env_of(&[
+            ("ANTHROPIC_API_KEY", "secret"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1"),
+        ]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
         assert_eq!(s.provider.value, ProviderKind::Anthropic);
         assert_eq!(s.base_url.value, "http://127.0.0.1:1");
@@ -514,19 +665,37 @@ mod tests {
         assert_eq!(s.provider.value, ProviderKind::Ollama);
         assert_eq!(s.base_url.value, "http://127.0.0.1:5/v1");
         let env = env_of(&[("BRUTE_NO_OLLAMA_PROBE", "1")]);
-        assert!(matches!(load(dir.path(), &Flags::default(), &env, None), Err(ConfigError::NoProvider)));
+        assert!(matches!(
+            load(dir.path(), &Flags::default(), &env, None),
+            Err(ConfigError::NoProvider)
+        ));
     }
 
     #[test]
     fn missing_key_and_bad_values_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();
         let env = env_of(&[]);
-        let flags = Flags { provider: Some("anthropic".into()), ..Flags::default() };
-        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::MissingKey { .. })));
-        let flags = Flags { provider: Some("nope".into()), ..Flags::default() };
-        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::UnknownProvider(_))));
+        let flags = Flags {
+            provider: Some("anthropic".into()),
+            ..Flags::default()
+        };
+        assert!(matches!(
+            load(dir.path(), &flags, &env, None),
+            Err(ConfigError::MissingKey { .. })
+        ));
+        let flags = Flags {
+            provider: Some("nope".into()),
+            ..Flags::default()
+        };
+        assert!(matches!(
+            load(dir.path(), &flags, &env, None),
+            Err(ConfigError::UnknownProvider(_))
+        ));
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
-        assert!(matches!(load(dir.path(), &flags, &env, None), Err(ConfigError::Parse { .. })));
+        assert!(matches!(
+            load(dir.path(), &flags, &env, None),
+            Err(ConfigError::Parse { .. })
+        ));
     }
 }

@@ -57,13 +57,13 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 is_error,
                 ..
             } => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
                 let merge = messages.last().is_some_and(|last| {
-                    last["role"] == "user"
-                        && last["content"][0]["type"] == "tool_result"
+                    last["role"] == "user" && last["content"][0]["type"] == "tool_result"
                 });
                 match (merge, messages.last_mut()) {
                     (true, Some(last)) => {
@@ -156,8 +156,8 @@ impl StreamDecoder for Decoder {
         if data.is_empty() {
             return Ok(());
         }
-        let value: Value =
-            serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         let index = value["index"].as_u64().unwrap_or(0);
         match value["type"].as_str().unwrap_or_default() {
             "message_start" => read_usage(&value["message"]["usage"], &mut self.completion.usage),
@@ -177,7 +177,10 @@ impl StreamDecoder for Decoder {
             }
             "content_block_delta" => {
                 let delta = &value["delta"];
-                match (delta["type"].as_str().unwrap_or_default(), self.blocks.get_mut(&index)) {
+                match (
+                    delta["type"].as_str().unwrap_or_default(),
+                    self.blocks.get_mut(&index),
+                ) {
                     ("text_delta", _) => {
                         let text = delta["text"].as_str().unwrap_or_default();
                         self.completion.text.push_str(text);
@@ -244,7 +247,9 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
     read_usage(&body["usage"], &mut completion.usage);
     for block in body["content"].as_array().into_iter().flatten() {
         match block["type"].as_str().unwrap_or_default() {
-            "text" => completion.text.push_str(block["text"].as_str().unwrap_or_default()),
+            "text" => completion
+                .text
+                .push_str(block["text"].as_str().unwrap_or_default()),
             "thinking" => completion
                 .reasoning
                 .push_str(block["thinking"].as_str().unwrap_or_default()),

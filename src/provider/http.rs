@@ -225,7 +225,11 @@ impl HttpProvider {
         }
         let base = self.settings.retry_base.as_millis() as u64;
         let exp = base.saturating_mul(1u64 << (attempt - 1).min(16));
-        let jitter = if base == 0 { 0 } else { fastrand::u64(0..=base) };
+        let jitter = if base == 0 {
+            0
+        } else {
+            fastrand::u64(0..=base)
+        };
         Duration::from_millis(exp.saturating_add(jitter)).min(max)
     }
 }
@@ -330,9 +334,17 @@ pub fn error_message(body: &str) -> String {
 
 fn is_context_error(body: &str) -> bool {
     let m = body.to_ascii_lowercase();
-    ["context_length", "context length", "prompt is too long", "prompt too long", "too many tokens", "context window", "maximum context"]
-        .iter()
-        .any(|needle| m.contains(needle))
+    [
+        "context_length",
+        "context length",
+        "prompt is too long",
+        "prompt too long",
+        "too many tokens",
+        "context window",
+        "maximum context",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

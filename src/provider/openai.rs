@@ -121,8 +121,8 @@ impl StreamDecoder for Decoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Value =
-            serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         if let Some(message) = error_message(&chunk) {
             return Err(ProviderError::Remote(message));
         }
@@ -234,7 +234,10 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("call_{i}")),
-                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                name: call["function"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
                 arguments,
             });
         }

@@ -15,7 +15,10 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason, ToolCall};
+use super::{
+    ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason,
+    ToolCall,
+};
 use crate::protocol::Usage;
 
 /// The built-in demo script, played when no `--script` is given.
@@ -110,7 +113,10 @@ impl Provider for ReplayProvider {
                 .iter()
                 .enumerate()
                 .map(|(i, call)| ToolCall {
-                    id: call.id.clone().unwrap_or_else(|| format!("replay_{index}_{i}")),
+                    id: call
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("replay_{index}_{i}")),
                     name: call.name.clone(),
                     arguments: match &call.arguments {
                         Value::Null => "{}".to_owned(),

@@ -26,7 +26,9 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             }
             Message::Tool {
                 call_id, content, ..
-            } => input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content})),
+            } => input.push(
+                json!({"type": "function_call_output", "call_id": call_id, "output": content}),
+            ),
         }
     }
     let mut body = json!({
@@ -118,8 +120,8 @@ impl StreamDecoder for Decoder {
         if data.is_empty() {
             return Ok(());
         }
-        let value: Value =
-            serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let value: Value = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         match value["type"].as_str().unwrap_or_default() {
             "response.output_text.delta" | "response.refusal.delta" => {
                 let text = value["delta"].as_str().unwrap_or_default();
@@ -138,7 +140,9 @@ impl StreamDecoder for Decoder {
             "response.output_item.added" | "response.output_item.done"
                 if value["item"]["type"] == "function_call" =>
             {
-                let index = value["output_index"].as_u64().unwrap_or(self.calls.len() as u64);
+                let index = value["output_index"]
+                    .as_u64()
+                    .unwrap_or(self.calls.len() as u64);
                 let call = call_from_item(&value["item"]);
                 if let Some(id) = value["item"]["id"].as_str() {
                     self.item_index.insert(id.to_owned(), index);
@@ -162,11 +166,17 @@ impl StreamDecoder for Decoder {
             "response.completed" => self.finish_response(&value["response"], false),
             "response.incomplete" => self.finish_response(&value["response"], true),
             "error" => {
-                let error = if value["error"].is_object() { &value["error"] } else { &value };
+                let error = if value["error"].is_object() {
+                    &value["error"]
+                } else {
+                    &value
+                };
                 return Err(ProviderError::Remote(error_text(error)));
             }
             "response.failed" => {
-                return Err(ProviderError::Remote(error_text(&value["response"]["error"])));
+                return Err(ProviderError::Remote(error_text(
+                    &value["response"]["error"],
+                )));
             }
             _ => {} // unknown item and event types are skipped
         }
@@ -180,7 +190,9 @@ impl StreamDecoder for Decoder {
     fn finish(self: Box<Self>) -> Result<Completion, ProviderError> {
         let mut this = *self;
         if !this.done {
-            return Err(ProviderError::StreamCut("no response.completed received".into()));
+            return Err(ProviderError::StreamCut(
+                "no response.completed received".into(),
+            ));
         }
         this.completion.tool_calls = this.calls.into_values().collect();
         super::finalize_calls(&mut this.completion);

@@ -129,9 +129,10 @@ impl Executor {
                 };
             }
         };
-        let mut ticket = tool
-            .mutated_path(&args)
-            .map(|p| self.queue.ticket(queue_key(&super::resolve(&self.root, &p))));
+        let mut ticket = tool.mutated_path(&args).map(|p| {
+            self.queue
+                .ticket(queue_key(&super::resolve(&self.root, &p)))
+        });
         let ctx = ToolContext {
             call_id: call.id.clone(),
             root: self.root.clone(),
@@ -232,7 +233,11 @@ impl PendingCall {
             return record;
         }
         let Some(mut handle) = self.handle.take() else {
-            return failed(&self.call, &ToolError::new("Internal", "call lost"), self.started);
+            return failed(
+                &self.call,
+                &ToolError::new("Internal", "call lost"),
+                self.started,
+            );
         };
         let joined = tokio::select! {
             joined = &mut handle => Some(joined),
@@ -240,7 +245,9 @@ impl PendingCall {
         };
         let joined = match joined {
             Some(joined) => Some(joined),
-            None => tokio::time::timeout(INTERRUPT_GRACE, &mut handle).await.ok(),
+            None => tokio::time::timeout(INTERRUPT_GRACE, &mut handle)
+                .await
+                .ok(),
         };
         match joined {
             Some(Ok(record)) => record,

@@ -35,17 +35,39 @@ impl Tool for SearchTool {
     fn parameters(&self) -> Value {
         Params::new()
             .string("pattern", "Regular expression to search for", false)
-            .string("path", "File or directory to search (default: project root)", false)
-            .string("glob", "Only files matching this glob, e.g. `*.rs` or `*.{js,ts}`", false)
-            .boolean("ignore_case", "Case-insensitive search (default false)", false)
+            .string(
+                "path",
+                "File or directory to search (default: project root)",
+                false,
+            )
+            .string(
+                "glob",
+                "Only files matching this glob, e.g. `*.rs` or `*.{js,ts}`",
+                false,
+            )
+            .boolean(
+                "ignore_case",
+                "Case-insensitive search (default false)",
+                false,
+            )
             .build()
     }
 
-    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let query = Query {
-                pattern: args["pattern"].as_str().filter(|p| !p.is_empty()).map(str::to_owned),
-                glob: args["glob"].as_str().filter(|g| !g.is_empty()).map(str::to_owned),
+                pattern: args["pattern"]
+                    .as_str()
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned),
+                glob: args["glob"]
+                    .as_str()
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned),
                 ignore_case: args["ignore_case"].as_bool().unwrap_or(false),
                 path: ctx.resolve(args["path"].as_str().unwrap_or(".")),
                 root: ctx.root.clone(),
@@ -79,7 +101,10 @@ struct FileHits {
 
 fn walker(query: &Query) -> Result<WalkBuilder, ToolError> {
     if !query.path.exists() {
-        return Err(ToolError::not_found(format!("path not found: {}", shown(&query.root, &query.path))));
+        return Err(ToolError::not_found(format!(
+            "path not found: {}",
+            shown(&query.root, &query.path)
+        )));
     }
     let mut builder = WalkBuilder::new(&query.path);
     builder.require_git(false).threads(num_threads());
@@ -101,7 +126,10 @@ fn num_threads() -> usize {
 }
 
 fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn modified(path: &Path) -> SystemTime {
@@ -115,7 +143,9 @@ pub fn search(query: &Query, cancel: &CancellationToken) -> Result<String, ToolE
     match &query.pattern {
         Some(pattern) => grep(query, pattern, cancel),
         None if query.glob.is_some() => list_files(query, cancel),
-        None => Err(ToolError::invalid("give a `pattern` to search for, or a `glob` to list files")),
+        None => Err(ToolError::invalid(
+            "give a `pattern` to search for, or a `glob` to list files",
+        )),
     }
 }
 
@@ -136,7 +166,9 @@ fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<Stri
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            let Ok(entry) = entry else { return WalkState::Continue };
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
@@ -169,10 +201,17 @@ fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<Stri
         return Err(ToolError::new("Interrupted", "the search was interrupted"));
     }
     let mut hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
-    hits.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.path.cmp(&b.path)));
+    hits.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
     let total: usize = hits.iter().map(|h| h.lines.len()).sum();
     if total == 0 {
-        return Ok(format!("No matches for `{pattern}` in {}.", describe_scope(query)));
+        return Ok(format!(
+            "No matches for `{pattern}` in {}.",
+            describe_scope(query)
+        ));
     }
     let mut out = String::new();
     let flat = hits.iter().flat_map(|hit| {
@@ -195,7 +234,11 @@ fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<Stri
 
 fn describe_scope(query: &Query) -> String {
     let place = shown(&query.root, &query.path);
-    let place = if place.is_empty() { ".".to_owned() } else { place };
+    let place = if place.is_empty() {
+        ".".to_owned()
+    } else {
+        place
+    };
     match &query.glob {
         Some(glob) => format!("{place} (files matching `{glob}`)"),
         None => place,

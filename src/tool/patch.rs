@@ -24,7 +24,11 @@ impl Tool for PatchTool {
             .string("file_path", "Path of the file to edit", true)
             .string("old_string", "The exact text to replace", true)
             .string("new_string", "The replacement text", true)
-            .boolean("replace_all", "Replace every occurrence (default false)", false)
+            .boolean(
+                "replace_all",
+                "Replace every occurrence (default false)",
+                false,
+            )
             .build()
     }
 
@@ -32,17 +36,25 @@ impl Tool for PatchTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;
             let old_string = str_arg(&args, "old_string")?;
             let new_string = str_arg(&args, "new_string")?;
             let replace_all = args["replace_all"].as_bool().unwrap_or(false);
             if old_string.is_empty() {
-                return Err(ToolError::invalid("old_string is empty; use `write` to create or fill a file"));
+                return Err(ToolError::invalid(
+                    "old_string is empty; use `write` to create or fill a file",
+                ));
             }
             if old_string == new_string {
-                return Err(ToolError::invalid("old_string and new_string are identical; nothing to change"));
+                return Err(ToolError::invalid(
+                    "old_string and new_string are identical; nothing to change",
+                ));
             }
             let path = ctx.resolve(shown);
             let bytes = match std::fs::read(&path) {
@@ -53,20 +65,27 @@ impl Tool for PatchTool {
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };
             let text = String::from_utf8(bytes).map_err(|_| {
-                ToolError::new("BinaryFile", format!("{shown} is not UTF-8 text; patch edits text files only"))
+                ToolError::new(
+                    "BinaryFile",
+                    format!("{shown} is not UTF-8 text; patch edits text files only"),
+                )
             })?;
             let (old, new) = match_line_endings(&text, old_string, new_string);
             let count = text.matches(old.as_str()).count();
             if count == 0 {
                 return Err(ToolError::new(
                     "NoMatch",
-                    format!("old_string was not found in {shown}. Read the file and copy the text exactly, including whitespace"),
+                    format!(
+                        "old_string was not found in {shown}. Read the file and copy the text exactly, including whitespace"
+                    ),
                 ));
             }
             if count > 1 && !replace_all {
                 return Err(ToolError::new(
                     "AmbiguousMatch",
-                    format!("old_string occurs {count} times in {shown}; add more surrounding context to make it unique, or set replace_all to true"),
+                    format!(
+                        "old_string occurs {count} times in {shown}; add more surrounding context to make it unique, or set replace_all to true"
+                    ),
                 ));
             }
             let updated = if replace_all {
@@ -81,8 +100,14 @@ impl Tool for PatchTool {
                 .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let diff = unified_diff(&shown, &text, &updated);
-            let noun = if count == 1 { "occurrence" } else { "occurrences" };
-            Ok(ToolOutput::text(format!("Replaced {count} {noun} in {shown}.\n\n{diff}")))
+            let noun = if count == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            };
+            Ok(ToolOutput::text(format!(
+                "Replaced {count} {noun} in {shown}.\n\n{diff}"
+            )))
         })
     }
 }
@@ -92,7 +117,10 @@ impl Tool for PatchTool {
 fn match_line_endings(text: &str, old: &str, new: &str) -> (String, String) {
     let crlf = text.contains("\r\n");
     if crlf && !old.contains('\r') && old.contains('\n') && !text.contains(old) {
-        (old.replace('\n', "\r\n"), new.replace("\r\n", "\n").replace('\n', "\r\n"))
+        (
+            old.replace('\n', "\r\n"),
+            new.replace("\r\n", "\n").replace('\n', "\r\n"),
+        )
     } else if crlf && !new.contains('\r') && new.contains('\n') {
         (old.to_owned(), new.replace('\n', "\r\n"))
     } else {

@@ -35,14 +35,22 @@ impl Tool for ShellTool {
             .build()
     }
 
-    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let command = str_arg(&args, "command")?;
             let cwd = ctx.resolve(args["cwd"].as_str().unwrap_or("."));
             if !cwd.is_dir() {
-                return Err(ToolError::not_found(format!("working directory not found: {}", ctx.display(&cwd))));
+                return Err(ToolError::not_found(format!(
+                    "working directory not found: {}",
+                    ctx.display(&cwd)
+                )));
             }
-            let timeout = Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
+            let timeout =
+                Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
             run(command, &cwd, timeout, ctx).await
         })
     }
@@ -71,7 +79,11 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::UnboundedSender<Chunk>
             break;
         }
         let bytes = buf[..n].to_vec();
-        let chunk = if is_err { Chunk::Err(bytes) } else { Chunk::Out(bytes) };
+        let chunk = if is_err {
+            Chunk::Err(bytes)
+        } else {
+            Chunk::Out(bytes)
+        };
         if tx.send(chunk).is_err() {
             break;
         }
@@ -94,7 +106,12 @@ enum Ending {
     Interrupted,
 }
 
-async fn run(command: &str, cwd: &std::path::Path, timeout: Duration, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+async fn run(
+    command: &str,
+    cwd: &std::path::Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
     let mut child = Command::new(shell_program())
         .arg("-c")
         .arg(command)
@@ -186,7 +203,10 @@ async fn run(command: &str, cwd: &std::path::Path, timeout: Duration, ctx: &Tool
             return Err(ToolError::new("Timeout", bounded(&content, ctx)));
         }
         Ending::Interrupted => {
-            footer("[interrupted by the user; the command and its process group were killed]".to_owned());
+            footer(
+                "[interrupted by the user; the command and its process group were killed]"
+                    .to_owned(),
+            );
             return Err(ToolError::new("Interrupted", bounded(&content, ctx)));
         }
     }
@@ -202,7 +222,12 @@ async fn run(command: &str, cwd: &std::path::Path, timeout: Duration, ctx: &Tool
 
 /// Error results skip the universal step, so partial output is bounded here (end kept).
 fn bounded(content: &str, ctx: &ToolContext) -> String {
-    super::truncate::truncate(content, Keep::Tail, ctx.overflow_dir.as_deref(), &ctx.call_id)
+    super::truncate::truncate(
+        content,
+        Keep::Tail,
+        ctx.overflow_dir.as_deref(),
+        &ctx.call_id,
+    )
 }
 
 struct GroupGuard(u32);

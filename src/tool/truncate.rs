@@ -101,7 +101,10 @@ pub fn truncate(content: &str, keep: Keep, overflow_dir: Option<&Path>, call_id:
         None => String::new(),
     };
     let marker = match keep {
-        Keep::Head => format!("[Output truncated: showing {} of {} lines.{where_}]", bounded.shown, bounded.total),
+        Keep::Head => format!(
+            "[Output truncated: showing {} of {} lines.{where_}]",
+            bounded.shown, bounded.total
+        ),
         Keep::Tail => format!(
             "[Output truncated: showing the last {} of {} lines.{where_}]",
             bounded.shown, bounded.total
@@ -117,7 +120,13 @@ fn save_overflow(dir: &Path, call_id: &str, content: &str) -> std::io::Result<Pa
     std::fs::create_dir_all(dir)?;
     let safe: String = call_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -182,7 +191,9 @@ mod tests {
 
     #[test]
     fn byte_cap_cuts_at_line_boundary() {
-        let text: String = (0..1000).map(|_| format!("{}\n", "x".repeat(100))).collect();
+        let text: String = (0..1000)
+            .map(|_| format!("{}\n", "x".repeat(100)))
+            .collect();
         let b = bound(&text, Keep::Head);
         assert!(b.text.len() <= MAX_BYTES);
         assert!(b.text.lines().all(|l| l.len() == 100));

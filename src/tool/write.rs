@@ -38,7 +38,11 @@ impl Tool for WriteTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;
             let content = str_arg(&args, "content")?;
@@ -60,11 +64,17 @@ impl Tool for WriteTool {
             let summary = match &old {
                 None => format!("Created {shown} ({} bytes).", content.len()),
                 Some(old) if old == content.as_bytes() => {
-                    format!("{shown} already had this content ({} bytes); nothing changed.", content.len())
+                    format!(
+                        "{shown} already had this content ({} bytes); nothing changed.",
+                        content.len()
+                    )
                 }
                 Some(_) => format!("Wrote {} bytes to {shown}.", content.len()),
             };
-            let old_text = old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+            let old_text = old
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
             let diff = unified_diff(&shown, &old_text, content);
             Ok(ToolOutput::text(if diff.is_empty() {
                 summary

@@ -182,8 +182,16 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         });
         state.replies.pop_front()
     };
-    let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
-    let mut head = format!("HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n", reply.status);
+    let reply = reply.unwrap_or_else(|| {
+        Reply::json(
+            500,
+            r#"{"error":{"message":"mock: no scripted reply left"}}"#,
+        )
+    });
+    let mut head = format!(
+        "HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n",
+        reply.status
+    );
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -191,12 +199,19 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     if writer.write_all(head.as_bytes()).is_err() {
         return;
     }
-    let limit = reply.cut_at.unwrap_or(reply.body.len()).min(reply.body.len());
+    let limit = reply
+        .cut_at
+        .unwrap_or(reply.body.len())
+        .min(reply.body.len());
     for piece in reply.body[..limit].chunks(reply.chunk) {
         let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
         frame.extend_from_slice(piece);
         frame.extend_from_slice(b"\r\n");
-        if writer.write_all(&frame).and_then(|_| writer.flush()).is_err() {
+        if writer
+            .write_all(&frame)
+            .and_then(|_| writer.flush())
+            .is_err()
+        {
             return;
         }
     }
@@ -217,7 +232,9 @@ pub fn fixtures() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)");
+        eprintln!(
+            "skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)"
+        );
         None
     }
 }
@@ -248,21 +265,139 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
         let v = serde_json::json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         out.push_str(&format!("data: {v}\n\n"));
     };
-    chunk(serde_json::json!({"role": "assistant", "content": ""}), Value::Null);
+    chunk(
+        serde_json::json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    );
     for word in text.split_inclusive(' ') {
         chunk(serde_json::json!({"content": word}), Value::Null);
     }
     for (i, (id, name, args)) in calls.iter().enumerate() {
-        chunk(serde_json::json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), Value::Null);
+        chunk(
+            serde_json::json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        );
         let mid = args.len() / 2;
-        let mid = (0..=mid).rev().find(|m| args.is_char_boundary(*m)).unwrap_or(0);
+        let mid = (0..=mid)
+            .rev()
+            .find(|m| args.is_char_boundary(*m))
+            .unwrap_or(0);
         for part in [&args[..mid], &args[mid..]] {
-            chunk(serde_json::json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}), Value::Null);
+            chunk(
+                serde_json::json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}),
+                Value::Null,
+            );
         }
     }
-    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
     chunk(serde_json::json!({}), Value::String(finish.into()));
     out.push_str("data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n");
     out.push_str("data: [DONE]\n\n");
     out
+}
+
+/// A temporary project and a private home for one run of the real binary.
+pub struct Sandbox {
+    pub project: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self {
+            project: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.project.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// `brute` in the project, isolated from the user's environment and config, talking to
+    /// `server` with the OpenAI wire format and fast retries.
+    pub fn brute(&self, server: &MockServer) -> assert_cmd::Command {
+        let mut cmd = self.bare();
+        cmd.args([
+            "--provider",
+            "openai",
+            "--model",
+            "mock-model",
+            "--base-url",
+            &server.url("/v1"),
+        ]);
+        cmd
+    }
+
+    /// `brute` with no provider flags.
+    pub fn bare(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.std_command())
+    }
+
+    /// The same as [`Sandbox::brute`], as a plain process (for signal tests).
+    pub fn std_brute(&self, server: &MockServer) -> std::process::Command {
+        let mut cmd = self.std_command();
+        cmd.args([
+            "--provider",
+            "openai",
+            "--model",
+            "mock-model",
+            "--base-url",
+            &server.url("/v1"),
+        ]);
+        cmd
+    }
+
+    fn std_command(&self) -> std::process::Command {
+        let config = self.home.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("brute"));
+        cmd.current_dir(self.project.path())
+            .env("HOME", self.home.path())
+            .env("BRUTE_CONFIG_DIR", &config)
+            .env("BRUTE_DATA_DIR", self.home.path().join("data"))
+            .env("BRUTE_NO_OLLAMA_PROBE", "1");
+        for var in [
+            "BRUTE_PROVIDER",
+            "BRUTE_MODEL",
+            "BRUTE_BASE_URL",
+            "BRUTE_API_KEY",
+            "BRUTE_MAX_TURNS",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "OLLAMA_HOST",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd
+    }
+}
+
+/// The tool results a recorded OpenAI request carries, in order: (call id, content).
+pub fn tool_results(request: &Recorded) -> Vec<(String, String)> {
+    request.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or("").to_owned(),
+                m["content"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
 }

@@ -1,0 +1,49 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_brute_global_optspecs
+    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools output-format= q/quiet h/help V/version
+end
+
+function __fish_brute_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_brute_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_brute_using_subcommand
+    set -l cmd (__fish_brute_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c brute -n "__fish_brute_needs_command" -s p -l prompt -d 'Run one task headless and print the answer (stdin, when piped, is added to the prompt)' -r
+complete -c brute -n "__fish_brute_needs_command" -l provider -d 'Provider: openai, anthropic, responses, ollama or replay' -r
+complete -c brute -n "__fish_brute_needs_command" -l model -d 'Model name, as the provider spells it' -r
+complete -c brute -n "__fish_brute_needs_command" -l base-url -d 'Provider base URL (OpenAI-style ends in /v1; Anthropic-style is the host root)' -r
+complete -c brute -n "__fish_brute_needs_command" -l max-turns -d 'Maximum model requests per user turn (default 100)' -r
+complete -c brute -n "__fish_brute_needs_command" -l script -d 'Script for the replay provider (default: the built-in demo)' -r -F
+complete -c brute -n "__fish_brute_needs_command" -l tools -d 'Only offer these tools (comma-separated)' -r
+complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
+json\t'One JSON object at the end'
+stream-json\t'Every event as a JSON line as it happens'"
+complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
+complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
+complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
+complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c brute -n "__fish_brute_needs_command" -s V -l version -d 'Print version'
+complete -c brute -n "__fish_brute_needs_command" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_needs_command" -f -a "completions" -d 'Print shell completions'
+complete -c brute -n "__fish_brute_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c brute -n "__fish_brute_using_subcommand config" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "completions" -d 'Print shell completions'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

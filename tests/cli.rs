@@ -1,0 +1,533 @@
+//! The real `brute` binary against the mock provider: files really read and patched,
+//! parallel calls answered in call order, errors as results, every exit code, the output
+//! formats, retries and cut streams.
+
+mod support;
+
+use predicates::prelude::*;
+use serde_json::Value;
+use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
+
+#[test]
+fn reads_a_real_file_and_answers() {
+    let sb = Sandbox::new();
+    sb.write("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "Reading. ",
+        &[("c1", "read", r#"{"file_path":"src/lib.rs"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("It returns 42.", &[])));
+    sb.brute(&server)
+        .args(["-p", "what does answer return?"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Reading. \nIt returns 42."))
+        .stderr(predicate::str::contains("[read] src/lib.rs — ok"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["messages"][1]["content"],
+        "what does answer return?"
+    );
+    let results = tool_results(&requests[1]);
+    assert_eq!(
+        results,
+        vec![(
+            "c1".to_owned(),
+            "1\tpub fn answer() -> u32 {\n2\t    42\n3\t}\n".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn patches_a_real_file() {
+    let sb = Sandbox::new();
+    sb.write(
+        "config.py",
+        "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n",
+    );
+    let server = MockServer::start();
+    let args =
+        r#"{"file_path":"config.py","old_string":"range(LIMIT - 1)","new_string":"range(LIMIT)"}"#;
+    server.push(Reply::sse(openai_sse("", &[("p1", "patch", args)])));
+    server.push(Reply::sse(openai_sse("Fixed the off-by-one.", &[])));
+    sb.brute(&server)
+        .args(["-p", "fix the off-by-one", "-q"])
+        .assert()
+        .success()
+        .stderr("");
+    assert_eq!(
+        std::fs::read_to_string(sb.path("config.py")).unwrap(),
+        "LIMIT = 10\nfor i in range(LIMIT):\n    pass\n"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]
+            .1
+            .starts_with("Replaced 1 occurrence in config.py."),
+        "{}",
+        results[0].1
+    );
+    assert!(
+        results[0]
+            .1
+            .contains("-for i in range(LIMIT - 1):\n+for i in range(LIMIT):")
+    );
+}
+
+#[test]
+fn parallel_calls_are_answered_in_call_order() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            // The first call waits for a file the second call creates: it can only finish if
+            // both run at the same time, and it finishes last.
+            (
+                "slow",
+                "shell",
+                r#"{"command":"while [ ! -f go ]; do sleep 0.01; done; echo first"}"#,
+            ),
+            ("fast", "shell", r#"{"command":"touch go; echo second"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "go", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let finished: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["call_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        finished,
+        vec!["fast", "slow"],
+        "each result is announced as soon as it is ready"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(
+        results,
+        vec![
+            ("slow".into(), "first\n".into()),
+            ("fast".into(), "second\n".into())
+        ]
+    );
+}
+
+#[test]
+fn tool_errors_become_results() {
+    let sb = Sandbox::new();
+    sb.write("src/main.rs", "fn main() {}\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("a", "read", r#"{"file_path":"src/mian.rs"}"#),
+            ("b", "nosuchtool", r#"{}"#),
+            ("c", "read", r#"{"file_path": 5}"#),
+            ("d", "read", r#"{"file_path": "#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("noted", &[])));
+    sb.brute(&server)
+        .args(["-p", "x"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "[read] src/mian.rs — error: NotFound",
+        ));
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 4, "every call got exactly one result");
+    assert_eq!(
+        results[0].1,
+        "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?"
+    );
+    assert!(results[1].1.starts_with("Error: UnknownTool: no tool named `nosuchtool`. Available tools: read, write, patch, fs_search, shell"), "{}", results[1].1);
+    assert!(results[2].1.starts_with("Error: InvalidArguments: arguments do not match the `read` schema: /file_path: 5 is not of type \"string\""), "{}", results[2].1);
+    assert!(
+        results[3]
+            .1
+            .starts_with("Error: InvalidArguments: arguments are not valid JSON"),
+        "{}",
+        results[3].1
+    );
+}
+
+#[test]
+fn json_output_shape() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r", "read", r#"{"file_path":"a.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "x", "--output-format", "json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "json prints one object and nothing else: {stdout}"
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["outcome"], "done");
+    assert_eq!(v["result"], "Done.");
+    assert_eq!(v["tool_calls"][0]["name"], "read");
+    assert_eq!(v["tool_calls"][0]["arguments"]["file_path"], "a.txt");
+    assert_eq!(v["tool_calls"][0]["result"], "1\talpha\n");
+    assert_eq!(v["tool_calls"][0]["is_error"], false);
+    assert_eq!(v["usage"]["input_tokens"], 22);
+    assert_eq!(v["model"], "mock-model");
+    assert!(v["duration_ms"].is_u64());
+}
+
+#[test]
+fn stream_json_prints_every_event() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Hello there", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "hi", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let kinds: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("every line is JSON")["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn_started",
+            "request_started",
+            "text_delta",
+            "text_delta",
+            "usage",
+            "turn_finished"
+        ]
+    );
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "done");
+    assert_eq!(last["text"], "Hello there");
+}
+
+#[test]
+fn retries_after_429_then_succeeds() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(
+        Reply::json(
+            429,
+            r#"{"error":{"message":"Rate limit","type":"rate_limit_exceeded"}}"#,
+        )
+        .header("retry-after", "0"),
+    );
+    server.push(Reply::sse(openai_sse("fine", &[])));
+    sb.brute(&server)
+        .args(["-p", "x"])
+        .assert()
+        .success()
+        .stdout("fine\n")
+        .stderr(predicate::str::contains("retrying (attempt 2/4) in 0 ms: the provider returned HTTP 429: rate_limit_exceeded: Rate limit"));
+}
+
+#[test]
+fn provider_error_exits_1() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for _ in 0..4 {
+        server.push(Reply::json(500, "internal"));
+    }
+    sb.brute(&server)
+        .args(["-p", "x"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error: the provider returned HTTP 500: internal",
+        ));
+    assert_eq!(server.requests().len(), 4, "default: 4 attempts");
+}
+
+#[test]
+fn a_cut_stream_exits_1_and_runs_no_half_received_call() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let body = openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"made.txt","content":"x"}"#)],
+    );
+    let cut = body.find("finish_reason\":\"tool_calls").unwrap() - 60;
+    server.push(Reply::sse(body).cut_at(cut));
+    sb.brute(&server)
+        .args(["-p", "x"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cut before it finished"));
+    assert!(!sb.path("made.txt").exists());
+}
+
+#[test]
+fn auth_error_names_the_variable() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::json(401, r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#));
+    sb.bare()
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.url("/v1"),
+            "-p",
+            "x",
+        ])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("authentication failed (401)")
+                .and(predicate::str::contains("OPENAI_API_KEY")),
+        );
+}
+
+#[test]
+fn no_provider_exits_2_with_what_to_set() {
+    let sb = Sandbox::new();
+    sb.bare()
+        .args(["-p", "x"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("ANTHROPIC_API_KEY")
+                .and(predicate::str::contains("OPENAI_API_KEY"))
+                .and(predicate::str::contains("OLLAMA_HOST")),
+        );
+    sb.bare()
+        .args(["--provider", "bogus", "-p", "x"])
+        .assert()
+        .code(2);
+    sb.bare()
+        .args(["--max-turns", "0", "-p", "x"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn iteration_cap_exits_3_with_every_call_answered() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s1", "shell", r#"{"command":"echo one"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s2", "shell", r#"{"command":"echo two"}"#)],
+    )));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "loop", "--max-turns", "2", "--output-format", "json"])
+        .assert()
+        .code(3);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["outcome"], "max_turns");
+    assert_eq!(v["tool_calls"][1]["result"], "two\n");
+    assert!(v["notices"][0].as_str().unwrap().contains("iteration cap"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn piped_stdin_joins_the_prompt() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("LGTM", &[])));
+    sb.brute(&server)
+        .args(["-p", "review this"])
+        .write_stdin("diff --git a/x b/x\n+added\n")
+        .assert()
+        .success();
+    let prompt = server.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        prompt,
+        "review this\n\n<stdin>\ndiff --git a/x b/x\n+added\n</stdin>"
+    );
+}
+
+#[test]
+fn question_without_a_person_says_so() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("q", "question", r#"{"questions":[{"question":"Which DB?","options":[{"label":"sqlite"},{"label":"postgres"}]}]}"#)])));
+    server.push(Reply::sse(openai_sse("Assuming sqlite.", &[])));
+    sb.brute(&server)
+        .args(["-p", "set up a db"])
+        .assert()
+        .success();
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.starts_with("No interactive user is present"),
+        "{}",
+        results[0].1
+    );
+}
+
+#[test]
+fn tool_filtering_changes_what_is_advertised() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("a", &[])));
+    server.push(Reply::sse(openai_sse("b", &[])));
+    sb.brute(&server)
+        .args(["-p", "x", "--tools", "read,fs_search"])
+        .assert()
+        .success();
+    sb.brute(&server)
+        .args(["-p", "x", "--no-tools"])
+        .assert()
+        .success();
+    let requests = server.requests();
+    let names: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "fs_search"]);
+    assert!(requests[1].body.get("tools").is_none());
+}
+
+#[test]
+fn first_request_stays_small() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "hello"]).assert().success();
+    let size = server.requests()[0].raw_len;
+    assert!(size <= 12 * 1024, "first request is {size} bytes");
+}
+
+#[test]
+fn config_command_shows_sources_and_hides_keys() {
+    let sb = Sandbox::new();
+    sb.bare()
+        .env("OPENAI_API_KEY", "sk-very-secret-value")
+        .arg("config")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("provider         = openai")
+                .and(predicate::str::contains("detected: OPENAI_API_KEY is set"))
+                .and(predicate::str::contains("(set, 20 chars, hidden)"))
+                .and(predicate::str::contains("retry_base_ms    = 1"))
+                .and(predicate::str::contains("sk-very-secret").not()),
+        );
+}
+
+#[test]
+fn replay_demo_runs_without_a_key() {
+    let sb = Sandbox::new();
+    sb.write("README.md", "# demo project\n");
+    sb.bare()
+        .args(["--provider", "replay", "-p", "show me around"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("That was the replay demo"))
+        .stderr(
+            predicate::str::contains("[fs_search] *.md — ok")
+                .and(predicate::str::contains("[shell]")),
+        );
+}
+
+#[test]
+fn sigint_gives_pending_calls_results_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    let mut cmd = sb.std_brute(&server);
+    let mut child = cmd
+        .args(["-p", "x", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    // Wait for the command's first output: the tool is running.
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let started = line.contains("\"tool_output_delta\"");
+        seen.push(line);
+        if started {
+            break;
+        }
+    }
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    seen.extend(lines.map(|l| l.unwrap()));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let events: Vec<Value> = seen
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .expect("the running call got a result");
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error: Interrupted: started\n"),
+        "{result}"
+    );
+    assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+}
+
+#[test]
+fn completions_match_the_cli() {
+    for shell in ["bash", "zsh", "fish"] {
+        let file = match shell {
+            "bash" => "brute.bash",
+            "zsh" => "_brute",
+            _ => "brute.fish",
+        };
+        let committed = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("completions").join(file))
+            .unwrap_or_else(|_| panic!("completions/{file} is missing: run `brute completions {shell} > completions/{file}`"));
+        let out = assert_cmd::Command::cargo_bin("brute")
+            .unwrap()
+            .args(["completions", shell])
+            .assert()
+            .success();
+        assert!(
+            out.get_output().stdout == committed,
+            "completions/{file} drifted from the CLI: run `brute completions {shell} > completions/{file}`"
+        );
+    }
+}
