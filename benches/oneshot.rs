@@ -17,7 +17,11 @@ const RUNS: usize = 30;
 /// Runs the command, returning wall time and peak RSS in KiB (from wait4's rusage).
 fn measure(cmd: &mut Command) -> (Duration, i64) {
     let started = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn brute");
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn brute");
     let mut status = 0;
     // SAFETY: a zeroed rusage is a valid out-parameter for wait4 on our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -26,7 +30,10 @@ fn measure(cmd: &mut Command) -> (Duration, i64) {
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let elapsed = started.elapsed();
     assert_eq!(waited, pid, "wait4 failed");
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "brute failed: status {status}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "brute failed: status {status}"
+    );
     (elapsed, usage.ru_maxrss)
 }
 
@@ -64,8 +71,14 @@ fn main() {
                 ("c3", "shell", r#"{"command":"echo ok"}"#),
             ],
         )));
-        server.push(Reply::sse(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
-        let (time, rss) = measure(sb.std_brute(&server).args(["-p", "where is LIMIT defined?"]));
+        server.push(Reply::sse(openai_sse(
+            "LIMIT is 10, defined in src/config.rs.",
+            &[],
+        )));
+        let (time, rss) = measure(
+            sb.std_brute(&server)
+                .args(["-p", "where is LIMIT defined?"]),
+        );
         times.push(time);
         peak = peak.max(rss);
     }
@@ -81,5 +94,8 @@ fn main() {
     summary("brute --version", times, Some(peak));
 
     let first = &server.requests()[0];
-    println!("first request of the task: {} bytes (system prompt + tool definitions + prompt)", first.raw_len);
+    println!(
+        "first request of the task: {} bytes (system prompt + tool definitions + prompt)",
+        first.raw_len
+    );
 }
