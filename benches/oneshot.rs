@@ -15,6 +15,7 @@ use support::{MockServer, Reply, Sandbox, openai_sse};
 const RUNS: usize = 30;
 
 /// Runs the command, returning wall time and peak RSS in KiB (from wait4's rusage).
+#[allow(clippy::zombie_processes)] // the child is reaped by wait4 below
 fn measure(cmd: &mut Command) -> (Duration, i64) {
     let started = Instant::now();
     let child = cmd
