@@ -3,15 +3,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
 use crate::config::{ProviderKind, Settings, paths};
 use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings, WireFormat};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
 use crate::provider::{Provider, ProviderError};
+use crate::tool::adapter::{FileQueue, SnapshotFirst};
+use crate::tool::command::CommandTool;
 use crate::tool::exec::Executor;
 use crate::tool::registry::ToolFilter;
-use crate::tool::{Registry, Snapshots, fs_search, patch, read, shell, write};
+use crate::tool::{
+    Pipeline, Registry, Snapshots, Tool, fetch, fs_search, patch, read, remove, shell, skill,
+    subagent, todo, undo, write,
+};
 
 /// Why the agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -56,15 +62,30 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
     Ok(Arc::new(HttpProvider::new(format, kind.as_str(), http)?))
 }
 
+/// Wraps a mutating built-in so calls on one file are queued in call order and the file is
+/// snapshotted before it changes (the registry adds validation and logging around this).
+fn mutating(tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
+    Arc::new(Pipeline::new(tool).layer(FileQueue).layer(SnapshotFirst))
+}
+
 /// The built-in tools, in the order they are advertised.
 pub fn builtin_tools() -> Registry {
     let mut registry = Registry::new();
     registry.register(Arc::new(read::ReadTool));
-    registry.register(Arc::new(write::WriteTool));
-    registry.register(Arc::new(patch::PatchTool));
+    registry.register(mutating(Arc::new(write::WriteTool)));
+    registry.register(mutating(Arc::new(patch::PatchTool)));
+    registry.register(mutating(Arc::new(remove::RemoveTool)));
+    registry.register(Arc::new(
+        Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue),
+    ));
     registry.register(Arc::new(fs_search::SearchTool));
     registry.register(Arc::new(shell::ShellTool));
+    registry.register(Arc::new(fetch::FetchTool::default()));
+    registry.register(Arc::new(todo::TodoWriteTool));
+    registry.register(Arc::new(todo::TodoReadTool));
     registry.register(Arc::new(QuestionTool));
+    registry.register(Arc::new(skill::SkillTool));
+    registry.register(Arc::new(subagent::SubAgentTool::task()));
     registry
 }
 
@@ -74,55 +95,86 @@ pub struct Built {
     pub notices: Vec<String>,
 }
 
-/// Builds the agent for `root` from `settings`.
+/// Builds the agent for `root` from `settings`, with `extra` tools (library users' own)
+/// added after the built-ins and the configured command tools.
+pub fn build_agent_with(
+    settings: &Settings,
+    root: &Path,
+    events: EventSink,
+    interactive: bool,
+    extra: Vec<Arc<dyn Tool>>,
+) -> Result<Built, SetupError> {
+    let provider = provider(settings)?;
+    let mut registry = builtin_tools();
+    let mut notices = Vec::new();
+    for spec in &settings.command_tools {
+        match CommandTool::new(spec.clone()) {
+            Ok(tool) => registry.register(Arc::new(tool)),
+            Err(problem) => notices.push(format!("command tool skipped: {problem}")),
+        }
+    }
+    for tool in extra {
+        registry.register(tool);
+    }
+    let filter = match &settings.allow_tools {
+        None => ToolFilter::All,
+        Some(list) if list.value.is_empty() => ToolFilter::None,
+        Some(list) => ToolFilter::Only(list.value.clone()),
+    };
+    notices.extend(registry.apply(
+        &filter,
+        &settings.deny_tools.value,
+        settings.max_tools.value,
+    ));
+    let user_skills = paths::config_dir().map(|d| d.join("skills"));
+    let skills = skills::discover(root, user_skills.as_deref());
+    let summaries: Vec<_> = if registry.get("skill").is_some() {
+        skills.iter().map(skills::Skill::summary).collect()
+    } else {
+        Vec::new()
+    };
+    let template = settings
+        .system_prompt
+        .as_ref()
+        .map_or(prompt::TEMPLATE, |p| p.value.as_str());
+    let system_prompt = prompt::build(template, root, &summaries);
+    let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
+    if let Some(dir) = &overflow_dir {
+        crate::tool::truncate::clean_overflow(dir);
+    }
+    let state = Arc::new(
+        AgentState::new(
+            provider,
+            settings.model.value.clone(),
+            settings.max_tokens.value,
+            root.to_path_buf(),
+        )
+        .with_skills(skills)
+        .with_overflow_dir(overflow_dir),
+    );
+    let executor = Executor::new(
+        Arc::new(registry),
+        Arc::new(Snapshots::default()),
+        state.clone(),
+        events.clone(),
+    );
+    let config = AgentConfig {
+        system_prompt,
+        max_turns: settings.max_turns.value,
+        interactive,
+    };
+    Ok(Built {
+        agent: Agent::new(state, executor, config, events),
+        notices,
+    })
+}
+
+/// Builds the agent for `root` from `settings` with the built-in and configured tools.
 pub fn build_agent(
     settings: &Settings,
     root: &Path,
     events: EventSink,
     interactive: bool,
 ) -> Result<Built, SetupError> {
-    let provider = provider(settings)?;
-    let mut registry = builtin_tools();
-    let filter = match &settings.allow_tools {
-        None => ToolFilter::All,
-        Some(list) if list.value.is_empty() => ToolFilter::None,
-        Some(list) => ToolFilter::Only(list.value.clone()),
-    };
-    let notices = registry.apply(
-        &filter,
-        &settings.deny_tools.value,
-        settings.max_tools.value,
-    );
-    let user_skills = paths::config_dir().map(|d| d.join("skills"));
-    let skills: Vec<_> = skills::discover(root, user_skills.as_deref())
-        .iter()
-        .map(skills::Skill::summary)
-        .collect();
-    let template = settings
-        .system_prompt
-        .as_ref()
-        .map_or(prompt::TEMPLATE, |p| p.value.as_str());
-    let system_prompt = prompt::build(template, root, &skills);
-    let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
-    if let Some(dir) = &overflow_dir {
-        crate::tool::truncate::clean_overflow(dir);
-    }
-    let executor = Executor::new(
-        Arc::new(registry),
-        Arc::new(Snapshots::default()),
-        root.to_path_buf(),
-        overflow_dir,
-        events.clone(),
-    );
-    let config = AgentConfig {
-        model: settings.model.value.clone(),
-        system_prompt,
-        max_turns: settings.max_turns.value,
-        max_tokens: settings.max_tokens.value,
-        interactive,
-    };
-    Ok(Built {
-        agent: Agent::new(provider, executor, config, events),
-        notices,
-    })
+    build_agent_with(settings, root, events, interactive, Vec::new())
 }

@@ -134,6 +134,14 @@ impl Printer {
             return;
         }
         let text_mode = self.format == OutputFormat::Text;
+        if let Event::Nested {
+            parent_call_id,
+            event,
+        } = event
+        {
+            self.print_nested(parent_call_id, event, &mut err);
+            return;
+        }
         match event {
             Event::TextDelta { text } if text_mode => {
                 let _ = out.write_all(text.as_bytes());
@@ -195,6 +203,44 @@ impl Printer {
             {
                 let _ = writeln!(out);
                 self.text_open = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Printer {
+    /// A sub-agent's tool calls, indented under the call that started it.
+    fn print_nested(&mut self, parent: &str, event: &Event, err: &mut impl Write) {
+        match event {
+            Event::Nested {
+                parent_call_id,
+                event,
+            } => self.print_nested(parent_call_id, event, err),
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+            } => {
+                self.calls.insert(
+                    format!("{parent}/{call_id}"),
+                    (name.clone(), key_argument(arguments)),
+                );
+            }
+            Event::ToolResult {
+                call_id,
+                name,
+                is_error,
+                duration_ms,
+                ..
+            } if !self.quiet => {
+                let key = self
+                    .calls
+                    .get(&format!("{parent}/{call_id}"))
+                    .map(|(_, k)| k.clone())
+                    .unwrap_or_default();
+                let status = if *is_error { "error" } else { "ok" };
+                let _ = writeln!(err, "    ↳ [{name}] {key} — {status} ({duration_ms} ms)");
             }
             _ => {}
         }
@@ -266,8 +312,8 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
     let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<Op>();
     let prompt = options.prompt.clone();
     let turn = tokio::spawn(async move {
-        let outcome = agent.run_turn(prompt, &mut ops_rx).await;
-        (outcome, agent)
+        let end = agent.run_turn(prompt, &mut ops_rx).await;
+        (end, agent)
     });
     // One listener for the whole run, so a signal between two polls is not lost.
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;

@@ -100,8 +100,6 @@ pub enum Event {
         call_id: String,
         name: String,
         arguments: Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        parent_call_id: Option<String>,
     },
     /// A chunk of live output from a running tool (e.g. shell).
     ToolOutputDelta { call_id: String, chunk: String },
@@ -126,6 +124,32 @@ pub enum Event {
     Error { message: String },
     /// The user turn ended; `text` is the assistant's final message.
     TurnFinished { outcome: TurnOutcome, text: String },
+    /// The session's todo list changed (it is shown to the person).
+    TodosUpdated { todos: Vec<TodoItem> },
+    /// An event of a sub-agent, shown inside the pane of the call that started it.
+    Nested {
+        parent_call_id: String,
+        event: Box<Event>,
+    },
+}
+
+/// The state of a todo item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Cancelled,
+}
+
+/// One entry of the session's todo list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TodoItem {
+    pub id: String,
+    pub content: String,
+    pub status: TodoStatus,
 }
 
 /// Where the core sends its [`Event`]s. Cloneable; sending never blocks and never fails
@@ -133,17 +157,44 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub struct EventSink {
     tx: tokio::sync::mpsc::UnboundedSender<Event>,
+    /// Call ids of the sub-agent calls this sink reports for, outermost first.
+    parents: Vec<String>,
 }
 
 impl EventSink {
     /// Creates a sink and the receiver a front end reads from.
     pub fn channel() -> (Self, tokio::sync::mpsc::UnboundedReceiver<Event>) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        (Self { tx }, rx)
+        (
+            Self {
+                tx,
+                parents: Vec::new(),
+            },
+            rx,
+        )
+    }
+
+    /// A sink for a sub-agent started by `parent_call_id`: its events arrive wrapped in
+    /// [`Event::Nested`].
+    pub fn nested(&self, parent_call_id: &str) -> Self {
+        let mut parents = self.parents.clone();
+        parents.push(parent_call_id.to_owned());
+        Self {
+            tx: self.tx.clone(),
+            parents,
+        }
     }
 
     /// Sends one event.
     pub fn emit(&self, event: Event) {
+        let event = self
+            .parents
+            .iter()
+            .rev()
+            .fold(event, |event, parent| Event::Nested {
+                parent_call_id: parent.clone(),
+                event: Box::new(event),
+            });
         let _ = self.tx.send(event);
     }
 }

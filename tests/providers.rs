@@ -81,6 +81,7 @@ async fn complete(
         messages: &messages,
         tools: &tools,
         max_tokens: 100,
+        temperature: Some(0.5),
     };
     let mut sink = |d: Delta| deltas.push(d);
     provider.complete(&request, &mut sink).await
@@ -127,6 +128,7 @@ async fn openai_request_shape_and_streamed_tool_calls() {
         json!({"role": "tool", "tool_call_id": "call_1", "content": "15°C"})
     );
     assert_eq!(b["messages"][4]["tool_call_id"], "call_2");
+    assert_eq!(b["temperature"], 0.5);
     assert_eq!(b["tools"][0]["type"], "function");
     assert_eq!(b["tools"][0]["function"]["name"], "weather");
 }

@@ -8,6 +8,7 @@
 pub mod prompt;
 pub mod question;
 pub mod skills;
+pub mod state;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,23 +18,30 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{Event, EventSink, Op, TurnOutcome, Usage};
-use crate::provider::{ChatRequest, Delta, Message, Provider, StopReason, ToolCall};
+use crate::provider::{ChatRequest, Delta, Message, StopReason, ToolCall};
 use crate::tool::ToolError;
 use crate::tool::exec::{CallRecord, Executor, PendingCall};
+use state::AgentState;
 
 /// The default cap on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 
-/// Settings of one agent.
+/// Settings of one agent (the model and provider live in its [`AgentState`]).
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
-    pub model: String,
     pub system_prompt: String,
     /// Model requests allowed per user turn.
     pub max_turns: u32,
-    pub max_tokens: u32,
     /// Whether a person can answer `question` calls.
     pub interactive: bool,
+}
+
+/// How a user turn ended, with the final text and the error that ended it, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnd {
+    pub outcome: TurnOutcome,
+    pub text: String,
+    pub error: Option<String>,
 }
 
 /// What the loop does after a model response.
@@ -104,7 +112,7 @@ async fn with_ops<F: Future>(
 
 /// One conversation with a model and its tools.
 pub struct Agent {
-    provider: Arc<dyn Provider>,
+    state: Arc<AgentState>,
     executor: Executor,
     config: AgentConfig,
     history: Vec<Message>,
@@ -114,13 +122,13 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(
-        provider: Arc<dyn Provider>,
+        state: Arc<AgentState>,
         executor: Executor,
         config: AgentConfig,
         events: EventSink,
     ) -> Self {
         Self {
-            provider,
+            state,
             executor,
             config,
             history: Vec::new(),
@@ -141,24 +149,39 @@ impl Agent {
 
     /// The provider's label.
     pub fn provider_name(&self) -> &str {
-        self.provider.name()
+        self.state.provider.name()
+    }
+
+    /// The state shared with this agent's tools.
+    pub fn state(&self) -> &Arc<AgentState> {
+        &self.state
     }
 
     /// Runs one user turn to its end. Ops (interrupt, answers) are read from `ops` meanwhile.
-    pub async fn run_turn(
+    pub async fn run_turn(&mut self, prompt: String, ops: &mut UnboundedReceiver<Op>) -> TurnEnd {
+        self.run_turn_with_cancel(prompt, ops, CancellationToken::new())
+            .await
+    }
+
+    /// Like [`Agent::run_turn`], also stopping when `cancel` fires (sub-agents use their
+    /// parent call's token).
+    pub async fn run_turn_with_cancel(
         &mut self,
         prompt: String,
         ops: &mut UnboundedReceiver<Op>,
-    ) -> TurnOutcome {
-        let cancel = CancellationToken::new();
+        cancel: CancellationToken,
+    ) -> TurnEnd {
         let mut inbox = Inbox::default();
         self.events.emit(Event::TurnStarted {
             prompt: prompt.clone(),
         });
         self.history.push(Message::User { text: prompt });
-        let (outcome, text) = self.drive(ops, &mut inbox, &cancel).await;
-        self.events.emit(Event::TurnFinished { outcome, text });
-        outcome
+        let end = self.drive(ops, &mut inbox, &cancel).await;
+        self.events.emit(Event::TurnFinished {
+            outcome: end.outcome,
+            text: end.text.clone(),
+        });
+        end
     }
 
     async fn drive(
@@ -166,7 +189,12 @@ impl Agent {
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
-    ) -> (TurnOutcome, String) {
+    ) -> TurnEnd {
+        let end = |outcome, text: String, error: Option<String>| TurnEnd {
+            outcome,
+            text,
+            error,
+        };
         let tools = self.executor.registry().specs();
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
@@ -194,14 +222,15 @@ impl Agent {
                 }),
             };
             let request = ChatRequest {
-                model: &self.config.model,
+                model: &self.state.model,
                 system: &self.config.system_prompt,
                 messages: &self.history,
                 tools: &tools,
-                max_tokens: self.config.max_tokens,
+                max_tokens: self.state.max_tokens,
+                temperature: self.state.temperature(),
             };
             let completion = {
-                let call = self.provider.complete(&request, &mut on_delta);
+                let call = self.state.provider.complete(&request, &mut on_delta);
                 let cancellable = async {
                     tokio::select! {
                         result = call => Some(result),
@@ -218,13 +247,14 @@ impl Agent {
                             tool_calls: Vec::new(),
                         });
                     }
-                    return (TurnOutcome::Interrupted, streamed);
+                    return end(TurnOutcome::Interrupted, streamed, None);
                 }
                 Some(Err(error)) => {
+                    let message = error.to_string();
                     self.events.emit(Event::Error {
-                        message: error.to_string(),
+                        message: message.clone(),
                     });
-                    return (TurnOutcome::Error, String::new());
+                    return end(TurnOutcome::Error, String::new(), Some(message));
                 }
                 Some(Ok(completion)) => completion,
             };
@@ -246,7 +276,7 @@ impl Agent {
             });
             let step = decide(calls.len(), iteration, max_turns);
             if step == Step::Finish {
-                return (TurnOutcome::Done, text);
+                return end(TurnOutcome::Done, text, None);
             }
             let records = self.run_calls(&calls, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
@@ -259,13 +289,14 @@ impl Agent {
                 });
             }
             if let Some(message) = critical {
+                let message = format!("a critical tool error ended the turn: {message}");
                 self.events.emit(Event::Error {
-                    message: format!("a critical tool error ended the turn: {message}"),
+                    message: message.clone(),
                 });
-                return (TurnOutcome::Error, text);
+                return end(TurnOutcome::Error, text, Some(message));
             }
             if cancel.is_cancelled() {
-                return (TurnOutcome::Interrupted, text);
+                return end(TurnOutcome::Interrupted, text, None);
             }
             if step == Step::RunToolsThenStop {
                 self.events.emit(Event::Notice {
@@ -273,7 +304,7 @@ impl Agent {
                         "stopped after {max_turns} model requests in this turn (the iteration cap; raise it with --max-turns or `max_turns` in config)"
                     ),
                 });
-                return (TurnOutcome::MaxTurns, text);
+                return end(TurnOutcome::MaxTurns, text, None);
             }
         }
     }

@@ -148,6 +148,9 @@ pub struct FileLayer {
     /// Tools never offered.
     pub deny_tools: Option<Vec<String>>,
     pub max_tools: Option<usize>,
+    /// Command tools (`[[tools]]`).
+    #[serde(default)]
+    pub tools: Vec<crate::tool::command::CommandToolSpec>,
 }
 
 /// What the command line sets.
@@ -182,6 +185,8 @@ pub struct Settings {
     pub allow_tools: Option<Sourced<Vec<String>>>,
     pub deny_tools: Sourced<Vec<String>>,
     pub max_tools: Sourced<usize>,
+    /// Command tools from config; a project tool replaces a user tool of the same name.
+    pub command_tools: Vec<crate::tool::command::CommandToolSpec>,
     /// The config files that were read, lowest layer first.
     pub files: Vec<PathBuf>,
 }
@@ -339,6 +344,7 @@ struct Gathered {
     allow_tools: Option<Sourced<Vec<String>>>,
     deny_tools: Option<Sourced<Vec<String>>>,
     max_tools: Option<Sourced<usize>>,
+    command_tools: Vec<crate::tool::command::CommandToolSpec>,
 }
 
 fn set<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
@@ -374,6 +380,10 @@ impl Gathered {
         set(&mut self.allow_tools, layer.allow_tools, &s);
         set(&mut self.deny_tools, layer.deny_tools, &s);
         set(&mut self.max_tools, layer.max_tools, &s);
+        for tool in layer.tools {
+            self.command_tools.retain(|t| t.name != tool.name);
+            self.command_tools.push(tool);
+        }
     }
 
     fn apply_env(&mut self, env: EnvLookup<'_>) -> Result<(), ConfigError> {
@@ -545,6 +555,7 @@ pub fn load(
             .deny_tools
             .unwrap_or(Sourced::new(Vec::new(), Source::Default)),
         max_tools,
+        command_tools: std::mem::take(&mut g.command_tools),
         files,
     })
 }

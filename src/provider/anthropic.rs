@@ -85,6 +85,9 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     if !req.system.is_empty() {
         body["system"] = json!(req.system);
     }
+    if let Some(temperature) = req.temperature {
+        body["temperature"] = json!(temperature);
+    }
     if !req.tools.is_empty() {
         body["tools"] = req
             .tools

@@ -296,7 +296,7 @@ impl Provider for HttpProvider {
 
 /// Installs rustls' ring crypto provider once per process (reqwest is built without one so
 /// that no C toolchain beyond ring's is needed).
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 

@@ -62,6 +62,8 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
     pub max_tokens: u32,
+    /// Sampling temperature; `None` leaves the provider's default.
+    pub temperature: Option<f32>,
 }
 
 /// Why the model stopped.

@@ -3,7 +3,6 @@
 //! panic, interrupt) into a result, truncates, and announces each result as soon as it is ready.
 
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::mutation::{MutationQueue, queue_key};
 use super::{Registry, Snapshots, ToolContext, ToolError, truncate};
+use crate::agent::state::AgentState;
 use crate::protocol::{Event, EventSink};
 use crate::provider::ToolCall;
 
@@ -41,10 +41,8 @@ pub struct Executor {
     registry: Arc<Registry>,
     queue: MutationQueue,
     snapshots: Arc<Snapshots>,
-    root: PathBuf,
-    overflow_dir: Option<PathBuf>,
+    agent: Arc<AgentState>,
     events: EventSink,
-    parent_call_id: Option<String>,
 }
 
 /// A started call; [`PendingCall::finish`] yields its record.
@@ -59,25 +57,21 @@ impl Executor {
     pub fn new(
         registry: Arc<Registry>,
         snapshots: Arc<Snapshots>,
-        root: PathBuf,
-        overflow_dir: Option<PathBuf>,
+        agent: Arc<AgentState>,
         events: EventSink,
     ) -> Self {
         Self {
             registry,
             queue: MutationQueue::default(),
             snapshots,
-            root,
-            overflow_dir,
+            agent,
             events,
-            parent_call_id: None,
         }
     }
 
-    /// Marks events from this executor as belonging to a parent call (sub-agents).
-    pub fn with_parent(mut self, parent_call_id: Option<String>) -> Self {
-        self.parent_call_id = parent_call_id;
-        self
+    /// The agent state handed to tools.
+    pub fn agent(&self) -> &Arc<AgentState> {
+        &self.agent
     }
 
     pub fn registry(&self) -> &Registry {
@@ -96,7 +90,6 @@ impl Executor {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments,
-            parent_call_id: self.parent_call_id.clone(),
         });
     }
 
@@ -129,25 +122,26 @@ impl Executor {
                 };
             }
         };
-        let mut ticket = tool.mutated_path(&args).map(|p| {
+        // The queue place is taken now, in call order; the FileQueue middleware waits on it.
+        let ticket = tool.mutated_path(&args).map(|p| {
             self.queue
-                .ticket(queue_key(&super::resolve(&self.root, &p)))
+                .ticket(queue_key(&super::resolve(&self.agent.root, &p)))
         });
         let ctx = ToolContext {
             call_id: call.id.clone(),
-            root: self.root.clone(),
+            root: self.agent.root.clone(),
             cancel: cancel.clone(),
             events: self.events.clone(),
+            op: self.snapshots.next_op(),
             snapshots: self.snapshots.clone(),
-            overflow_dir: self.overflow_dir.clone(),
+            overflow_dir: self.agent.overflow_dir.clone(),
+            agent: self.agent.clone(),
+            ticket: Arc::new(std::sync::Mutex::new(ticket)),
         };
-        let overflow_dir = self.overflow_dir.clone();
+        let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();
         let call_for_task = call.clone();
         let handle = tokio::spawn(async move {
-            if let Some(ticket) = ticket.as_mut() {
-                ticket.wait().await;
-            }
             let outcome = AssertUnwindSafe(tool.call(args, &ctx)).catch_unwind().await;
             let record = match outcome {
                 Ok(Ok(output)) => {
@@ -183,7 +177,8 @@ impl Executor {
                     )
                 }
             };
-            drop(ticket);
+            // Release the queue place even if no FileQueue layer took it.
+            drop(ctx.take_ticket());
             events.emit(Event::ToolResult {
                 call_id: record.call.id.clone(),
                 name: record.call.name.clone(),

@@ -1,15 +1,23 @@
 //! Tools: the [`Tool`] trait every shape of tool is adapted to, the errors tools return,
 //! parameter declaration, and the built-in tools (one file each).
 
+pub mod adapter;
+pub mod command;
 pub mod exec;
+pub mod fetch;
 pub mod fs_search;
 pub mod mutation;
 pub mod params;
 pub mod patch;
 pub mod read;
 pub mod registry;
+pub mod remove;
 pub mod shell;
+pub mod skill;
+pub mod subagent;
+pub mod todo;
 pub mod truncate;
+pub mod undo;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -20,9 +28,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{Event, EventSink};
+pub use adapter::{FnTool, Middleware, Next, Pipeline, fn_tool};
 pub use mutation::Snapshots;
 pub use params::Params;
 pub use registry::Registry;
+
+use crate::agent::state::AgentState;
 
 /// Which end of an over-long output the universal truncation keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,6 +54,18 @@ pub struct ToolOutput {
     /// The tool already bounded its own output (and wrote its own continuation hint), so the
     /// universal truncation step leaves it alone.
     pub self_truncated: bool,
+}
+
+impl From<String> for ToolOutput {
+    fn from(content: String) -> Self {
+        Self::text(content)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(content: &str) -> Self {
+        Self::text(content)
+    }
 }
 
 impl ToolOutput {
@@ -105,7 +128,7 @@ impl ToolError {
 }
 
 /// What a running tool may use: its call id, the project root, cancellation, the event sink
-/// for live output, and the session's snapshot store.
+/// for live output, the session's snapshot store, and its agent's shared state.
 #[derive(Clone)]
 pub struct ToolContext {
     pub call_id: String,
@@ -118,9 +141,37 @@ pub struct ToolContext {
     pub snapshots: Arc<Snapshots>,
     /// Where truncated outputs are saved in full.
     pub overflow_dir: Option<PathBuf>,
+    /// The agent this call belongs to (todo list, settings, provider for sub-agents).
+    pub agent: Arc<AgentState>,
+    /// This call's operation id in the snapshot store.
+    pub op: u64,
+    /// The place in the per-file queue reserved for this call, in call order; the
+    /// [`adapter::FileQueue`] middleware waits on it.
+    pub(crate) ticket: Arc<std::sync::Mutex<Option<mutation::Ticket>>>,
 }
 
 impl ToolContext {
+    /// A context for running a tool outside an executor (tests, examples, embedding).
+    pub fn standalone(agent: Arc<AgentState>, events: EventSink) -> Self {
+        let snapshots = Arc::new(Snapshots::default());
+        Self {
+            call_id: "standalone".to_owned(),
+            root: agent.root.clone(),
+            cancel: CancellationToken::new(),
+            events,
+            op: snapshots.next_op(),
+            snapshots,
+            overflow_dir: agent.overflow_dir.clone(),
+            agent,
+            ticket: Arc::default(),
+        }
+    }
+
+    /// Takes the reserved queue ticket, if any.
+    pub(crate) fn take_ticket(&self) -> Option<mutation::Ticket> {
+        self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
     /// Resolves a path argument against the project root.
     pub fn resolve(&self, path: &str) -> PathBuf {
         resolve(&self.root, path)

@@ -69,38 +69,152 @@ impl MutationQueue {
     }
 }
 
-/// The content a file had before a mutation; `None` when it did not exist.
-pub type Snapshot = Option<Vec<u8>>;
+/// What a path held before a mutation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Snapshot {
+    /// Nothing was there (undo deletes what the mutation created).
+    Missing,
+    /// A file with these bytes and Unix permission bits.
+    File { bytes: Vec<u8>, mode: u32 },
+    /// A directory (undo re-creates it).
+    Dir,
+}
 
-/// Per-file stacks of pre-mutation snapshots, newest last.
+impl Snapshot {
+    /// Captures what `path` holds now.
+    pub fn capture(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Snapshot::Missing),
+            Err(e) => Err(e),
+            Ok(meta) if meta.is_dir() => Ok(Snapshot::Dir),
+            Ok(_) => {
+                let mode = std::fs::metadata(path)
+                    .map(|m| m.permissions().mode())
+                    .unwrap_or(0o644);
+                Ok(Snapshot::File {
+                    bytes: std::fs::read(path)?,
+                    mode,
+                })
+            }
+        }
+    }
+
+    /// Puts `path` back the way this snapshot saw it.
+    pub fn restore(&self, path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        match self {
+            Snapshot::Missing => match std::fs::symlink_metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+                Ok(meta) if meta.is_dir() => std::fs::remove_dir(path),
+                Ok(_) => std::fs::remove_file(path),
+            },
+            Snapshot::Dir => std::fs::create_dir_all(path),
+            Snapshot::File { bytes, mode } => {
+                write_atomic(path, bytes)?;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
+            }
+        }
+    }
+}
+
+struct Entry {
+    op: u64,
+    snapshot: Snapshot,
+}
+
+/// Per-path stacks of pre-mutation snapshots, newest last. Each snapshot carries the id of
+/// the operation (tool call) that took it, so a recursive removal can be undone as a whole.
 #[derive(Default)]
 pub struct Snapshots {
-    stacks: Mutex<HashMap<PathBuf, Vec<Snapshot>>>,
+    stacks: Mutex<HashMap<PathBuf, Vec<Entry>>>,
+    next_op: std::sync::atomic::AtomicU64,
+}
+
+/// What an undo did to one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub path: PathBuf,
+    pub action: &'static str,
 }
 
 impl Snapshots {
-    /// Records what `path` holds now, before it is changed.
-    pub fn record(&self, path: &Path) -> std::io::Result<()> {
-        let before = match std::fs::read(path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
-        };
+    /// A fresh operation id (one per tool call).
+    pub fn next_op(&self) -> u64 {
+        self.next_op
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1
+    }
+
+    /// Records what `path` holds now, before operation `op` changes it.
+    pub fn record(&self, path: &Path, op: u64) -> std::io::Result<()> {
+        let snapshot = Snapshot::capture(path)?;
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        stacks.entry(queue_key(path)).or_default().push(before);
+        stacks
+            .entry(queue_key(path))
+            .or_default()
+            .push(Entry { op, snapshot });
         Ok(())
     }
 
-    /// Takes the newest snapshot of `path`, if any.
-    pub fn pop(&self, path: &Path) -> Option<Snapshot> {
+    /// Forgets the snapshot `op` took of `path` (the operation failed and changed nothing).
+    pub fn discard(&self, path: &Path, op: u64) {
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        stacks.get_mut(&queue_key(path))?.pop()
+        if let Some(stack) = stacks.get_mut(&queue_key(path))
+            && stack.last().is_some_and(|e| e.op == op)
+        {
+            stack.pop();
+        }
     }
 
     /// How many snapshots exist for `path`.
     pub fn depth(&self, path: &Path) -> usize {
         let stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
         stacks.get(&queue_key(path)).map_or(0, Vec::len)
+    }
+
+    /// Reverts the last mutation of `path`. When `path` itself has no history but paths
+    /// below it do (a removed directory tree), the newest operation on them is reverted as a
+    /// whole. Returns what was restored, or `None` when there is no history.
+    pub fn undo(&self, path: &Path) -> std::io::Result<Option<Vec<Restored>>> {
+        let key = queue_key(path);
+        let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
+        let top = |p: &PathBuf| stacks.get(p).and_then(|s| s.last()).map(|e| e.op);
+        // The operation to revert: the last one on this path, else the newest below it.
+        let op = top(&key).or_else(|| {
+            stacks
+                .iter()
+                .filter(|(p, _)| p.starts_with(&key))
+                .filter_map(|(_, s)| s.last().map(|e| e.op))
+                .max()
+        });
+        let Some(op) = op else { return Ok(None) };
+        // Everything that operation snapshotted at or below this path, parents first.
+        let mut targets: Vec<PathBuf> = stacks
+            .iter()
+            .filter(|(p, s)| p.starts_with(&key) && s.last().is_some_and(|e| e.op == op))
+            .map(|(p, _)| p.clone())
+            .collect();
+        targets.sort();
+        let mut restored = Vec::new();
+        for target in targets {
+            let Some(entry) = stacks.get_mut(&target).and_then(Vec::pop) else {
+                continue;
+            };
+            let existed = target.exists();
+            entry.snapshot.restore(&target)?;
+            let action = match (&entry.snapshot, existed) {
+                (Snapshot::Missing, _) => "deleted (it did not exist before)",
+                (_, false) => "re-created",
+                (_, true) => "restored",
+            };
+            restored.push(Restored {
+                path: target,
+                action,
+            });
+        }
+        Ok(Some(restored))
     }
 }
 

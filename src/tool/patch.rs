@@ -93,9 +93,6 @@ impl Tool for PatchTool {
             } else {
                 text.replacen(old.as_str(), &new, 1)
             };
-            ctx.snapshots
-                .record(&path)
-                .map_err(|e| ToolError::io(format!("cannot snapshot {shown}"), &e))?;
             write_atomic(&path, updated.as_bytes())
                 .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);

@@ -1,10 +1,11 @@
 //! The registry: the tools of one run, after filtering and capping, with their compiled
 //! argument validators.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::adapter::{LogCalls, Pipeline, ValidateArgs};
 use super::{Tool, ToolError};
 use crate::provider::ToolSpec;
 
@@ -25,7 +26,6 @@ pub enum ToolFilter {
 
 struct Entry {
     tool: Arc<dyn Tool>,
-    validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 /// The tools of one run.
@@ -39,12 +39,15 @@ impl Registry {
         Self::default()
     }
 
-    /// Adds a tool; a later tool with the same name replaces the earlier one.
+    /// Adds a tool; a later tool with the same name replaces the earlier one. Every tool is
+    /// wrapped so its arguments are validated against its schema before it runs, and logged.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.entries.retain(|e| e.tool.name() != tool.name());
+        let wrapped = Pipeline::new(tool)
+            .layer(LogCalls)
+            .layer(ValidateArgs::default());
         self.entries.push(Entry {
-            tool,
-            validator: OnceLock::new(),
+            tool: Arc::new(wrapped),
         });
     }
 
@@ -113,8 +116,8 @@ impl Registry {
             .collect()
     }
 
-    /// Parses and validates raw arguments for `name`: an unknown tool, bad JSON or a schema
-    /// violation becomes an error telling the model exactly what was wrong.
+    /// Finds the tool and parses raw arguments: an unknown tool or bad JSON becomes an error
+    /// telling the model exactly what was wrong. (The schema is checked when the call runs.)
     pub fn prepare(&self, name: &str, raw: &str) -> Result<(Arc<dyn Tool>, Value), ToolError> {
         let Some(entry) = self.entries.iter().find(|e| e.tool.name() == name) else {
             return Err(ToolError::new(
@@ -133,36 +136,6 @@ impl Registry {
             return Err(ToolError::invalid(format!(
                 "arguments must be a JSON object, got: {raw}"
             )));
-        }
-        let validator = entry.validator.get_or_init(|| {
-            jsonschema::validator_for(&entry.tool.parameters()).map_err(|e| e.to_string())
-        });
-        match validator {
-            Ok(validator) => {
-                let problems: Vec<String> = validator
-                    .iter_errors(&args)
-                    .map(|e| {
-                        let at = e.instance_path().to_string();
-                        if at.is_empty() {
-                            e.to_string()
-                        } else {
-                            format!("{at}: {e}")
-                        }
-                    })
-                    .collect();
-                if !problems.is_empty() {
-                    return Err(ToolError::invalid(format!(
-                        "arguments do not match the `{name}` schema: {}",
-                        problems.join("; ")
-                    )));
-                }
-            }
-            Err(schema_error) => {
-                return Err(ToolError::new(
-                    "BadToolSchema",
-                    format!("the `{name}` tool's own schema is invalid: {schema_error}"),
-                ));
-            }
         }
         Ok((entry.tool.clone(), args))
     }

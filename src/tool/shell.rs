@@ -91,7 +91,7 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::UnboundedSender<Chunk>
 }
 
 /// Sends SIGKILL to every process in the group led by `pid`.
-fn kill_group(pid: u32) {
+pub fn kill_group(pid: u32) {
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: killpg has no memory-safety preconditions; a stale group id only fails.
         unsafe {
@@ -100,23 +100,43 @@ fn kill_group(pid: u32) {
     }
 }
 
-enum Ending {
+/// How a process run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     Interrupted,
 }
 
-async fn run(
+/// The outcome of [`run_process`].
+#[derive(Debug)]
+pub struct ProcessRun {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub ending: Ending,
+}
+
+/// Runs `command` with the shell in its own process group, feeding `stdin` (or nothing),
+/// streaming output chunks to the call's pane, and killing the whole group on timeout, on
+/// interrupt, or when the shell exits (so no background child outlives the call).
+pub async fn run_process(
     command: &str,
     cwd: &std::path::Path,
+    stdin: Option<Vec<u8>>,
+    envs: &[(String, String)],
     timeout: Duration,
     ctx: &ToolContext,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<ProcessRun, ToolError> {
     let mut child = Command::new(shell_program())
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .stdin(Stdio::null())
+        .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -124,6 +144,12 @@ async fn run(
         .spawn()
         .map_err(|e| ToolError::io("cannot start the shell", &e))?;
     let pid = child.id().unwrap_or(0);
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = pipe.write_all(&input).await;
+        });
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
     if let Some(out) = child.stdout.take() {
         tokio::spawn(pump(out, tx.clone(), false));
@@ -172,6 +198,24 @@ async fn run(
             }
         }
     }
+    Ok(ProcessRun {
+        stdout,
+        stderr,
+        ending,
+    })
+}
+
+async fn run(
+    command: &str,
+    cwd: &std::path::Path,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let ProcessRun {
+        stdout,
+        stderr,
+        ending,
+    } = run_process(command, cwd, None, &[], timeout, ctx).await?;
     let mut content = String::from_utf8_lossy(&stdout).into_owned();
     if !stderr.is_empty() {
         if !content.is_empty() && !content.ends_with('\n') {
@@ -221,7 +265,7 @@ async fn run(
 }
 
 /// Error results skip the universal step, so partial output is bounded here (end kept).
-fn bounded(content: &str, ctx: &ToolContext) -> String {
+pub(crate) fn bounded(content: &str, ctx: &ToolContext) -> String {
     super::truncate::truncate(
         content,
         Keep::Tail,

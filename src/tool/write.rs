@@ -55,9 +55,6 @@ impl Tool for WriteTool {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };
-            ctx.snapshots
-                .record(&path)
-                .map_err(|e| ToolError::io(format!("cannot snapshot {shown}"), &e))?;
             write_atomic(&path, content.as_bytes())
                 .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);

@@ -1,0 +1,332 @@
+//! Tool shapes and middleware. Every shape becomes the one neutral [`Tool`]:
+//!
+//! - a type implementing [`Tool`] (the built-ins);
+//! - an inline tool from a name, description, parameters and a closure ([`fn_tool`]);
+//! - a [`Pipeline`]: a tool wrapped in [`Middleware`] layers such as [`ValidateArgs`],
+//!   [`FileQueue`], [`SnapshotFirst`] and [`LogCalls`] (the built-ins use the same layers);
+//! - a sub-agent ([`super::subagent::SubAgentTool`]) and a command from config
+//!   ([`super::command::CommandTool`]).
+//!
+//! ```no_run
+//! use brute::tool::{fn_tool, Params, ToolOutput};
+//! let shout = fn_tool(
+//!     "shout",
+//!     "Upper-cases a text",
+//!     Params::new().string("text", "What to shout", true).build(),
+//!     |args, _ctx| async move {
+//!         Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().to_uppercase()))
+//!     },
+//! );
+//! ```
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// The rest of a pipeline: the remaining layers, then the tool.
+pub struct Next<'a> {
+    layers: &'a [Arc<dyn Middleware>],
+    tool: &'a dyn Tool,
+}
+
+impl<'a> Next<'a> {
+    /// Runs the remaining layers and the tool.
+    pub fn run(
+        self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        match self.layers.split_first() {
+            Some((layer, rest)) => layer.handle(
+                args,
+                ctx,
+                Next {
+                    layers: rest,
+                    tool: self.tool,
+                },
+            ),
+            None => self.tool.call(args, ctx),
+        }
+    }
+
+    /// The tool at the end of the pipeline (for its name, schema, mutated path).
+    pub fn tool(&self) -> &'a dyn Tool {
+        self.tool
+    }
+}
+
+/// A layer around a tool call: it may inspect or change the arguments, wait, record, or
+/// short-circuit with an error, then call `next`.
+pub trait Middleware: Send + Sync {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// A tool wrapped in middleware; itself a [`Tool`]. Layers run in the order added.
+pub struct Pipeline {
+    tool: Arc<dyn Tool>,
+    layers: Vec<Arc<dyn Middleware>>,
+}
+
+impl Pipeline {
+    pub fn new(tool: Arc<dyn Tool>) -> Self {
+        Self {
+            tool,
+            layers: Vec::new(),
+        }
+    }
+
+    /// Adds a layer inside the ones already added.
+    pub fn layer(mut self, middleware: impl Middleware + 'static) -> Self {
+        self.layers.push(Arc::new(middleware));
+        self
+    }
+}
+
+impl Tool for Pipeline {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+    fn parameters(&self) -> Value {
+        self.tool.parameters()
+    }
+    fn mutated_path(&self, args: &Value) -> Option<String> {
+        self.tool.mutated_path(args)
+    }
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Next {
+            layers: &self.layers,
+            tool: self.tool.as_ref(),
+        }
+        .run(args, ctx)
+    }
+}
+
+/// Checks `args` against a JSON Schema; the error tells the model exactly what was wrong.
+pub fn validate(
+    tool_name: &str,
+    validator: &jsonschema::Validator,
+    args: &Value,
+) -> Result<(), ToolError> {
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ToolError::invalid(format!(
+            "arguments do not match the `{tool_name}` schema: {}",
+            problems.join("; ")
+        )))
+    }
+}
+
+/// Compiles a tool's schema into a validator.
+pub fn compile(tool_name: &str, schema: &Value) -> Result<jsonschema::Validator, ToolError> {
+    jsonschema::validator_for(schema).map_err(|e| {
+        ToolError::new(
+            "BadToolSchema",
+            format!("the `{tool_name}` tool's own schema is invalid: {e}"),
+        )
+    })
+}
+
+/// Validates arguments against the tool's schema before it runs (compiled once).
+#[derive(Default)]
+pub struct ValidateArgs {
+    validator: OnceLock<Result<jsonschema::Validator, ToolError>>,
+}
+
+impl Middleware for ValidateArgs {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let tool = next.tool();
+            let validator = self
+                .validator
+                .get_or_init(|| compile(tool.name(), &tool.parameters()));
+            validate(
+                tool.name(),
+                validator.as_ref().map_err(Clone::clone)?,
+                &args,
+            )?;
+            next.run(args, ctx).await
+        })
+    }
+}
+
+/// Serializes calls on the same file in call order: waits for the place the executor
+/// reserved for this call, and holds it until the call ends.
+pub struct FileQueue;
+
+impl Middleware for FileQueue {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let mut ticket = ctx.take_ticket();
+            if let Some(ticket) = ticket.as_mut() {
+                ticket.wait().await;
+            }
+            let result = next.run(args, ctx).await;
+            drop(ticket);
+            result
+        })
+    }
+}
+
+/// Records the mutated path's content before the tool runs, so `undo` can restore it; the
+/// snapshot is dropped again if the tool fails (it changed nothing).
+pub struct SnapshotFirst;
+
+impl Middleware for SnapshotFirst {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(path) = next.tool().mutated_path(&args).map(|p| ctx.resolve(&p)) else {
+                return next.run(args, ctx).await;
+            };
+            ctx.snapshots.record(&path, ctx.op).map_err(|e| {
+                ToolError::io(format!("cannot snapshot {}", ctx.display(&path)), &e)
+            })?;
+            let result = next.run(args, ctx).await;
+            if result.is_err() {
+                ctx.snapshots.discard(&path, ctx.op);
+            }
+            result
+        })
+    }
+}
+
+/// Logs each call and its outcome to the log file.
+pub struct LogCalls;
+
+impl Middleware for LogCalls {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let name = next.tool().name().to_owned();
+            tracing::debug!(tool = %name, call = %ctx.call_id, "tool call started");
+            let result = next.run(args, ctx).await;
+            match &result {
+                Ok(out) => {
+                    tracing::debug!(tool = %name, call = %ctx.call_id, bytes = out.content.len(), "tool call ok")
+                }
+                Err(e) => {
+                    tracing::info!(tool = %name, call = %ctx.call_id, error = %e, "tool call failed")
+                }
+            }
+            result
+        })
+    }
+}
+
+type Handler =
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
+
+/// An inline tool: a name, a description, a parameter schema and a closure.
+pub struct FnTool {
+    name: String,
+    description: String,
+    parameters: Value,
+    mutates: Option<String>,
+    handler: Arc<Handler>,
+}
+
+impl FnTool {
+    /// Declares that the string argument `param` names a file this tool changes, so calls on
+    /// one file are serialized (with [`FileQueue`]) and snapshotted (with [`SnapshotFirst`]).
+    pub fn mutating(mut self, param: &str) -> Self {
+        self.mutates = Some(param.to_owned());
+        self
+    }
+}
+
+/// Makes an inline tool from a closure returning a future.
+pub fn fn_tool<F, Fut>(name: &str, description: &str, parameters: Value, f: F) -> FnTool
+where
+    F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+{
+    FnTool {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters,
+        mutates: None,
+        handler: Arc::new(move |args, ctx| Box::pin(f(args, ctx))),
+    }
+}
+
+impl Tool for FnTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn parameters(&self) -> Value {
+        self.parameters.clone()
+    }
+    fn mutated_path(&self, args: &Value) -> Option<String> {
+        let param = self.mutates.as_ref()?;
+        args.get(param).and_then(Value::as_str).map(str::to_owned)
+    }
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        (self.handler)(args, ctx.clone())
+    }
+}
+
+/// Wraps a tool the way the registry runs every tool: validated and logged; mutating tools
+/// (those that name a path) are also queued per file and snapshotted first.
+pub fn standard(tool: Arc<dyn Tool>, mutating: bool) -> Pipeline {
+    let pipeline = Pipeline::new(tool)
+        .layer(LogCalls)
+        .layer(ValidateArgs::default());
+    if mutating {
+        pipeline.layer(FileQueue).layer(SnapshotFirst)
+    } else {
+        pipeline
+    }
+}

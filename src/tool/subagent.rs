@@ -1,0 +1,144 @@
+//! Sub-agents as tools: a whole agent (own prompt, own tools, own iteration limit) behind a
+//! `task` parameter, returning its final text. Its events reach the front ends wrapped in
+//! [`crate::protocol::Event::Nested`] with the call's id, so they show in that call's pane.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::{Params, Registry, Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::agent::state::AgentState;
+use crate::agent::{Agent, AgentConfig, prompt};
+use crate::protocol::TurnOutcome;
+use crate::tool::exec::Executor;
+
+/// Builds a fresh tool registry for each sub-agent run.
+pub type RegistryFactory = Arc<dyn Fn() -> Registry + Send + Sync>;
+
+/// A sub-agent exposed as a tool.
+pub struct SubAgentTool {
+    name: String,
+    description: String,
+    system_prompt: String,
+    tools: RegistryFactory,
+    max_turns: u32,
+}
+
+/// The system prompt of the built-in `task` sub-agent.
+const TASK_PROMPT: &str = "You are a research sub-agent of brute, a coding agent. Complete the task you are given using your read-only tools; you cannot change files or run commands. Work efficiently (call independent tools together), then reply with a concise, complete report: what you found, with file paths and line numbers, so the main agent can act without repeating your work.\n\nEnvironment: working directory {cwd}; git repository: {git}; platform: {platform}; date: {date}.";
+
+impl SubAgentTool {
+    /// A sub-agent tool named `name`, with its own prompt, tools and iteration limit.
+    pub fn new(
+        name: &str,
+        description: &str,
+        system_prompt: &str,
+        tools: RegistryFactory,
+        max_turns: u32,
+    ) -> Self {
+        Self {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            system_prompt: system_prompt.to_owned(),
+            tools,
+            max_turns: max_turns.max(1),
+        }
+    }
+
+    /// The built-in `task` tool: read-only tools (read, fs_search, fetch, skill), 25 turns.
+    pub fn task() -> Self {
+        let tools: RegistryFactory = Arc::new(|| {
+            let mut registry = Registry::new();
+            registry.register(Arc::new(super::read::ReadTool));
+            registry.register(Arc::new(super::fs_search::SearchTool));
+            registry.register(Arc::new(super::fetch::FetchTool::default()));
+            registry.register(Arc::new(super::skill::SkillTool));
+            registry
+        });
+        Self::new(
+            "task",
+            "Delegate a self-contained research task (finding code, reading docs, answering a question about the project) to a sub-agent with its own context and read-only tools. Returns its report. Use it to keep large explorations out of your context; run several at once for independent questions.",
+            TASK_PROMPT,
+            tools,
+            25,
+        )
+    }
+}
+
+impl Tool for SubAgentTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> Value {
+        Params::new()
+            .string(
+                "task",
+                "The complete task, with all the context the sub-agent needs",
+                true,
+            )
+            .string("description", "A 3-5 word summary shown to the user", false)
+            .build()
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let task = str_arg(&args, "task")?.to_owned();
+            let events = ctx.events.nested(&ctx.call_id);
+            let parent = &ctx.agent;
+            let state = Arc::new(
+                AgentState::new(
+                    parent.provider.clone(),
+                    parent.model.clone(),
+                    parent.max_tokens,
+                    ctx.root.clone(),
+                )
+                .with_skills(parent.skills.clone())
+                .with_overflow_dir(parent.overflow_dir.clone()),
+            );
+            let skills: Vec<_> = parent.skills.iter().map(|s| s.summary()).collect();
+            let executor = Executor::new(
+                Arc::new((self.tools)()),
+                ctx.snapshots.clone(),
+                state.clone(),
+                events.clone(),
+            );
+            let config = AgentConfig {
+                system_prompt: prompt::build(&self.system_prompt, &ctx.root, &skills),
+                max_turns: self.max_turns,
+                interactive: false,
+            };
+            let mut agent = Agent::new(state, executor, config, events);
+            // Nobody sends ops to a sub-agent; the parent's cancellation reaches it directly.
+            let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+            let end = agent
+                .run_turn_with_cancel(task, &mut ops, ctx.cancel.child_token())
+                .await;
+            match end.outcome {
+                TurnOutcome::Done => Ok(ToolOutput::text(end.text)),
+                TurnOutcome::MaxTurns => Ok(ToolOutput::text(format!(
+                    "{}\n\n[the sub-agent stopped at its limit of {} model requests; its report may be incomplete]",
+                    end.text, self.max_turns
+                ))),
+                TurnOutcome::Interrupted => Err(ToolError::new(
+                    "Interrupted",
+                    "the sub-agent was interrupted",
+                )),
+                TurnOutcome::Error => Err(ToolError::new(
+                    "SubAgentFailed",
+                    end.error
+                        .unwrap_or_else(|| "the sub-agent failed".to_owned()),
+                )),
+            }
+        })
+    }
+}
