@@ -191,12 +191,17 @@ pub async fn run_process(
     if !matches!(ending, Ending::Exited(_)) {
         kill_group(pid);
         let _ = child.wait().await;
-        while let Ok(chunk) = rx.try_recv() {
-            match chunk {
-                Chunk::Out(bytes) => stdout.extend_from_slice(&bytes),
-                Chunk::Err(bytes) => stderr.extend_from_slice(&bytes),
+        // Collect what the pipes still hold: they close once the killed group is gone. A
+        // process that left the group could keep them open, so this is bounded.
+        let drain = async {
+            while let Some(chunk) = rx.recv().await {
+                match chunk {
+                    Chunk::Out(bytes) => stdout.extend_from_slice(&bytes),
+                    Chunk::Err(bytes) => stderr.extend_from_slice(&bytes),
+                }
             }
-        }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     }
     Ok(ProcessRun {
         stdout,

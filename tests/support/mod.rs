@@ -401,3 +401,108 @@ pub fn tool_results(request: &Recorded) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Runs tools in-process through the real registry and executor, in a temp project.
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub executor: brute::tool::exec::Executor,
+    pub events: std::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<brute::protocol::Event>>,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Harness {
+    /// The built-in tools plus `extra`.
+    pub fn new(extra: Vec<Arc<dyn brute::tool::Tool>>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let mut registry = brute::app::builtin_tools();
+        for tool in extra {
+            registry.register(tool);
+        }
+        let (sink, rx) = brute::protocol::EventSink::channel();
+        let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
+        let state = Arc::new(
+            brute::agent::state::AgentState::new(provider, "m".into(), 1000, root)
+                .with_overflow_dir(Some(dir.path().join(".overflow"))),
+        );
+        let executor =
+            brute::tool::exec::Executor::new(Arc::new(registry), Arc::default(), state, sink);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap();
+        Self {
+            dir,
+            executor,
+            events: std::sync::Mutex::new(rx),
+            runtime,
+        }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.executor.agent().root.clone()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    /// Runs one call; returns (content, is_error).
+    pub fn call(&self, name: &str, args: Value) -> (String, bool) {
+        let record = self.batch(&[(name, args)]).remove(0);
+        (record.content, record.is_error)
+    }
+
+    /// Runs calls as one assistant message (concurrently), results in call order.
+    pub fn batch(&self, calls: &[(&str, Value)]) -> Vec<brute::tool::exec::CallRecord> {
+        self.batch_cancellable(calls, tokio_util::sync::CancellationToken::new())
+    }
+
+    pub fn batch_cancellable(
+        &self,
+        calls: &[(&str, Value)],
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Vec<brute::tool::exec::CallRecord> {
+        let calls: Vec<brute::provider::ToolCall> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| brute::provider::ToolCall {
+                id: format!("call_{i}"),
+                name: (*name).to_owned(),
+                arguments: args.to_string(),
+            })
+            .collect();
+        self.runtime.block_on(async {
+            let pending: Vec<_> = calls
+                .iter()
+                .map(|c| self.executor.start(c, &cancel))
+                .collect();
+            let mut out = Vec::new();
+            for p in pending {
+                out.push(p.finish(&cancel, &self.executor).await);
+            }
+            out
+        })
+    }
+
+    /// Events emitted so far.
+    pub fn drain_events(&self) -> Vec<brute::protocol::Event> {
+        let mut rx = self.events.lock().unwrap();
+        let mut out = Vec::new();
+        while let Ok(e) = rx.try_recv() {
+            out.push(e);
+        }
+        out
+    }
+}

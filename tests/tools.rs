@@ -1,0 +1,661 @@
+//! Every built-in tool, in temp dirs, through the real registry and executor: each behaviour
+//! and each bad input of the TOOLS.md table.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::Harness;
+
+fn h() -> Harness {
+    Harness::new(Vec::new())
+}
+
+// ---------- read ----------
+
+#[test]
+fn read_numbers_lines_and_pages() {
+    let h = h();
+    let text: String = (1..=2500).map(|i| format!("line {i}\n")).collect();
+    h.write("big.txt", &text);
+    let (out, err) = h.call("read", json!({"file_path": "big.txt"}));
+    assert!(!err);
+    assert!(out.starts_with("1\tline 1\n2\tline 2\n"));
+    assert!(out.contains("2000\tline 2000\n"));
+    assert!(!out.contains("2001\tline 2001"));
+    assert!(
+        out.ends_with("(Showing lines 1-2000 of 2500. Use start_line=2001 to continue.)"),
+        "{}",
+        &out[out.len() - 100..]
+    );
+    let (out, _) = h.call("read", json!({"file_path": "big.txt", "start_line": 2001}));
+    assert!(out.starts_with("2001\tline 2001\n"));
+    assert!(
+        out.ends_with("2500\tline 2500\n"),
+        "no hint when nothing remains"
+    );
+    let (out, _) = h.call(
+        "read",
+        json!({"file_path": "big.txt", "start_line": 10, "end_line": 12}),
+    );
+    assert_eq!(out, "10\tline 10\n11\tline 11\n12\tline 12\n");
+}
+
+#[test]
+fn read_cuts_long_lines_and_respects_the_byte_cap() {
+    let h = h();
+    h.write("long.txt", format!("{}\nshort\n", "x".repeat(5000)));
+    let (out, _) = h.call("read", json!({"file_path": "long.txt"}));
+    assert!(out.contains("… [line truncated: 5000 chars]"));
+    assert!(out.contains("2\tshort"));
+    let wide: String = (1..=1000)
+        .map(|i| format!("{i:04}{}\n", "y".repeat(196)))
+        .collect();
+    h.write("wide.txt", &wide);
+    let (out, _) = h.call("read", json!({"file_path": "wide.txt"}));
+    assert!(out.len() <= 51_200, "{} bytes", out.len());
+    let last = out.lines().filter(|l| l.contains('\t')).last().unwrap();
+    let shown: usize = last.split('\t').next().unwrap().parse().unwrap();
+    assert!(shown > 200 && shown < 1000);
+    assert!(out.ends_with(&format!(
+        "(Showing lines 1-{shown} of 1000. Use start_line={} to continue.)",
+        shown + 1
+    )));
+}
+
+#[test]
+fn read_lists_directories() {
+    let h = h();
+    h.write("b.txt", "");
+    h.write("a/inner.txt", "");
+    h.write(".hidden", "");
+    let (out, err) = h.call("read", json!({"file_path": "."}));
+    assert!(!err);
+    assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), ["a/", "b.txt"]);
+    for i in 0..2005 {
+        h.write(&format!("many/f{i:05}"), "");
+    }
+    let (out, _) = h.call("read", json!({"file_path": "many"}));
+    assert!(out.starts_with("many: 2005 entries"));
+    assert!(out.ends_with("(5 more entries not shown)\n"));
+}
+
+#[test]
+fn read_refuses_binary_and_suggests_names() {
+    let h = h();
+    h.write("data.bin", b"abc\0def");
+    h.write("image.png", b"not really a png");
+    h.write("src/main.rs", "fn main() {}\n");
+    let (out, err) = h.call("read", json!({"file_path": "data.bin"}));
+    assert!(
+        err && out.starts_with("Error: BinaryFile: data.bin is a binary file"),
+        "{out}"
+    );
+    let (out, err) = h.call("read", json!({"file_path": "image.png"}));
+    assert!(err && out.contains("BinaryFile"));
+    let (out, err) = h.call("read", json!({"file_path": "src/mian.rs"}));
+    assert!(err);
+    assert_eq!(
+        out,
+        "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?"
+    );
+    let (out, _) = h.call("read", json!({"file_path": "elsewhere/main.rs"}));
+    assert!(
+        out.contains("Did you mean: src/main.rs?"),
+        "same name elsewhere: {out}"
+    );
+}
+
+#[test]
+fn read_decodes_invalid_utf8_lossily_and_checks_ranges() {
+    let h = h();
+    h.write("latin1.txt", b"caf\xe9\n");
+    let (out, err) = h.call("read", json!({"file_path": "latin1.txt"}));
+    assert!(!err);
+    assert_eq!(out, "1\tcaf\u{fffd}\n");
+    h.write("empty.txt", "");
+    assert_eq!(
+        h.call("read", json!({"file_path": "empty.txt"})).0,
+        "(empty.txt is empty)"
+    );
+    let (out, err) = h.call("read", json!({"file_path": "latin1.txt", "start_line": 5}));
+    assert!(err && out.contains("past the end"), "{out}");
+    let (out, err) = h.call(
+        "read",
+        json!({"file_path": "latin1.txt", "start_line": 3, "end_line": 2}),
+    );
+    assert!(err && out.contains("before start_line"), "{out}");
+    let (out, err) = h.call("read", json!({"file_path": "latin1.txt", "start_line": 0}));
+    assert!(err && out.contains("InvalidArguments"), "{out}");
+}
+
+// ---------- write ----------
+
+#[test]
+fn write_creates_dirs_atomically_with_a_diff_and_keeps_permissions() {
+    let h = h();
+    let (out, err) = h.call(
+        "write",
+        json!({"file_path": "deep/new/file.txt", "content": "one\ntwo\n"}),
+    );
+    assert!(!err, "{out}");
+    assert!(out.starts_with("Created deep/new/file.txt (8 bytes)."));
+    assert!(out.contains("+one\n+two\n"));
+    assert_eq!(h.read("deep/new/file.txt"), "one\ntwo\n");
+    h.write("run.sh", "#!/bin/sh\necho a\n");
+    std::fs::set_permissions(h.path("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (out, _) = h.call(
+        "write",
+        json!({"file_path": "run.sh", "content": "#!/bin/sh\necho b\n"}),
+    );
+    assert!(out.contains("-echo a\n+echo b"));
+    assert_eq!(
+        std::fs::metadata(h.path("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o755
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(h.root())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".brute-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temp files left behind");
+    let (out, err) = h.call("write", json!({"file_path": "deep", "content": "x"}));
+    assert!(err && out.contains("is a directory"));
+    let (out, err) = h.call("write", json!({"file_path": "x.txt"}));
+    assert!(
+        err && out.contains("\"content\" is a required property"),
+        "{out}"
+    );
+}
+
+// ---------- patch ----------
+
+#[test]
+fn patch_replaces_literally_and_uniquely() {
+    let h = h();
+    h.write("a.txt", "price = $1 * (x+y)\nkeep\n");
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "a.txt", "old_string": "$1 * (x+y)", "new_string": "$2 \\1"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(h.read("a.txt"), "price = $2 \\1\nkeep\n");
+    h.write("dup.txt", "x\nx\nx\n");
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "dup.txt", "old_string": "x", "new_string": "y"}),
+    );
+    assert!(
+        err && out.contains("occurs 3 times") && out.contains("more surrounding context"),
+        "{out}"
+    );
+    assert_eq!(h.read("dup.txt"), "x\nx\nx\n", "nothing changed");
+    let (out, _) = h.call(
+        "patch",
+        json!({"file_path": "dup.txt", "old_string": "x", "new_string": "y", "replace_all": true}),
+    );
+    assert!(out.starts_with("Replaced 3 occurrences in dup.txt."));
+    assert_eq!(h.read("dup.txt"), "y\ny\ny\n");
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "dup.txt", "old_string": "zzz", "new_string": "y"}),
+    );
+    assert!(err && out.starts_with("Error: NoMatch: old_string was not found in dup.txt"));
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "dup.txt", "old_string": "", "new_string": "y"}),
+    );
+    assert!(err && out.contains("old_string is empty"));
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "dup.txt", "old_string": "y", "new_string": "y"}),
+    );
+    assert!(err && out.contains("identical"));
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "nope.txt", "old_string": "a", "new_string": "b"}),
+    );
+    assert!(err && out.contains("NotFound"));
+}
+
+#[test]
+fn patch_keeps_crlf_line_endings() {
+    let h = h();
+    h.write("win.txt", "first\r\nsecond\r\nthird\r\n");
+    let (out, err) = h.call(
+        "patch",
+        json!({"file_path": "win.txt", "old_string": "first\nsecond", "new_string": "1st\n2nd"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(h.read("win.txt"), "1st\r\n2nd\r\nthird\r\n");
+}
+
+// ---------- remove and undo ----------
+
+#[test]
+fn remove_and_undo_files_and_trees() {
+    let h = h();
+    h.write("f.txt", "content\n");
+    std::fs::set_permissions(h.path("f.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (out, err) = h.call("remove", json!({"path": "f.txt"}));
+    assert!(!err, "{out}");
+    assert!(!h.path("f.txt").exists());
+    let (out, err) = h.call("undo", json!({"path": "f.txt"}));
+    assert!(!err, "{out}");
+    assert_eq!(out, "f.txt: re-created\n");
+    assert_eq!(h.read("f.txt"), "content\n");
+    assert_eq!(
+        std::fs::metadata(h.path("f.txt"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+
+    h.write("tree/a.txt", "a");
+    h.write("tree/sub/b.txt", "b");
+    std::fs::create_dir_all(h.path("tree/empty")).unwrap();
+    let (out, err) = h.call("remove", json!({"path": "tree"}));
+    assert!(
+        err && out.contains("not empty") && out.contains("recursive=true"),
+        "{out}"
+    );
+    let (out, err) = h.call("remove", json!({"path": "tree", "recursive": true}));
+    assert!(!err && out.contains("(2 files)"), "{out}");
+    assert!(!h.path("tree").exists());
+    let (_, err) = h.call("undo", json!({"path": "tree"}));
+    assert!(!err);
+    assert_eq!(h.read("tree/a.txt"), "a");
+    assert_eq!(h.read("tree/sub/b.txt"), "b");
+    assert!(h.path("tree/empty").is_dir());
+    let (out, err) = h.call("remove", json!({"path": "ghost"}));
+    assert!(err && out.contains("NotFound"));
+    let (out, err) = h.call("remove", json!({"path": "."}));
+    assert!(err && out.contains("project root"), "{out}");
+}
+
+#[test]
+fn undo_walks_back_any_mutation() {
+    let h = h();
+    let (out, err) = h.call("undo", json!({"path": "x.txt"}));
+    assert!(err && out.contains("no changes to x.txt"), "{out}");
+    h.call("write", json!({"file_path": "x.txt", "content": "v1\n"}));
+    h.call("write", json!({"file_path": "x.txt", "content": "v2\n"}));
+    h.call(
+        "patch",
+        json!({"file_path": "x.txt", "old_string": "v2", "new_string": "v3"}),
+    );
+    // A failed patch changes nothing and leaves no history step.
+    h.call(
+        "patch",
+        json!({"file_path": "x.txt", "old_string": "absent", "new_string": "v4"}),
+    );
+    assert_eq!(h.read("x.txt"), "v3\n");
+    h.call("undo", json!({"path": "x.txt"}));
+    assert_eq!(h.read("x.txt"), "v2\n");
+    h.call("undo", json!({"path": "x.txt"}));
+    assert_eq!(h.read("x.txt"), "v1\n");
+    let (out, _) = h.call("undo", json!({"path": "x.txt"}));
+    assert_eq!(out, "x.txt: deleted (it did not exist before)\n");
+    assert!(!h.path("x.txt").exists());
+}
+
+// ---------- fs_search ----------
+
+#[test]
+fn search_respects_ignores_and_orders_newest_first() {
+    let h = h();
+    h.write(".gitignore", "ignored/\n");
+    h.write("ignored/x.rs", "needle\n");
+    h.write(".hidden/x.rs", "needle\n");
+    h.write("bin.dat", b"needle\0\0");
+    h.write("old.rs", "fn a() {}\n// needle here\n");
+    let old = std::fs::File::options()
+        .write(true)
+        .open(h.path("old.rs"))
+        .unwrap();
+    old.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+        .unwrap();
+    h.write("new.rs", "needle\n");
+    let (out, err) = h.call("fs_search", json!({"pattern": "needle"}));
+    assert!(!err, "{out}");
+    assert_eq!(out, "new.rs:1:needle\nold.rs:2:// needle here\n");
+    let (out, _) = h.call(
+        "fs_search",
+        json!({"pattern": "NEEDLE", "ignore_case": true, "glob": "old.*"}),
+    );
+    assert_eq!(out, "old.rs:2:// needle here\n");
+    let (out, _) = h.call("fs_search", json!({"pattern": "absent"}));
+    assert_eq!(out, "No matches for `absent` in ..");
+    let (out, err) = h.call("fs_search", json!({"pattern": "(unclosed"}));
+    assert!(
+        err && out.starts_with("Error: InvalidArguments: invalid regex `(unclosed`"),
+        "{out}"
+    );
+    let (out, err) = h.call("fs_search", json!({}));
+    assert!(err && out.contains("give a `pattern`"));
+    let (out, err) = h.call("fs_search", json!({"pattern": "x", "path": "nowhere"}));
+    assert!(err && out.contains("NotFound"));
+}
+
+#[test]
+fn search_caps_matches_and_lists_files_by_glob() {
+    let h = h();
+    let many: String = (0..150).map(|i| format!("hit {i}\n")).collect();
+    h.write("many.txt", &many);
+    h.write("other.txt", "hit\n");
+    let (out, _) = h.call("fs_search", json!({"pattern": "hit"}));
+    assert_eq!(out.lines().filter(|l| l.contains(":hit")).count(), 100);
+    assert!(out.ends_with("(Showing 100 of 151 matches in 2 files. Narrow the pattern, path or glob to see the rest.)\n"), "{out}");
+    h.write("src/a.ts", "");
+    h.write("src/b.js", "");
+    h.write("src/c.rs", "");
+    let (out, _) = h.call("fs_search", json!({"glob": "*.{js,ts}"}));
+    let mut files: Vec<&str> = out.lines().collect();
+    files.sort();
+    assert_eq!(files, ["src/a.ts", "src/b.js"]);
+    let (out, _) = h.call("fs_search", json!({"glob": "*.py"}));
+    assert!(out.starts_with("No files match"));
+}
+
+// ---------- shell ----------
+
+#[test]
+fn shell_reports_streams_and_exit_codes() {
+    let h = h();
+    let (out, err) = h.call(
+        "shell",
+        json!({"command": "echo out; echo err >&2; exit 3"}),
+    );
+    assert!(!err);
+    assert_eq!(out, "out\nSTDERR:\nerr\n[exit code: 3]");
+    std::fs::create_dir_all(h.path("sub")).unwrap();
+    let (out, _) = h.call("shell", json!({"command": "pwd", "cwd": "sub"}));
+    assert!(out.trim_end().ends_with("/sub"));
+    let (out, _) = h.call("shell", json!({"command": "true"}));
+    assert_eq!(out, "(no output)");
+    let (out, _) = h.call("shell", json!({"command": "read x; echo \"[$x]\""}));
+    assert_eq!(out, "[]\n", "stdin is empty");
+    let events = h.drain_events();
+    assert!(events.iter().any(|e| matches!(e, brute::protocol::Event::ToolOutputDelta { chunk, .. } if chunk.contains("out"))));
+}
+
+#[test]
+fn shell_keeps_the_end_of_long_output() {
+    let h = h();
+    let (out, _) = h.call("shell", json!({"command": "seq 1 5000"}));
+    assert!(
+        out.starts_with("[Output truncated: showing the last 2000 of 5000 lines."),
+        "{}",
+        &out[..200]
+    );
+    assert!(out.ends_with("4999\n5000"));
+}
+
+fn processes_with(marker: &str) -> usize {
+    processes(|cmdline| cmdline.contains(marker))
+}
+
+fn processes(matches: impl Fn(&str) -> bool) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| matches(&String::from_utf8_lossy(&c)))
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+#[test]
+fn a_timed_out_command_leaves_no_process_behind() {
+    let h = h();
+    let marker = "4242.4242";
+    let started = Instant::now();
+    let (out, err) = h.call(
+        "shell",
+        json!({"command": format!("echo begun; (sleep {marker} &); sleep {marker} & sleep {marker}"), "timeout": 1}),
+    );
+    assert!(err);
+    assert!(out.starts_with("Error: Timeout: begun\n[timed out after 1 s; the command and its process group were killed"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        processes_with(marker),
+        0,
+        "children and grandchildren were killed"
+    );
+}
+
+#[test]
+fn eight_sleeps_run_concurrently() {
+    let h = h();
+    let calls: Vec<(&str, serde_json::Value)> = (0..8)
+        .map(|_| ("shell", json!({"command": "sleep 1; echo done"})))
+        .collect();
+    let started = Instant::now();
+    let records = h.batch(&calls);
+    let elapsed = started.elapsed();
+    assert!(records.iter().all(|r| r.content == "done\n"));
+    assert!(elapsed < Duration::from_millis(1900), "took {elapsed:?}");
+}
+
+#[test]
+fn interrupt_kills_the_command_and_answers_every_call() {
+    let h = h();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    let marker = "4343.4343";
+    std::thread::spawn(move || {
+        // Cancel once the command is surely past its echo: poll for the `sleep` process.
+        while processes(|c| c.starts_with("sleep\0") && c.contains(marker)) == 0 {
+            std::thread::yield_now();
+        }
+        trigger.cancel();
+    });
+    let records = h.batch_cancellable(
+        &[
+            (
+                "shell",
+                json!({"command": format!("echo so-far; sleep {marker}")}),
+            ),
+            ("read", json!({"file_path": "."})),
+        ],
+        cancel,
+    );
+    assert_eq!(records.len(), 2);
+    assert!(records[0].is_error);
+    assert!(
+        records[0]
+            .content
+            .starts_with("Error: Interrupted: so-far\n"),
+        "{}",
+        records[0].content
+    );
+    assert_eq!(processes_with(marker), 0);
+}
+
+// ---------- todo ----------
+
+#[test]
+fn todos_are_validated_and_shared() {
+    let h = h();
+    let (out, err) = h.call(
+        "todo_write",
+        json!({"todos": [{"id": "1", "content": "write tests", "status": "in_progress"}, {"id": "2", "content": "ship", "status": "pending"}]}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(
+        h.call("todo_read", json!({})).0,
+        "[~] 1: write tests\n[ ] 2: ship\n"
+    );
+    assert!(
+        h.drain_events().iter().any(
+            |e| matches!(e, brute::protocol::Event::TodosUpdated { todos } if todos.len() == 2)
+        )
+    );
+    let (out, err) = h.call(
+        "todo_write",
+        json!({"todos": [{"id": "1", "content": "a", "status": "done"}]}),
+    );
+    assert!(err && out.contains("InvalidArguments"), "{out}");
+    let (out, err) = h.call("todo_write", json!({"todos": [{"id": "1", "content": "a", "status": "pending"}, {"id": "1", "content": "b", "status": "pending"}]}));
+    assert!(err && out.contains("appears twice"));
+    assert_eq!(
+        h.executor.agent().todos().len(),
+        2,
+        "a rejected list changes nothing"
+    );
+}
+
+// ---------- skill ----------
+
+#[test]
+fn skills_load_on_demand() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill_dir = dir.path().join(".brute/skills/pdf");
+    std::fs::create_dir_all(skill_dir.join("scripts")).unwrap();
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "---\nname: pdf-tools\ndescription: Work with PDFs\n---\n# Use pdftotext\n",
+    )
+    .unwrap();
+    std::fs::write(skill_dir.join("scripts/extract.sh"), "pdftotext \"$1\"\n").unwrap();
+    let skills = brute::agent::skills::discover(dir.path(), None);
+    let provider =
+        std::sync::Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
+    let state = std::sync::Arc::new(
+        brute::agent::state::AgentState::new(provider, "m".into(), 10, dir.path().to_path_buf())
+            .with_skills(skills),
+    );
+    let (sink, _rx) = brute::protocol::EventSink::channel();
+    let ctx = brute::tool::ToolContext::standalone(state, sink);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    use brute::tool::Tool;
+    let out = runtime
+        .block_on(brute::tool::skill::SkillTool.call(json!({"name": "pdf-tools"}), &ctx))
+        .unwrap();
+    assert!(out.content.starts_with("# Skill: pdf-tools\n"));
+    assert!(out.content.contains("# Use pdftotext"));
+    assert!(
+        !out.content.contains("description:"),
+        "front matter is stripped"
+    );
+    assert!(out.content.contains("- scripts/extract.sh"));
+    let err = runtime
+        .block_on(brute::tool::skill::SkillTool.call(json!({"name": "nope"}), &ctx))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "NotFound: no skill named `nope`. Available skills: pdf-tools"
+    );
+}
+
+// ---------- the executor ----------
+
+#[test]
+fn writes_to_one_file_are_serialized_in_call_order_and_different_files_run_in_parallel() {
+    use brute::tool::{Params, ToolOutput, fn_tool};
+    let slow_append = fn_tool(
+        "slow_append",
+        "appends after a pause",
+        Params::new()
+            .string("path", "file", true)
+            .string("text", "what", true)
+            .integer("ms", "pause", true)
+            .build(),
+        |args, ctx| async move {
+            tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
+            let path = ctx.resolve(args["path"].as_str().unwrap_or_default());
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.push_str(args["text"].as_str().unwrap_or_default());
+            std::fs::write(&path, text).map_err(|e| brute::tool::ToolError::io("write", &e))?;
+            Ok(ToolOutput::text("ok"))
+        },
+    )
+    .mutating("path");
+    let queued = brute::tool::Pipeline::new(std::sync::Arc::new(slow_append))
+        .layer(brute::tool::adapter::FileQueue);
+    let h = Harness::new(vec![std::sync::Arc::new(queued)]);
+    std::fs::create_dir_all(h.path("sub")).unwrap();
+    // The first call is the slowest: without the queue it would append last.
+    let calls = [
+        (
+            "slow_append",
+            json!({"path": "same.txt", "text": "1", "ms": 300}),
+        ),
+        (
+            "slow_append",
+            json!({"path": "./same.txt", "text": "2", "ms": 10}),
+        ),
+        (
+            "slow_append",
+            json!({"path": "sub/../same.txt", "text": "3", "ms": 0}),
+        ),
+    ];
+    h.batch(&calls);
+    assert_eq!(h.read("same.txt"), "123");
+    let calls = [
+        (
+            "slow_append",
+            json!({"path": "a.txt", "text": "a", "ms": 400}),
+        ),
+        (
+            "slow_append",
+            json!({"path": "b.txt", "text": "b", "ms": 400}),
+        ),
+        (
+            "slow_append",
+            json!({"path": "c.txt", "text": "c", "ms": 400}),
+        ),
+    ];
+    let started = Instant::now();
+    h.batch(&calls);
+    assert!(
+        started.elapsed() < Duration::from_millis(1000),
+        "different files in parallel: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn panics_retryable_and_critical_errors() {
+    use brute::tool::{Params, ToolError, fn_tool};
+    let panicky = fn_tool("panicky", "panics", Params::new().build(), |_, _| async {
+        panic!("boom")
+    });
+    let flaky = fn_tool("flaky", "fails", Params::new().build(), |_, _| async {
+        Err(ToolError::new("Network", "connection reset").retryable())
+    });
+    let fatal = fn_tool("fatal", "aborts", Params::new().build(), |_, _| async {
+        Err(ToolError::new("Corrupt", "the index is corrupt").critical())
+    });
+    let h = Harness::new(vec![
+        std::sync::Arc::new(panicky),
+        std::sync::Arc::new(flaky),
+        std::sync::Arc::new(fatal),
+    ]);
+    let records = h.batch(&[
+        ("panicky", json!({})),
+        ("flaky", json!({})),
+        ("fatal", json!({})),
+    ]);
+    assert_eq!(records[0].content, "Error: Panic: the tool panicked: boom");
+    assert_eq!(
+        records[1].content,
+        "Error: Network: connection reset (retryable)"
+    );
+    assert_eq!(
+        records[2].critical.as_deref(),
+        Some("Error: Corrupt: the index is corrupt")
+    );
+}
