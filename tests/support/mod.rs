@@ -50,7 +50,9 @@ impl Reply {
         }
     }
 
+    /// Sets a header, replacing one of the same name.
     pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         self.headers.push((name.into(), value.into()));
         self
     }
