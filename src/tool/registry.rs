@@ -140,3 +140,44 @@ impl Registry {
         Ok((entry.tool.clone(), args))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{Params, ToolOutput, fn_tool};
+
+    fn registry(n: usize) -> Registry {
+        let mut registry = Registry::new();
+        for i in 0..n {
+            let tool = fn_tool(&format!("t{i}"), "d", Params::new().build(), |_, _| async {
+                Ok(ToolOutput::text(""))
+            });
+            registry.register(Arc::new(tool));
+        }
+        registry
+    }
+
+    #[test]
+    fn filters_and_caps_with_notices() {
+        let mut r = registry(5);
+        let notices = r.apply(&ToolFilter::All, &[], 3);
+        assert_eq!(r.names(), ["t0", "t1", "t2"]);
+        assert_eq!(notices, ["the tool cap (3) dropped 2 tool(s): t3, t4"]);
+        let mut r = registry(5);
+        let notices = r.apply(
+            &ToolFilter::Only(vec!["t1".into(), "t4".into(), "zz".into()]),
+            &["t4".into()],
+            128,
+        );
+        assert_eq!(r.names(), ["t1"]);
+        assert!(notices[0].starts_with("unknown tool `zz`"));
+        let mut r = registry(2);
+        r.apply(&ToolFilter::None, &[], 128);
+        assert!(r.is_empty() && r.specs().is_empty());
+        // A tool without parameters advertises an empty object schema.
+        assert_eq!(
+            registry(1).specs()[0].parameters,
+            serde_json::json!({"type": "object", "properties": {}})
+        );
+    }
+}
