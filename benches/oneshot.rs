@@ -72,14 +72,8 @@ fn main() {
                 ("c3", "shell", r#"{"command":"echo ok"}"#),
             ],
         )));
-        server.push(Reply::sse(openai_sse(
-            "LIMIT is 10, defined in src/config.rs.",
-            &[],
-        )));
-        let (time, rss) = measure(
-            sb.std_brute(&server)
-                .args(["-p", "where is LIMIT defined?"]),
-        );
+        server.push(Reply::sse(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
+        let (time, rss) = measure(sb.std_brute(&server).args(["-p", "where is LIMIT defined?"]));
         times.push(time);
         peak = peak.max(rss);
     }

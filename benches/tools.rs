@@ -42,12 +42,7 @@ fn bench_read() {
     std::fs::write(&path, &content).expect("write the 100 MB file");
     drop(content);
     let provider = Arc::new(ReplayProvider::from_script("").expect("script"));
-    let state = Arc::new(AgentState::new(
-        provider,
-        "m".into(),
-        1,
-        dir.path().to_path_buf(),
-    ));
+    let state = Arc::new(AgentState::new(provider, "m".into(), 1, dir.path().to_path_buf()));
     let (sink, _rx) = EventSink::channel();
     let ctx = ToolContext::standalone(state, sink);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -86,10 +81,7 @@ fn time_rg(tree: &Path) -> (Duration, usize) {
         .stderr(Stdio::null())
         .output()
         .expect("run rg");
-    (
-        started.elapsed(),
-        out.stdout.iter().filter(|b| **b == b'\n').count(),
-    )
+    (started.elapsed(), out.stdout.iter().filter(|b| **b == b'\n').count())
 }
 
 fn time_brute(tree: &Path) -> (Duration, String) {
@@ -111,9 +103,7 @@ fn bench_search() {
         .unwrap_or_else(|| {
             let home = std::env::var_os("CARGO_HOME")
                 .map(PathBuf::from)
-                .unwrap_or_else(|| {
-                    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
-                });
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"));
             home.join("registry/src")
         });
     if !tree.is_dir() {
@@ -124,10 +114,7 @@ fn bench_search() {
         .build()
         .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_file()))
         .count();
-    println!(
-        "fs_search: pattern `{PATTERN}` over {} ({files} files)",
-        tree.display()
-    );
+    println!("fs_search: pattern `{PATTERN}` over {} ({files} files)", tree.display());
     let has_rg = Command::new("rg")
         .arg("--version")
         .stdout(Stdio::null())

@@ -23,9 +23,7 @@ fn count_vowels() -> Arc<dyn brute::tool::Tool> {
     Arc::new(fn_tool(
         "count_vowels",
         "Count the vowels in a text",
-        Params::new()
-            .string("text", "The text to look at", true)
-            .build(),
+        Params::new().string("text", "The text to look at", true).build(),
         |args, _ctx| async move {
             let text = args["text"]
                 .as_str()
@@ -43,12 +41,7 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
     let mut registry = brute::app::builtin_tools();
     registry.register(count_vowels());
     let (events, mut rx) = EventSink::channel();
-    let executor = Executor::new(
-        Arc::new(registry),
-        Arc::default(),
-        state.clone(),
-        events.clone(),
-    );
+    let executor = Executor::new(Arc::new(registry), Arc::default(), state.clone(), events.clone());
     let config = AgentConfig {
         system_prompt: "You are a helpful assistant. Use your tools.".into(),
         max_turns: 5,
@@ -57,18 +50,13 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
     let mut agent = Agent::new(state, executor, config, events);
     let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     let end = agent
-        .run_turn(
-            "How many vowels are in \"a coding agent\"?".into(),
-            &mut ops,
-        )
+        .run_turn("How many vowels are in \"a coding agent\"?".into(), &mut ops)
         .await;
     drop(agent);
     let mut transcript = String::new();
     while let Ok(event) = rx.try_recv() {
         match event {
-            Event::ToolResult { name, content, .. } => {
-                transcript.push_str(&format!("[{name} → {content}]\n"))
-            }
+            Event::ToolResult { name, content, .. } => transcript.push_str(&format!("[{name} → {content}]\n")),
             Event::TurnFinished { text, .. } => transcript.push_str(&text),
             _ => {}
         }
@@ -84,25 +72,13 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
 #[allow(dead_code)] // tests include this file as a module and call `run`
 fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let (provider, model): (Arc<dyn Provider>, String) =
-        if std::env::var_os("BRUTE_EXAMPLE_REAL").is_some() {
-            let root = std::env::current_dir()?;
-            let settings = brute::config::load(
-                &root,
-                &Default::default(),
-                &brute::config::process_env,
-                None,
-            )?;
-            (
-                brute::app::provider(&settings)?,
-                settings.model.value.clone(),
-            )
-        } else {
-            (
-                Arc::new(ReplayProvider::from_script(SCRIPT)?),
-                "replay".to_owned(),
-            )
-        };
+    let (provider, model): (Arc<dyn Provider>, String) = if std::env::var_os("BRUTE_EXAMPLE_REAL").is_some() {
+        let root = std::env::current_dir()?;
+        let settings = brute::config::load(&root, &Default::default(), &brute::config::process_env, None)?;
+        (brute::app::provider(&settings)?, settings.model.value.clone())
+    } else {
+        (Arc::new(ReplayProvider::from_script(SCRIPT)?), "replay".to_owned())
+    };
     println!("{}", runtime.block_on(run(provider, &model))?);
     Ok(())
 }

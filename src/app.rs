@@ -15,8 +15,8 @@ use crate::tool::command::CommandTool;
 use crate::tool::exec::Executor;
 use crate::tool::registry::ToolFilter;
 use crate::tool::{
-    Pipeline, Registry, Snapshots, Tool, fetch, fs_search, patch, read, remove, shell, skill,
-    subagent, todo, undo, write,
+    Pipeline, Registry, Snapshots, Tool, fetch, fs_search, patch, read, remove, shell, skill, subagent, todo, undo,
+    write,
 };
 
 /// Why the agent could not be built.
@@ -34,12 +34,10 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
     let format = match kind {
         ProviderKind::Replay => {
             let script = match &settings.script {
-                Some(path) => {
-                    std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
-                        path: path.value.clone(),
-                        message: e.to_string(),
-                    })?
-                }
+                Some(path) => std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
+                    path: path.value.clone(),
+                    message: e.to_string(),
+                })?,
                 None => DEMO_SCRIPT.to_owned(),
             };
             return Ok(Arc::new(ReplayProvider::from_script(&script)?));
@@ -75,9 +73,7 @@ pub fn builtin_tools() -> Registry {
     registry.register(mutating(Arc::new(write::WriteTool)));
     registry.register(mutating(Arc::new(patch::PatchTool)));
     registry.register(mutating(Arc::new(remove::RemoveTool)));
-    registry.register(Arc::new(
-        Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue),
-    ));
+    registry.register(Arc::new(Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue)));
     registry.register(Arc::new(fs_search::SearchTool));
     registry.register(Arc::new(shell::ShellTool));
     registry.register(Arc::new(fetch::FetchTool::default()));
@@ -121,11 +117,7 @@ pub fn build_agent_with(
         Some(list) if list.value.is_empty() => ToolFilter::None,
         Some(list) => ToolFilter::Only(list.value.clone()),
     };
-    notices.extend(registry.apply(
-        &filter,
-        &settings.deny_tools.value,
-        settings.max_tools.value,
-    ));
+    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
     let user_skills = paths::config_dir().map(|d| d.join("skills"));
     let skills = skills::discover(root, user_skills.as_deref());
     let summaries: Vec<_> = if registry.get("skill").is_some() {

@@ -65,12 +65,7 @@ pub struct Cli {
     pub no_stream: bool,
 
     /// Only offer these tools (comma-separated)
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        conflicts_with = "no_tools"
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with = "no_tools")]
     pub tools: Option<Vec<String>>,
 
     /// Offer no tools at all

@@ -12,3 +12,5 @@ pub mod oneshot;
 pub mod protocol;
 pub mod provider;
 pub mod tool;
+#[cfg(feature = "tui")]
+pub mod tui;

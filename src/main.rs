@@ -48,13 +48,37 @@ fn init_logging() {
     else {
         return;
     };
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_env("BRUTE_LOG").unwrap_or_else(|_| "warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BRUTE_LOG").unwrap_or_else(|_| "warn".into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .try_init();
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// `brute` without `-p`: the terminal UI when a terminal is there.
+#[cfg(feature = "tui")]
+fn interactive(settings: &config::Settings, root: &std::path::Path) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("brute: the interactive UI needs a terminal; use `brute -p \"...\"` in scripts and pipes");
+        return Ok(exit::USAGE);
+    }
+    init_logging();
+    runtime()?.block_on(brute::tui::run(settings, root))
+}
+
+#[cfg(not(feature = "tui"))]
+fn interactive(_settings: &config::Settings, _root: &std::path::Path) -> anyhow::Result<i32> {
+    eprintln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
+    Ok(exit::USAGE)
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
@@ -64,21 +88,13 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         return Ok(exit::OK);
     }
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
-    let settings = config::load(
-        &root,
-        &flags(&cli),
-        &config::process_env,
-        user_config.as_deref(),
-    )?;
+    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
     if let Some(Command::Config) = cli.command {
         print!("{}", settings.describe());
         return Ok(exit::OK);
     }
     let Some(prompt) = cli.prompt.clone() else {
-        eprintln!(
-            "brute: the interactive terminal UI is not built yet; run a task with `brute -p \"...\"` (see `brute --help`)"
-        );
-        return Ok(exit::USAGE);
+        return interactive(&settings, &root);
     };
     init_logging();
     let prompt = brute::oneshot::prompt_with_stdin(prompt)?;

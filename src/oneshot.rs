@@ -33,10 +33,7 @@ pub fn prompt_with_stdin(prompt: String) -> std::io::Result<String> {
     if input.trim().is_empty() {
         return Ok(prompt);
     }
-    Ok(format!(
-        "{prompt}\n\n<stdin>\n{}\n</stdin>",
-        input.trim_end()
-    ))
+    Ok(format!("{prompt}\n\n<stdin>\n{}\n</stdin>", input.trim_end()))
 }
 
 /// Whether a person can answer questions: both stdin and stderr are terminals.
@@ -46,16 +43,7 @@ pub fn interactive() -> bool {
 
 /// The argument worth showing for a call, e.g. the path or the command.
 pub fn key_argument(arguments: &Value) -> String {
-    const KEYS: &[&str] = &[
-        "file_path",
-        "path",
-        "command",
-        "pattern",
-        "glob",
-        "url",
-        "name",
-        "task",
-    ];
+    const KEYS: &[&str] = &["file_path", "path", "command", "pattern", "glob", "url", "name", "task"];
     let value = KEYS
         .iter()
         .find_map(|k| arguments.get(*k).and_then(Value::as_str))
@@ -134,11 +122,7 @@ impl Printer {
             return;
         }
         let text_mode = self.format == OutputFormat::Text;
-        if let Event::Nested {
-            parent_call_id,
-            event,
-        } = event
-        {
+        if let Event::Nested { parent_call_id, event } = event {
             self.print_nested(parent_call_id, event, &mut err);
             return;
         }
@@ -170,11 +154,7 @@ impl Printer {
                     .cloned()
                     .unwrap_or_else(|| (name.clone(), String::new()));
                 let status = if *is_error {
-                    let first = content
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("Error: ");
+                    let first = content.lines().next().unwrap_or("").trim_start_matches("Error: ");
                     format!("error: {}", key_argument(&json!({"name": first})))
                 } else {
                     "ok".to_owned()
@@ -198,9 +178,7 @@ impl Printer {
             Event::Error { message } => {
                 let _ = writeln!(err, "error: {message}");
             }
-            Event::RequestStarted { .. } | Event::TurnFinished { .. }
-                if text_mode && self.text_open =>
-            {
+            Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
                 let _ = writeln!(out);
                 self.text_open = false;
             }
@@ -213,19 +191,14 @@ impl Printer {
     /// A sub-agent's tool calls, indented under the call that started it.
     fn print_nested(&mut self, parent: &str, event: &Event, err: &mut impl Write) {
         match event {
-            Event::Nested {
-                parent_call_id,
-                event,
-            } => self.print_nested(parent_call_id, event, err),
+            Event::Nested { parent_call_id, event } => self.print_nested(parent_call_id, event, err),
             Event::ToolCallStarted {
                 call_id,
                 name,
                 arguments,
             } => {
-                self.calls.insert(
-                    format!("{parent}/{call_id}"),
-                    (name.clone(), key_argument(arguments)),
-                );
+                self.calls
+                    .insert(format!("{parent}/{call_id}"), (name.clone(), key_argument(arguments)));
             }
             Event::ToolResult {
                 call_id,

@@ -21,6 +21,14 @@ pub enum Op {
         call_id: String,
         answers: Option<Vec<String>>,
     },
+    /// Revert the agent's last file change (all files of that tool call).
+    Undo,
+    /// Re-apply what the last undo reverted.
+    Redo,
+    /// Forget the conversation and start a new one.
+    Clear,
+    /// Use another model from the next request on.
+    SetModel { model: String },
     /// End the session.
     Shutdown,
 }
@@ -112,10 +120,7 @@ pub enum Event {
         duration_ms: u64,
     },
     /// The `question` tool wants answers from the person.
-    QuestionAsked {
-        call_id: String,
-        questions: Vec<Question>,
-    },
+    QuestionAsked { call_id: String, questions: Vec<Question> },
     /// Token usage of one model request.
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).
@@ -127,10 +132,7 @@ pub enum Event {
     /// The session's todo list changed (it is shown to the person).
     TodosUpdated { todos: Vec<TodoItem> },
     /// An event of a sub-agent, shown inside the pane of the call that started it.
-    Nested {
-        parent_call_id: String,
-        event: Box<Event>,
-    },
+    Nested { parent_call_id: String, event: Box<Event> },
 }
 
 /// The state of a todo item.
@@ -187,14 +189,10 @@ impl EventSink {
 
     /// Sends one event.
     pub fn emit(&self, event: Event) {
-        let event = self
-            .parents
-            .iter()
-            .rev()
-            .fold(event, |event, parent| Event::Nested {
-                parent_call_id: parent.clone(),
-                event: Box::new(event),
-            });
+        let event = self.parents.iter().rev().fold(event, |event, parent| Event::Nested {
+            parent_call_id: parent.clone(),
+            event: Box::new(event),
+        });
         let _ = self.tx.send(event);
     }
 }

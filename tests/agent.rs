@@ -21,12 +21,7 @@ struct Setup {
     _dir: tempfile::TempDir,
 }
 
-fn setup(
-    script: &str,
-    interactive: bool,
-    max_turns: u32,
-    extra: Vec<Arc<dyn brute::tool::Tool>>,
-) -> Setup {
+fn setup(script: &str, interactive: bool, max_turns: u32, extra: Vec<Arc<dyn brute::tool::Tool>>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
     let state = Arc::new(AgentState::new(
@@ -40,12 +35,7 @@ fn setup(
         registry.register(tool);
     }
     let (sink, events) = EventSink::channel();
-    let executor = Executor::new(
-        Arc::new(registry),
-        Arc::default(),
-        state.clone(),
-        sink.clone(),
-    );
+    let executor = Executor::new(Arc::new(registry), Arc::default(), state.clone(), sink.clone());
     let config = AgentConfig {
         system_prompt: "test".into(),
         max_turns,
@@ -113,21 +103,12 @@ async fn a_cancelled_dialog_says_the_user_declined() {
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
             if let Event::QuestionAsked { call_id, .. } = event {
-                ops_tx
-                    .send(Op::AnswerQuestion {
-                        call_id,
-                        answers: None,
-                    })
-                    .unwrap();
+                ops_tx.send(Op::AnswerQuestion { call_id, answers: None }).unwrap();
             }
         }
     });
     s.agent.run_turn("set up".into(), &mut ops).await;
-    assert!(
-        tool_results(&s.agent)[0]
-            .1
-            .starts_with("The user declined to answer")
-    );
+    assert!(tool_results(&s.agent)[0].1.starts_with("The user declined to answer"));
 }
 
 #[tokio::test]
@@ -141,11 +122,7 @@ async fn an_empty_answer_takes_the_default_and_interrupt_answers_the_question() 
         })
         .unwrap();
     s.agent.run_turn("x".into(), &mut ops).await;
-    assert!(
-        tool_results(&s.agent)[0]
-            .1
-            .contains("Which database? → sqlite")
-    );
+    assert!(tool_results(&s.agent)[0].1.contains("Which database? → sqlite"));
 
     let mut s = setup(ASK, true, 10, Vec::new());
     let (ops_tx, mut ops) = mpsc::unbounded_channel();
@@ -178,11 +155,7 @@ async fn a_critical_error_ends_the_turn_visibly() {
         end.error.as_deref(),
         Some("a critical tool error ended the turn: Error: Corrupt: index corrupt")
     );
-    assert_eq!(
-        tool_results(&s.agent).len(),
-        2,
-        "every call still has its result"
-    );
+    assert_eq!(tool_results(&s.agent).len(), 2, "every call still has its result");
     let mut saw_error = false;
     while let Ok(e) = s.events.try_recv() {
         saw_error |= matches!(e, Event::Error { .. });
@@ -211,9 +184,7 @@ async fn tools_reach_their_agent_through_the_context() {
     let set_temperature = fn_tool(
         "set_temperature",
         "Changes the sampling temperature",
-        Params::new()
-            .param("value", "number", "new temperature", true)
-            .build(),
+        Params::new().param("value", "number", "new temperature", true).build(),
         |args, ctx| async move {
             let value = args["value"].as_f64().unwrap_or(1.0) as f32;
             ctx.agent.set_temperature(Some(value));

@@ -26,10 +26,7 @@ fn reads_a_real_file_and_answers() {
         .stderr(predicate::str::contains("[read] src/lib.rs — ok"));
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(
-        requests[0].body["messages"][1]["content"],
-        "what does answer return?"
-    );
+    assert_eq!(requests[0].body["messages"][1]["content"], "what does answer return?");
     let results = tool_results(&requests[1]);
     assert_eq!(
         results,
@@ -43,13 +40,9 @@ fn reads_a_real_file_and_answers() {
 #[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
-    sb.write(
-        "config.py",
-        "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n",
-    );
+    sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");
     let server = MockServer::start();
-    let args =
-        r#"{"file_path":"config.py","old_string":"range(LIMIT - 1)","new_string":"range(LIMIT)"}"#;
+    let args = r#"{"file_path":"config.py","old_string":"range(LIMIT - 1)","new_string":"range(LIMIT)"}"#;
     server.push(Reply::sse(openai_sse("", &[("p1", "patch", args)])));
     server.push(Reply::sse(openai_sse("Fixed the off-by-one.", &[])));
     sb.brute(&server)
@@ -63,9 +56,7 @@ fn patches_a_real_file() {
     );
     let results = tool_results(&server.requests()[1]);
     assert!(
-        results[0]
-            .1
-            .starts_with("Replaced 1 occurrence in config.py."),
+        results[0].1.starts_with("Replaced 1 occurrence in config.py."),
         "{}",
         results[0].1
     );
@@ -114,10 +105,7 @@ fn parallel_calls_are_answered_in_call_order() {
     let results = tool_results(&server.requests()[1]);
     assert_eq!(
         results,
-        vec![
-            ("slow".into(), "first\n".into()),
-            ("fast".into(), "second\n".into())
-        ]
+        vec![("slow".into(), "first\n".into()), ("fast".into(), "second\n".into())]
     );
 }
 
@@ -140,9 +128,7 @@ fn tool_errors_become_results() {
         .args(["-p", "x"])
         .assert()
         .success()
-        .stderr(predicate::str::contains(
-            "[read] src/mian.rs — error: NotFound",
-        ));
+        .stderr(predicate::str::contains("[read] src/mian.rs — error: NotFound"));
     let results = tool_results(&server.requests()[1]);
     assert_eq!(results.len(), 4, "every call got exactly one result");
     assert_eq!(
@@ -150,7 +136,13 @@ fn tool_errors_become_results() {
         "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?"
     );
     assert!(results[1].1.starts_with("Error: UnknownTool: no tool named `nosuchtool`. Available tools: read, write, patch, remove, undo, fs_search, shell, fetch, todo_write, todo_read, question, skill, task"), "{}", results[1].1);
-    assert!(results[2].1.starts_with("Error: InvalidArguments: arguments do not match the `read` schema: /file_path: 5 is not of type \"string\""), "{}", results[2].1);
+    assert!(
+        results[2].1.starts_with(
+            "Error: InvalidArguments: arguments do not match the `read` schema: /file_path: 5 is not of type \"string\""
+        ),
+        "{}",
+        results[2].1
+    );
     assert!(
         results[3]
             .1
@@ -165,10 +157,7 @@ fn json_output_shape() {
     let sb = Sandbox::new();
     sb.write("a.txt", "alpha\n");
     let server = MockServer::start();
-    server.push(Reply::sse(openai_sse(
-        "",
-        &[("r", "read", r#"{"file_path":"a.txt"}"#)],
-    )));
+    server.push(Reply::sse(openai_sse("", &[("r", "read", r#"{"file_path":"a.txt"}"#)])));
     server.push(Reply::sse(openai_sse("Done.", &[])));
     let out = sb
         .brute(&server)
@@ -246,7 +235,9 @@ fn retries_after_429_then_succeeds() {
         .assert()
         .success()
         .stdout("fine\n")
-        .stderr(predicate::str::contains("retrying (attempt 2/4) in 0 ms: the provider returned HTTP 429: rate_limit_exceeded: Rate limit"));
+        .stderr(predicate::str::contains(
+            "retrying (attempt 2/4) in 0 ms: the provider returned HTTP 429: rate_limit_exceeded: Rate limit",
+        ));
 }
 
 #[test]
@@ -270,10 +261,7 @@ fn provider_error_exits_1() {
 fn a_cut_stream_exits_1_and_runs_no_half_received_call() {
     let sb = Sandbox::new();
     let server = MockServer::start();
-    let body = openai_sse(
-        "",
-        &[("w", "write", r#"{"file_path":"made.txt","content":"x"}"#)],
-    );
+    let body = openai_sse("", &[("w", "write", r#"{"file_path":"made.txt","content":"x"}"#)]);
     let cut = body.find("finish_reason\":\"tool_calls").unwrap() - 60;
     server.push(Reply::sse(body).cut_at(cut));
     sb.brute(&server)
@@ -288,45 +276,29 @@ fn a_cut_stream_exits_1_and_runs_no_half_received_call() {
 fn auth_error_names_the_variable() {
     let sb = Sandbox::new();
     let server = MockServer::start();
-    server.push(Reply::json(401, r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#));
+    server.push(Reply::json(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+    ));
     sb.bare()
-        .args([
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.url("/v1"),
-            "-p",
-            "x",
-        ])
+        .args(["--provider", "openai", "--base-url", &server.url("/v1"), "-p", "x"])
         .assert()
         .code(1)
         .stderr(
-            predicate::str::contains("authentication failed (401)")
-                .and(predicate::str::contains("OPENAI_API_KEY")),
+            predicate::str::contains("authentication failed (401)").and(predicate::str::contains("OPENAI_API_KEY")),
         );
 }
 
 #[test]
 fn no_provider_exits_2_with_what_to_set() {
     let sb = Sandbox::new();
-    sb.bare()
-        .args(["-p", "x"])
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(
-            predicate::str::contains("ANTHROPIC_API_KEY")
-                .and(predicate::str::contains("OPENAI_API_KEY"))
-                .and(predicate::str::contains("OLLAMA_HOST")),
-        );
-    sb.bare()
-        .args(["--provider", "bogus", "-p", "x"])
-        .assert()
-        .code(2);
-    sb.bare()
-        .args(["--max-turns", "0", "-p", "x"])
-        .assert()
-        .code(2);
+    sb.bare().args(["-p", "x"]).assert().code(2).stdout("").stderr(
+        predicate::str::contains("ANTHROPIC_API_KEY")
+            .and(predicate::str::contains("OPENAI_API_KEY"))
+            .and(predicate::str::contains("OLLAMA_HOST")),
+    );
+    sb.bare().args(["--provider", "bogus", "-p", "x"]).assert().code(2);
+    sb.bare().args(["--max-turns", "0", "-p", "x"]).assert().code(2);
 }
 
 #[test]
@@ -367,22 +339,23 @@ fn piped_stdin_joins_the_prompt() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(
-        prompt,
-        "review this\n\n<stdin>\ndiff --git a/x b/x\n+added\n</stdin>"
-    );
+    assert_eq!(prompt, "review this\n\n<stdin>\ndiff --git a/x b/x\n+added\n</stdin>");
 }
 
 #[test]
 fn question_without_a_person_says_so() {
     let sb = Sandbox::new();
     let server = MockServer::start();
-    server.push(Reply::sse(openai_sse("", &[("q", "question", r#"{"questions":[{"question":"Which DB?","options":[{"label":"sqlite"},{"label":"postgres"}]}]}"#)])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "q",
+            "question",
+            r#"{"questions":[{"question":"Which DB?","options":[{"label":"sqlite"},{"label":"postgres"}]}]}"#,
+        )],
+    )));
     server.push(Reply::sse(openai_sse("Assuming sqlite.", &[])));
-    sb.brute(&server)
-        .args(["-p", "set up a db"])
-        .assert()
-        .success();
+    sb.brute(&server).args(["-p", "set up a db"]).assert().success();
     let results = tool_results(&server.requests()[1]);
     assert!(
         results[0].1.starts_with("No interactive user is present"),
@@ -401,10 +374,7 @@ fn tool_filtering_changes_what_is_advertised() {
         .args(["-p", "x", "--tools", "read,fs_search"])
         .assert()
         .success();
-    sb.brute(&server)
-        .args(["-p", "x", "--no-tools"])
-        .assert()
-        .success();
+    sb.brute(&server).args(["-p", "x", "--no-tools"]).assert().success();
     let requests = server.requests();
     let names: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -453,10 +423,7 @@ fn replay_demo_runs_without_a_key() {
         .assert()
         .success()
         .stdout(predicate::str::contains("That was the replay demo"))
-        .stderr(
-            predicate::str::contains("[fs_search] *.md — ok")
-                .and(predicate::str::contains("[shell]")),
-        );
+        .stderr(predicate::str::contains("[fs_search] *.md — ok").and(predicate::str::contains("[shell]")));
 }
 
 #[test]
@@ -492,10 +459,7 @@ fn sigint_gives_pending_calls_results_and_exits_130() {
     seen.extend(lines.map(|l| l.unwrap()));
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    let events: Vec<Value> = seen
-        .iter()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = seen.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
     let result = events
         .iter()
         .find(|e| e["type"] == "tool_result")
@@ -519,8 +483,14 @@ fn completions_match_the_cli() {
             "zsh" => "_brute",
             _ => "brute.fish",
         };
-        let committed = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("completions").join(file))
-            .unwrap_or_else(|_| panic!("completions/{file} is missing: run `brute completions {shell} > completions/{file}`"));
+        let committed = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("completions")
+                .join(file),
+        )
+        .unwrap_or_else(|_| {
+            panic!("completions/{file} is missing: run `brute completions {shell} > completions/{file}`")
+        });
         let out = assert_cmd::Command::cargo_bin("brute")
             .unwrap()
             .args(["completions", shell])

@@ -14,10 +14,7 @@ fn results_by_id(request: &support::Recorded) -> std::collections::HashMap<Strin
 #[test]
 fn every_tool_once() {
     let sb = Sandbox::new();
-    sb.write(
-        "src/lib.rs",
-        "pub fn greet() -> &'static str { \"hello\" }\n",
-    );
+    sb.write("src/lib.rs", "pub fn greet() -> &'static str { \"hello\" }\n");
     sb.write(
         ".brute/skills/greet/SKILL.md",
         "---\ndescription: How to greet\n---\nSay hello politely.\n",
@@ -46,11 +43,7 @@ command = "echo bad >&2; exit 4"
             r#"{"file_path":"notes.txt","content":"hi there\n"}"#.to_owned(),
         ),
         ("r", "read", r#"{"file_path":"src/lib.rs"}"#.to_owned()),
-        (
-            "s",
-            "fs_search",
-            r#"{"pattern":"greet","glob":"*.rs"}"#.to_owned(),
-        ),
+        ("s", "fs_search", r#"{"pattern":"greet","glob":"*.rs"}"#.to_owned()),
         ("sh", "shell", r#"{"command":"echo from-shell"}"#.to_owned()),
         ("f", "fetch", format!(r#"{{"url":"{page}"}}"#)),
         (
@@ -59,18 +52,11 @@ command = "echo bad >&2; exit 4"
             r#"{"todos":[{"id":"1","content":"greet","status":"in_progress"}]}"#.to_owned(),
         ),
         ("sk", "skill", r#"{"name":"greet"}"#.to_owned()),
-        (
-            "q",
-            "question",
-            r#"{"questions":[{"question":"Formal?"}]}"#.to_owned(),
-        ),
+        ("q", "question", r#"{"questions":[{"question":"Formal?"}]}"#.to_owned()),
         ("cw", "count_words", r#"{"path":"src/lib.rs"}"#.to_owned()),
         ("fl", "fails", "{}".to_owned()),
     ];
-    let batch1: Vec<(&str, &str, &str)> = batch1
-        .iter()
-        .map(|(a, b, c)| (*a, *b, c.as_str()))
-        .collect();
+    let batch1: Vec<(&str, &str, &str)> = batch1.iter().map(|(a, b, c)| (*a, *b, c.as_str())).collect();
     server.push(Reply::sse(openai_sse("", &batch1)));
     server.push(
         Reply::json(
@@ -99,10 +85,7 @@ command = "echo bad >&2; exit 4"
         "",
         &[("sub_r", "read", r#"{"file_path":"notes.txt"}"#)],
     )));
-    server.push(Reply::sse(openai_sse(
-        "Report: notes.txt says hello there.",
-        &[],
-    )));
+    server.push(Reply::sse(openai_sse("Report: notes.txt says hello there.", &[])));
     server.push(Reply::sse(openai_sse(
         "",
         &[
@@ -143,21 +126,12 @@ command = "echo bad >&2; exit 4"
     );
 
     let r = results_by_id(&requests[2]);
-    assert!(
-        r["w"].starts_with("Created notes.txt (9 bytes)."),
-        "{}",
-        r["w"]
-    );
+    assert!(r["w"].starts_with("Created notes.txt (9 bytes)."), "{}", r["w"]);
     assert_eq!(r["r"], "1\tpub fn greet() -> &'static str { \"hello\" }\n");
-    assert_eq!(
-        r["s"],
-        "src/lib.rs:1:pub fn greet() -> &'static str { \"hello\" }\n"
-    );
+    assert_eq!(r["s"], "src/lib.rs:1:pub fn greet() -> &'static str { \"hello\" }\n");
     assert_eq!(r["sh"], "from-shell\n");
     assert!(
-        r["f"].contains("Status: 200 OK")
-            && r["f"].contains("# Docs")
-            && r["f"].contains("`greet()`"),
+        r["f"].contains("Status: 200 OK") && r["f"].contains("# Docs") && r["f"].contains("`greet()`"),
         "{}",
         r["f"]
     );
@@ -165,20 +139,14 @@ command = "echo bad >&2; exit 4"
     assert!(r["sk"].contains("Say hello politely."));
     assert!(r["q"].starts_with("No interactive user is present"));
     assert_eq!(r["cw"], "9\narg=src/lib.rs\n{\"path\":\"src/lib.rs\"}");
-    assert_eq!(
-        r["fl"],
-        "Error: CommandFailed: `fails` exited with 4\nstderr:\nbad"
-    );
+    assert_eq!(r["fl"], "Error: CommandFailed: `fails` exited with 4\nstderr:\nbad");
 
     let r = results_by_id(&requests[5]);
     assert!(r["p"].starts_with("Replaced 1 occurrence in notes.txt."));
     assert_eq!(r["tr"], "[~] 1: greet\n");
     assert_eq!(r["t"], "Report: notes.txt says hello there.");
     // The sub-agent had its own context and read-only tools.
-    assert_eq!(
-        requests[3].body["messages"][1]["content"],
-        "What does notes.txt say?"
-    );
+    assert_eq!(requests[3].body["messages"][1]["content"], "What does notes.txt say?");
     let sub_tools: Vec<&str> = requests[3].body["tools"]
         .as_array()
         .unwrap()
@@ -191,10 +159,7 @@ command = "echo bad >&2; exit 4"
     let r = results_by_id(&requests[6]);
     assert_eq!(r["rm"], "Removed notes.txt.");
     assert_eq!(r["u"], "notes.txt: re-created\n");
-    assert_eq!(
-        std::fs::read_to_string(sb.path("notes.txt")).unwrap(),
-        "hello there\n"
-    );
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "hello there\n");
 
     // The sub-agent's events arrive nested under the task call, for its pane.
     let nested: Vec<Value> = stdout
@@ -224,26 +189,17 @@ fn fetch_errors() {
             ("ftp", "fetch", r#"{"url":"ftp://example.com/x"}"#),
         ],
     )));
-    server.push(
-        Reply::json(404, "<html><body><p>no such page</p></body></html>")
-            .header("content-type", "text/html"),
-    );
+    server.push(Reply::json(404, "<html><body><p>no such page</p></body></html>").header("content-type", "text/html"));
     server.push(Reply::sse(openai_sse(
         "",
         &[("bin", "fetch", &format!(r#"{{"url":"{binary}"}}"#))],
     )));
-    server.push(
-        Reply::json(200, b"\x89PNG\r\n\x1a\n\0\0\0".to_vec()).header("content-type", "image/png"),
-    );
+    server.push(Reply::json(200, b"\x89PNG\r\n\x1a\n\0\0\0".to_vec()).header("content-type", "image/png"));
     server.push(Reply::sse(openai_sse("ok", &[])));
     sb.brute(&server).args(["-p", "x"]).assert().success();
     let requests = server.requests();
     let r = results_by_id(&requests[2]);
-    assert!(
-        r["nf"].starts_with("Error: HttpStatus: GET "),
-        "{}",
-        r["nf"]
-    );
+    assert!(r["nf"].starts_with("Error: HttpStatus: GET "), "{}", r["nf"]);
     assert!(
         r["nf"].contains("Status: 404 Not Found") && r["nf"].contains("no such page"),
         "{}",

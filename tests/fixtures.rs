@@ -5,9 +5,7 @@
 mod support;
 
 use brute::provider::sse::decode_stream;
-use brute::provider::{
-    Completion, Delta, ProviderError, StopReason, StreamDecoder, anthropic, openai, responses,
-};
+use brute::provider::{Completion, Delta, ProviderError, StopReason, StreamDecoder, anthropic, openai, responses};
 use futures_util::stream;
 
 #[derive(Clone, Copy)]
@@ -34,11 +32,8 @@ fn decode(wire: Wire, body: &str) -> (Result<Completion, String>, String) {
         .unwrap();
     let mut results = Vec::new();
     for size in [1usize, 5, 64, body.len().max(1)] {
-        let chunks: Vec<Result<Vec<u8>, std::convert::Infallible>> = body
-            .as_bytes()
-            .chunks(size)
-            .map(|c| Ok(c.to_vec()))
-            .collect();
+        let chunks: Vec<Result<Vec<u8>, std::convert::Infallible>> =
+            body.as_bytes().chunks(size).map(|c| Ok(c.to_vec())).collect();
         let mut text = String::new();
         let mut on_delta = |d: Delta| {
             if let Delta::Text(t) = d {
@@ -46,12 +41,7 @@ fn decode(wire: Wire, body: &str) -> (Result<Completion, String>, String) {
             }
         };
         let result = runtime
-            .block_on(decode_stream(
-                stream::iter(chunks),
-                decoder(wire),
-                None,
-                &mut on_delta,
-            ))
+            .block_on(decode_stream(stream::iter(chunks), decoder(wire), None, &mut on_delta))
             .map_err(|e: ProviderError| e.to_string());
         results.push((result, text));
     }
@@ -97,10 +87,7 @@ fn openai_chat_streams() {
     assert_eq!(c.stop_reason, Some(StopReason::ToolUse));
     assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (149, 60));
 
-    let (c, _) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, "openai-chat/single-tool-call.sse"),
-    );
+    let (c, _) = decode(Wire::Chat, &support::fixture(&dir, "openai-chat/single-tool-call.sse"));
     let c = c.unwrap();
     assert_eq!(
         calls(&c),
@@ -111,18 +98,12 @@ fn openai_chat_streams() {
         )]
     );
 
-    let (c, text) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, "openai-chat/finish-length.sse"),
-    );
+    let (c, text) = decode(Wire::Chat, &support::fixture(&dir, "openai-chat/finish-length.sse"));
     let c = c.unwrap();
     assert_eq!((c.text.as_str(), text.as_str()), ("{\"", "{\""));
     assert_eq!(c.stop_reason, Some(StopReason::MaxTokens));
 
-    let (c, _) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, "openai-chat/refusal.sse"),
-    );
+    let (c, _) = decode(Wire::Chat, &support::fixture(&dir, "openai-chat/refusal.sse"));
     let c = c.unwrap();
     assert_eq!(c.text, "I'm sorry, I can't assist with that request.");
     assert_eq!(c.stop_reason, Some(StopReason::EndTurn));
@@ -135,10 +116,7 @@ fn openrouter_and_ollama_multiturn_streams() {
         return;
     };
     let base = "openai-chat/ruby_llm-openrouter-stream-tool-multiturn";
-    let (c, _) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, &format!("{base}.0.response.sse")),
-    );
+    let (c, _) = decode(Wire::Chat, &support::fixture(&dir, &format!("{base}.0.response.sse")));
     let c = c.unwrap();
     assert_eq!(
         calls(&c),
@@ -149,10 +127,7 @@ fn openrouter_and_ollama_multiturn_streams() {
         )]
     );
     assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (633, 75));
-    let (c, text) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, &format!("{base}.1.response.sse")),
-    );
+    let (c, text) = decode(Wire::Chat, &support::fixture(&dir, &format!("{base}.1.response.sse")));
     let c = c.unwrap();
     assert!(
         c.text
@@ -163,10 +138,7 @@ fn openrouter_and_ollama_multiturn_streams() {
     assert_eq!(c.stop_reason, Some(StopReason::EndTurn));
 
     let base = "ollama-openai-compat/ruby_llm-qwen3-stream-tool-multiturn";
-    let (c, _) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, &format!("{base}.0.response.sse")),
-    );
+    let (c, _) = decode(Wire::Chat, &support::fixture(&dir, &format!("{base}.0.response.sse")));
     let c = c.unwrap();
     assert_eq!(
         calls(&c),
@@ -181,10 +153,7 @@ fn openrouter_and_ollama_multiturn_streams() {
             .starts_with("Okay, the user is asking for the weather in Berlin")
     );
     assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (195, 140));
-    let (c, _) = decode(
-        Wire::Chat,
-        &support::fixture(&dir, &format!("{base}.3.response.sse")),
-    );
+    let (c, _) = decode(Wire::Chat, &support::fixture(&dir, &format!("{base}.3.response.sse")));
     let c = c.unwrap();
     assert_eq!(
         c.text,
@@ -197,10 +166,7 @@ fn anthropic_streams() {
     let Some(dir) = support::fixtures() else {
         return;
     };
-    let (c, text) = decode(
-        Wire::Anthropic,
-        &support::fixture(&dir, "anthropic/tool-use.sse"),
-    );
+    let (c, text) = decode(Wire::Anthropic, &support::fixture(&dir, "anthropic/tool-use.sse"));
     let c = c.unwrap();
     assert_eq!(c.text, "I'll check the current weather in Paris for you.");
     assert_eq!(text, c.text);
@@ -215,10 +181,7 @@ fn anthropic_streams() {
     assert_eq!(c.stop_reason, Some(StopReason::ToolUse));
     assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (377, 65));
 
-    let (c, _) = decode(
-        Wire::Anthropic,
-        &support::fixture(&dir, "anthropic/text-basic.sse"),
-    );
+    let (c, _) = decode(Wire::Anthropic, &support::fixture(&dir, "anthropic/text-basic.sse"));
     let c = c.unwrap();
     assert_eq!(
         (c.text.as_str(), c.stop_reason),
@@ -365,10 +328,7 @@ fn responses_streams() {
         Wire::Responses,
         &support::fixture(&dir, &format!("{base}.1.response.sse")),
     );
-    assert_eq!(
-        c.unwrap().text,
-        "Berlin (52.5200, 13.4050): 15°C, wind 10 km/h."
-    );
+    assert_eq!(c.unwrap().text, "Berlin (52.5200, 13.4050): 15°C, wind 10 km/h.");
 }
 
 #[test]
@@ -415,20 +375,17 @@ fn non_streamed_bodies() {
     let Some(dir) = support::fixtures() else {
         return;
     };
-    let json = |name: &str| {
-        serde_json::from_str::<serde_json::Value>(&support::fixture(&dir, name)).unwrap()
-    };
-    let c = anthropic::decode_full(&json(
-        "anthropic/ruby_llm-parallel-tool-use.0.response.json",
-    ))
-    .unwrap();
+    let json = |name: &str| serde_json::from_str::<serde_json::Value>(&support::fixture(&dir, name)).unwrap();
+    let c = anthropic::decode_full(&json("anthropic/ruby_llm-parallel-tool-use.0.response.json")).unwrap();
     assert_eq!(c.tool_calls.len(), 2);
     assert_eq!(c.stop_reason, Some(StopReason::ToolUse));
-    let c =
-        anthropic::decode_full(&json("anthropic/ruby_llm-three-tool-use.0.response.json")).unwrap();
+    let c = anthropic::decode_full(&json("anthropic/ruby_llm-three-tool-use.0.response.json")).unwrap();
     assert_eq!(c.tool_calls.len(), 3);
-    assert!(c.tool_calls.iter().all(|t| t.id.starts_with("toolu_")
-        && serde_json::from_str::<serde_json::Value>(&t.arguments).is_ok()));
+    assert!(
+        c.tool_calls
+            .iter()
+            .all(|t| t.id.starts_with("toolu_") && serde_json::from_str::<serde_json::Value>(&t.arguments).is_ok())
+    );
     let c = responses::decode_full(&json(
         "openai-responses/ruby_llm-parallel-function-calls.0.response.json",
     ))
@@ -441,9 +398,6 @@ fn non_streamed_bodies() {
     .unwrap();
     assert_eq!(c.tool_calls.len(), 2);
     assert_eq!(c.stop_reason, Some(StopReason::ToolUse));
-    let c = anthropic::decode_full(&json(
-        "anthropic/ruby_llm-parallel-tool-use.1.response.json",
-    ))
-    .unwrap();
+    let c = anthropic::decode_full(&json("anthropic/ruby_llm-parallel-tool-use.1.response.json")).unwrap();
     assert!(c.tool_calls.is_empty() && !c.text.is_empty());
 }

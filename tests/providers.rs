@@ -6,9 +6,7 @@ mod support;
 use std::time::Duration;
 
 use brute::provider::http::{HttpProvider, HttpSettings, WireFormat};
-use brute::provider::{
-    ChatRequest, Completion, Delta, Message, Provider, ProviderError, ToolCall, ToolSpec,
-};
+use brute::provider::{ChatRequest, Completion, Delta, Message, Provider, ProviderError, ToolCall, ToolSpec};
 use serde_json::json;
 use support::{MockServer, Reply};
 
@@ -69,10 +67,7 @@ fn tools() -> Vec<ToolSpec> {
     }]
 }
 
-async fn complete(
-    provider: &HttpProvider,
-    deltas: &mut Vec<Delta>,
-) -> Result<Completion, ProviderError> {
+async fn complete(provider: &HttpProvider, deltas: &mut Vec<Delta>) -> Result<Completion, ProviderError> {
     let messages = history();
     let tools = tools();
     let request = ChatRequest {
@@ -98,12 +93,7 @@ async fn openai_request_shape_and_streamed_tool_calls() {
         ],
     );
     server.push(Reply::sse(body).chunked(3));
-    let provider = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(server.url("/v1"), 1),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 1)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "Héllo wörld ");
@@ -115,10 +105,7 @@ async fn openai_request_shape_and_streamed_tool_calls() {
     assert_eq!(req.header("authorization"), Some("Bearer test-key"));
     let b = &req.body;
     assert_eq!(b["stream"], true);
-    assert_eq!(
-        b["messages"][0],
-        json!({"role": "system", "content": "be brief"})
-    );
+    assert_eq!(b["messages"][0], json!({"role": "system", "content": "be brief"}));
     assert_eq!(
         b["messages"][2]["tool_calls"][0]["function"]["arguments"],
         r#"{"city":"Paris"}"#
@@ -140,12 +127,7 @@ async fn anthropic_request_shape() {
     };
     let server = MockServer::start();
     server.push(Reply::sse(support::fixture(&dir, "anthropic/tool-use.sse")).chunked(11));
-    let provider = HttpProvider::new(
-        WireFormat::Anthropic,
-        "anthropic",
-        settings(server.url(""), 1),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 1)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.tool_calls[0].name, "get_weather");
@@ -179,12 +161,7 @@ async fn responses_request_shape() {
         &dir,
         "openai-responses/ruby_llm-stream-tool-multiturn.1.response.sse",
     )));
-    let provider = HttpProvider::new(
-        WireFormat::Responses,
-        "responses",
-        settings(server.url("/v1"), 1),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 1)).unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "Berlin (52.5200, 13.4050): 15°C, wind 10 km/h.");
     let req = &server.requests()[0];
@@ -219,12 +196,7 @@ async fn retries_429_and_5xx_with_visible_events() {
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ));
     server.push(Reply::sse(support::openai_sse("done", &[])));
-    let provider = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(server.url("/v1"), 4),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "done");
@@ -254,17 +226,9 @@ async fn retries_are_bounded() {
     for _ in 0..3 {
         server.push(Reply::json(503, "unavailable"));
     }
-    let provider = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(server.url("/v1"), 2),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 2)).unwrap();
     let error = complete(&provider, &mut Vec::new()).await.unwrap_err();
-    assert!(
-        matches!(error, ProviderError::Http { status: 503, .. }),
-        "{error}"
-    );
+    assert!(matches!(error, ProviderError::Http { status: 503, .. }), "{error}");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -276,10 +240,7 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
     let server = MockServer::start();
     server.push(Reply::json(
         401,
-        support::fixture(
-            &dir,
-            "errors/anthropic-401-authentication-error.0.response.json",
-        ),
+        support::fixture(&dir, "errors/anthropic-401-authentication-error.0.response.json"),
     ));
     server.push(Reply::json(
         400,
@@ -287,10 +248,7 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
     ));
     server.push(Reply::json(
         400,
-        support::fixture(
-            &dir,
-            "errors/ollama-cloud-400-prompt-too-long.0.response.json",
-        ),
+        support::fixture(&dir, "errors/ollama-cloud-400-prompt-too-long.0.response.json"),
     ));
     server.push(Reply::json(
         400,
@@ -301,17 +259,9 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
     ));
     server.push(Reply::json(
         401,
-        support::fixture(
-            &dir,
-            "errors/openai-responses-401-invalid-api-key.0.response.json",
-        ),
+        support::fixture(&dir, "errors/openai-responses-401-invalid-api-key.0.response.json"),
     ));
-    let provider = HttpProvider::new(
-        WireFormat::Anthropic,
-        "anthropic",
-        settings(server.url(""), 4),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 4)).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -322,20 +272,10 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
         matches!(&e, ProviderError::ContextTooLong(m) if m.contains("prompt is too long: 3333404 tokens")),
         "{e}"
     );
-    let openai = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(server.url("/v1"), 4),
-    )
-    .unwrap();
+    let openai = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
     let e = complete(&openai, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
-    let responses = HttpProvider::new(
-        WireFormat::Responses,
-        "responses",
-        settings(server.url("/v1"), 4),
-    )
-    .unwrap();
+    let responses = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 4)).unwrap();
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
@@ -349,19 +289,10 @@ async fn a_cut_stream_is_an_error_and_yields_no_tool_call() {
     let body = support::openai_sse("", &[("c1", "write", r#"{"file_path":"x","content":"y"}"#)]);
     let cut = body.find("[DONE]").unwrap() - 200;
     server.push(Reply::sse(body.clone()).cut_at(cut));
-    let provider = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(server.url("/v1"), 3),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 3)).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::StreamCut(_)), "{e}");
-    assert_eq!(
-        server.requests().len(),
-        1,
-        "a stream cut midway is not retried"
-    );
+    assert_eq!(server.requests().len(), 1, "a stream cut midway is not retried");
 }
 
 #[tokio::test]
@@ -371,12 +302,7 @@ async fn anthropic_overloaded_inside_the_stream_is_retried() {
     server.push(Reply::sse(overloaded));
     let ok = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     server.push(Reply::sse(ok));
-    let provider = HttpProvider::new(
-        WireFormat::Anthropic,
-        "anthropic",
-        settings(server.url(""), 3),
-    )
-    .unwrap();
+    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 3)).unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "hi");
     assert_eq!(server.requests().len(), 2);
@@ -398,13 +324,7 @@ async fn connection_refused_is_retried_then_reported() {
     let mut deltas = Vec::new();
     let e = complete(&provider, &mut deltas).await.unwrap_err();
     assert!(matches!(e, ProviderError::Connect { .. }), "{e}");
-    assert_eq!(
-        deltas
-            .iter()
-            .filter(|d| matches!(d, Delta::Retrying { .. }))
-            .count(),
-        1
-    );
+    assert_eq!(deltas.iter().filter(|d| matches!(d, Delta::Retrying { .. })).count(), 1);
 }
 
 #[tokio::test]

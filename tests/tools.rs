@@ -32,10 +32,7 @@ fn read_numbers_lines_and_pages() {
     );
     let (out, _) = h.call("read", json!({"file_path": "big.txt", "start_line": 2001}));
     assert!(out.starts_with("2001\tline 2001\n"));
-    assert!(
-        out.ends_with("2500\tline 2500\n"),
-        "no hint when nothing remains"
-    );
+    assert!(out.ends_with("2500\tline 2500\n"), "no hint when nothing remains");
     let (out, _) = h.call(
         "read",
         json!({"file_path": "big.txt", "start_line": 10, "end_line": 12}),
@@ -50,9 +47,7 @@ fn read_cuts_long_lines_and_respects_the_byte_cap() {
     let (out, _) = h.call("read", json!({"file_path": "long.txt"}));
     assert!(out.contains("… [line truncated: 5000 chars]"));
     assert!(out.contains("2\tshort"));
-    let wide: String = (1..=1000)
-        .map(|i| format!("{i:04}{}\n", "y".repeat(196)))
-        .collect();
+    let wide: String = (1..=1000).map(|i| format!("{i:04}{}\n", "y".repeat(196))).collect();
     h.write("wide.txt", &wide);
     let (out, _) = h.call("read", json!({"file_path": "wide.txt"}));
     assert!(out.len() <= 51_200, "{} bytes", out.len());
@@ -102,10 +97,7 @@ fn read_refuses_binary_and_suggests_names() {
         "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?"
     );
     let (out, _) = h.call("read", json!({"file_path": "elsewhere/main.rs"}));
-    assert!(
-        out.contains("Did you mean: src/main.rs?"),
-        "same name elsewhere: {out}"
-    );
+    assert!(out.contains("Did you mean: src/main.rs?"), "same name elsewhere: {out}");
 }
 
 #[test]
@@ -152,11 +144,7 @@ fn write_creates_dirs_atomically_with_a_diff_and_keeps_permissions() {
     );
     assert!(out.contains("-echo a\n+echo b"));
     assert_eq!(
-        std::fs::metadata(h.path("run.sh"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
+        std::fs::metadata(h.path("run.sh")).unwrap().permissions().mode() & 0o777,
         0o755
     );
     let leftovers: Vec<_> = std::fs::read_dir(h.root())
@@ -168,10 +156,7 @@ fn write_creates_dirs_atomically_with_a_diff_and_keeps_permissions() {
     let (out, err) = h.call("write", json!({"file_path": "deep", "content": "x"}));
     assert!(err && out.contains("is a directory"));
     let (out, err) = h.call("write", json!({"file_path": "x.txt"}));
-    assert!(
-        err && out.contains("\"content\" is a required property"),
-        "{out}"
-    );
+    assert!(err && out.contains("\"content\" is a required property"), "{out}");
 }
 
 // ---------- patch ----------
@@ -251,11 +236,7 @@ fn remove_and_undo_files_and_trees() {
     assert_eq!(out, "f.txt: re-created\n");
     assert_eq!(h.read("f.txt"), "content\n");
     assert_eq!(
-        std::fs::metadata(h.path("f.txt"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
+        std::fs::metadata(h.path("f.txt")).unwrap().permissions().mode() & 0o777,
         0o600
     );
 
@@ -317,10 +298,7 @@ fn search_respects_ignores_and_orders_newest_first() {
     h.write(".hidden/x.rs", "needle\n");
     h.write("bin.dat", b"needle\0\0");
     h.write("old.rs", "fn a() {}\n// needle here\n");
-    let old = std::fs::File::options()
-        .write(true)
-        .open(h.path("old.rs"))
-        .unwrap();
+    let old = std::fs::File::options().write(true).open(h.path("old.rs")).unwrap();
     old.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
         .unwrap();
     h.write("new.rs", "needle\n");
@@ -353,7 +331,10 @@ fn search_caps_matches_and_lists_files_by_glob() {
     h.write("other.txt", "hit\n");
     let (out, _) = h.call("fs_search", json!({"pattern": "hit"}));
     assert_eq!(out.lines().filter(|l| l.contains(":hit")).count(), 100);
-    assert!(out.ends_with("(Showing 100 of 151 matches in 2 files. Narrow the pattern, path or glob to see the rest.)\n"), "{out}");
+    assert!(
+        out.ends_with("(Showing 100 of 151 matches in 2 files. Narrow the pattern, path or glob to see the rest.)\n"),
+        "{out}"
+    );
     h.write("src/a.ts", "");
     h.write("src/b.js", "");
     h.write("src/c.rs", "");
@@ -370,10 +351,7 @@ fn search_caps_matches_and_lists_files_by_glob() {
 #[test]
 fn shell_reports_streams_and_exit_codes() {
     let h = h();
-    let (out, err) = h.call(
-        "shell",
-        json!({"command": "echo out; echo err >&2; exit 3"}),
-    );
+    let (out, err) = h.call("shell", json!({"command": "echo out; echo err >&2; exit 3"}));
     assert!(!err);
     assert_eq!(out, "out\nSTDERR:\nerr\n[exit code: 3]");
     std::fs::create_dir_all(h.path("sub")).unwrap();
@@ -384,7 +362,11 @@ fn shell_reports_streams_and_exit_codes() {
     let (out, _) = h.call("shell", json!({"command": "read x; echo \"[$x]\""}));
     assert_eq!(out, "[]\n", "stdin is empty");
     let events = h.drain_events();
-    assert!(events.iter().any(|e| matches!(e, brute::protocol::Event::ToolOutputDelta { chunk, .. } if chunk.contains("out"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, brute::protocol::Event::ToolOutputDelta { chunk, .. } if chunk.contains("out")))
+    );
 }
 
 #[test]
@@ -425,13 +407,12 @@ fn a_timed_out_command_leaves_no_process_behind() {
         json!({"command": format!("echo begun; (sleep {marker} &); sleep {marker} & sleep {marker}"), "timeout": 1}),
     );
     assert!(err);
-    assert!(out.starts_with("Error: Timeout: begun\n[timed out after 1 s; the command and its process group were killed"), "{out}");
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(
-        processes_with(marker),
-        0,
-        "children and grandchildren were killed"
+    assert!(
+        out.starts_with("Error: Timeout: begun\n[timed out after 1 s; the command and its process group were killed"),
+        "{out}"
     );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(processes_with(marker), 0, "children and grandchildren were killed");
 }
 
 #[test]
@@ -462,10 +443,7 @@ fn interrupt_kills_the_command_and_answers_every_call() {
     });
     let records = h.batch_cancellable(
         &[
-            (
-                "shell",
-                json!({"command": format!("echo so-far; sleep {marker}")}),
-            ),
+            ("shell", json!({"command": format!("echo so-far; sleep {marker}")})),
             ("read", json!({"file_path": "."})),
         ],
         cancel,
@@ -473,9 +451,7 @@ fn interrupt_kills_the_command_and_answers_every_call() {
     assert_eq!(records.len(), 2);
     assert!(records[0].is_error);
     assert!(
-        records[0]
-            .content
-            .starts_with("Error: Interrupted: so-far\n"),
+        records[0].content.starts_with("Error: Interrupted: so-far\n"),
         "{}",
         records[0].content
     );
@@ -492,14 +468,11 @@ fn todos_are_validated_and_shared() {
         json!({"todos": [{"id": "1", "content": "write tests", "status": "in_progress"}, {"id": "2", "content": "ship", "status": "pending"}]}),
     );
     assert!(!err, "{out}");
-    assert_eq!(
-        h.call("todo_read", json!({})).0,
-        "[~] 1: write tests\n[ ] 2: ship\n"
-    );
+    assert_eq!(h.call("todo_read", json!({})).0, "[~] 1: write tests\n[ ] 2: ship\n");
     assert!(
-        h.drain_events().iter().any(
-            |e| matches!(e, brute::protocol::Event::TodosUpdated { todos } if todos.len() == 2)
-        )
+        h.drain_events()
+            .iter()
+            .any(|e| matches!(e, brute::protocol::Event::TodosUpdated { todos } if todos.len() == 2))
     );
     let (out, err) = h.call(
         "todo_write",
@@ -508,11 +481,7 @@ fn todos_are_validated_and_shared() {
     assert!(err && out.contains("InvalidArguments"), "{out}");
     let (out, err) = h.call("todo_write", json!({"todos": [{"id": "1", "content": "a", "status": "pending"}, {"id": "1", "content": "b", "status": "pending"}]}));
     assert!(err && out.contains("appears twice"));
-    assert_eq!(
-        h.executor.agent().todos().len(),
-        2,
-        "a rejected list changes nothing"
-    );
+    assert_eq!(h.executor.agent().todos().len(), 2, "a rejected list changes nothing");
 }
 
 // ---------- skill ----------
@@ -529,27 +498,20 @@ fn skills_load_on_demand() {
     .unwrap();
     std::fs::write(skill_dir.join("scripts/extract.sh"), "pdftotext \"$1\"\n").unwrap();
     let skills = brute::agent::skills::discover(dir.path(), None);
-    let provider =
-        std::sync::Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
+    let provider = std::sync::Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
     let state = std::sync::Arc::new(
-        brute::agent::state::AgentState::new(provider, "m".into(), 10, dir.path().to_path_buf())
-            .with_skills(skills),
+        brute::agent::state::AgentState::new(provider, "m".into(), 10, dir.path().to_path_buf()).with_skills(skills),
     );
     let (sink, _rx) = brute::protocol::EventSink::channel();
     let ctx = brute::tool::ToolContext::standalone(state, sink);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     use brute::tool::Tool;
     let out = runtime
         .block_on(brute::tool::skill::SkillTool.call(json!({"name": "pdf-tools"}), &ctx))
         .unwrap();
     assert!(out.content.starts_with("# Skill: pdf-tools\n"));
     assert!(out.content.contains("# Use pdftotext"));
-    assert!(
-        !out.content.contains("description:"),
-        "front matter is stripped"
-    );
+    assert!(!out.content.contains("description:"), "front matter is stripped");
     assert!(out.content.contains("- scripts/extract.sh"));
     let err = runtime
         .block_on(brute::tool::skill::SkillTool.call(json!({"name": "nope"}), &ctx))
@@ -583,40 +545,21 @@ fn writes_to_one_file_are_serialized_in_call_order_and_different_files_run_in_pa
         },
     )
     .mutating("path");
-    let queued = brute::tool::Pipeline::new(std::sync::Arc::new(slow_append))
-        .layer(brute::tool::adapter::FileQueue);
+    let queued = brute::tool::Pipeline::new(std::sync::Arc::new(slow_append)).layer(brute::tool::adapter::FileQueue);
     let h = Harness::new(vec![std::sync::Arc::new(queued)]);
     std::fs::create_dir_all(h.path("sub")).unwrap();
     // The first call is the slowest: without the queue it would append last.
     let calls = [
-        (
-            "slow_append",
-            json!({"path": "same.txt", "text": "1", "ms": 300}),
-        ),
-        (
-            "slow_append",
-            json!({"path": "./same.txt", "text": "2", "ms": 10}),
-        ),
-        (
-            "slow_append",
-            json!({"path": "sub/../same.txt", "text": "3", "ms": 0}),
-        ),
+        ("slow_append", json!({"path": "same.txt", "text": "1", "ms": 300})),
+        ("slow_append", json!({"path": "./same.txt", "text": "2", "ms": 10})),
+        ("slow_append", json!({"path": "sub/../same.txt", "text": "3", "ms": 0})),
     ];
     h.batch(&calls);
     assert_eq!(h.read("same.txt"), "123");
     let calls = [
-        (
-            "slow_append",
-            json!({"path": "a.txt", "text": "a", "ms": 400}),
-        ),
-        (
-            "slow_append",
-            json!({"path": "b.txt", "text": "b", "ms": 400}),
-        ),
-        (
-            "slow_append",
-            json!({"path": "c.txt", "text": "c", "ms": 400}),
-        ),
+        ("slow_append", json!({"path": "a.txt", "text": "a", "ms": 400})),
+        ("slow_append", json!({"path": "b.txt", "text": "b", "ms": 400})),
+        ("slow_append", json!({"path": "c.txt", "text": "c", "ms": 400})),
     ];
     let started = Instant::now();
     h.batch(&calls);
@@ -644,16 +587,9 @@ fn panics_retryable_and_critical_errors() {
         std::sync::Arc::new(flaky),
         std::sync::Arc::new(fatal),
     ]);
-    let records = h.batch(&[
-        ("panicky", json!({})),
-        ("flaky", json!({})),
-        ("fatal", json!({})),
-    ]);
+    let records = h.batch(&[("panicky", json!({})), ("flaky", json!({})), ("fatal", json!({}))]);
     assert_eq!(records[0].content, "Error: Panic: the tool panicked: boom");
-    assert_eq!(
-        records[1].content,
-        "Error: Network: connection reset (retryable)"
-    );
+    assert_eq!(records[1].content, "Error: Network: connection reset (retryable)");
     assert_eq!(
         records[2].critical.as_deref(),
         Some("Error: Corrupt: the index is corrupt")

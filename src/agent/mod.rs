@@ -86,6 +86,8 @@ impl Inbox {
                 self.answers.insert(call_id, answers);
             }
             Op::UserTurn { text } => self.queued_prompts.push(text),
+            // Front ends send these only between turns.
+            Op::Undo | Op::Redo | Op::Clear | Op::SetModel { .. } => {}
         }
     }
 }
@@ -121,12 +123,7 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn new(
-        state: Arc<AgentState>,
-        executor: Executor,
-        config: AgentConfig,
-        events: EventSink,
-    ) -> Self {
+    pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         Self {
             state,
             executor,
@@ -152,6 +149,33 @@ impl Agent {
         self.state.provider.name()
     }
 
+    /// The names of the tools offered to the model.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.executor
+            .registry()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Forgets the conversation (a new one starts with the next turn).
+    pub fn clear(&mut self) {
+        self.history.clear();
+        self.usage = Usage::default();
+    }
+
+    /// Reverts the last file change made by a tool (every file of that call) and says what
+    /// was restored.
+    pub fn undo_last(&self) -> String {
+        describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root)
+    }
+
+    /// Re-applies what the last undo reverted.
+    pub fn redo_last(&self) -> String {
+        describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root)
+    }
+
     /// The state shared with this agent's tools.
     pub fn state(&self) -> &Arc<AgentState> {
         &self.state
@@ -159,8 +183,7 @@ impl Agent {
 
     /// Runs one user turn to its end. Ops (interrupt, answers) are read from `ops` meanwhile.
     pub async fn run_turn(&mut self, prompt: String, ops: &mut UnboundedReceiver<Op>) -> TurnEnd {
-        self.run_turn_with_cancel(prompt, ops, CancellationToken::new())
-            .await
+        self.run_turn_with_cancel(prompt, ops, CancellationToken::new()).await
     }
 
     /// Like [`Agent::run_turn`], also stopping when `cancel` fires (sub-agents use their
@@ -172,9 +195,7 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         let mut inbox = Inbox::default();
-        self.events.emit(Event::TurnStarted {
-            prompt: prompt.clone(),
-        });
+        self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         self.history.push(Message::User { text: prompt });
         let end = self.drive(ops, &mut inbox, &cancel).await;
         self.events.emit(Event::TurnFinished {
@@ -190,11 +211,7 @@ impl Agent {
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> TurnEnd {
-        let end = |outcome, text: String, error: Option<String>| TurnEnd {
-            outcome,
-            text,
-            error,
-        };
+        let end = |outcome, text: String, error: Option<String>| TurnEnd { outcome, text, error };
         let tools = self.executor.registry().specs();
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
@@ -221,8 +238,9 @@ impl Agent {
                     reason,
                 }),
             };
+            let model = self.state.model();
             let request = ChatRequest {
-                model: &self.state.model,
+                model: &model,
                 system: &self.config.system_prompt,
                 messages: &self.history,
                 tools: &tools,
@@ -264,8 +282,7 @@ impl Agent {
             });
             if completion.stop_reason == Some(StopReason::MaxTokens) {
                 self.events.emit(Event::Notice {
-                    message: "the model hit its output token limit; its answer may be cut short"
-                        .into(),
+                    message: "the model hit its output token limit; its answer may be cut short".into(),
                 });
             }
             let text = completion.text.clone();
@@ -318,9 +335,8 @@ impl Agent {
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
-        let is_question = |call: &ToolCall| {
-            call.name == "question" && self.executor.registry().get("question").is_some()
-        };
+        let is_question =
+            |call: &ToolCall| call.name == "question" && self.executor.registry().get("question").is_some();
         // Start everything first, in call order, so the calls run side by side.
         let pending: Vec<Option<PendingCall>> = calls
             .iter()
@@ -337,12 +353,8 @@ impl Agent {
         let mut records = Vec::with_capacity(calls.len());
         for (call, pending) in calls.iter().zip(pending) {
             let record = match pending {
-                Some(pending) => {
-                    with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await
-                }
-                None if cancel.is_cancelled() => {
-                    self.never_ran(call).finish(cancel, &self.executor).await
-                }
+                Some(pending) => with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await,
+                None if cancel.is_cancelled() => self.never_ran(call).finish(cancel, &self.executor).await,
                 None => self.ask(call, ops, inbox, cancel).await,
             };
             records.push(record);
@@ -423,11 +435,27 @@ impl Agent {
     }
 }
 
+fn describe_restore(
+    what: &str,
+    result: std::io::Result<Option<Vec<crate::tool::mutation::Restored>>>,
+    root: &std::path::Path,
+) -> String {
+    match result {
+        Ok(None) => format!("nothing to {what}"),
+        Ok(Some(restored)) => {
+            let mut message = format!("{what}:");
+            for item in restored {
+                let shown = item.path.strip_prefix(root).unwrap_or(&item.path).display().to_string();
+                message.push_str(&format!("\n  {shown}: {}", item.action));
+            }
+            message
+        }
+        Err(e) => format!("{what} failed: {e}"),
+    }
+}
+
 fn interrupted() -> ToolError {
-    ToolError::new(
-        "Interrupted",
-        "the user interrupted the turn before this call ran",
-    )
+    ToolError::new("Interrupted", "the user interrupted the turn before this call ran")
 }
 
 #[cfg(test)]

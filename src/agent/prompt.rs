@@ -41,11 +41,9 @@ pub fn build(template: &str, root: &Path, skills: &[SkillSummary]) -> String {
 }
 
 fn instructions(root: &Path) -> Option<String> {
-    let (name, text) = ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
-        std::fs::read_to_string(root.join(name))
-            .ok()
-            .map(|t| (*name, t))
-    })?;
+    let (name, text) = ["AGENTS.md", "CLAUDE.md"]
+        .iter()
+        .find_map(|name| std::fs::read_to_string(root.join(name)).ok().map(|t| (*name, t)))?;
     let text = text.trim();
     if text.is_empty() {
         return None;
@@ -103,11 +101,7 @@ mod tests {
     #[test]
     fn instructions_are_capped_with_a_note() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("CLAUDE.md"),
-            "x".repeat(MAX_INSTRUCTIONS_BYTES + 10),
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("CLAUDE.md"), "x".repeat(MAX_INSTRUCTIONS_BYTES + 10)).unwrap();
         let prompt = build("base {cwd}", dir.path(), &[]);
         assert!(prompt.contains("# Project instructions (CLAUDE.md)"));
         assert!(prompt.contains(&format!(

@@ -43,17 +43,8 @@ impl Tool for QuestionTool {
             .build()
     }
 
-    fn call<'a>(
-        &'a self,
-        _args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::new(
-                "Internal",
-                "question is answered by the front end",
-            ))
-        })
+    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Err(ToolError::new("Internal", "question is answered by the front end")) })
     }
 }
 
@@ -77,10 +68,7 @@ pub fn resolve(question: &Question, raw: &str) -> String {
     let pick = |part: &str| -> Option<String> {
         let part = part.trim();
         if let Ok(n) = part.parse::<usize>() {
-            return question
-                .options
-                .get(n.checked_sub(1)?)
-                .map(|o| o.label.clone());
+            return question.options.get(n.checked_sub(1)?).map(|o| o.label.clone());
         }
         question
             .options

@@ -66,10 +66,7 @@ pub fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     match rest.find("\n---") {
         Some(end) => {
             let body = &rest[end + 4..];
-            (
-                Some(&rest[..end]),
-                body.trim_start_matches(['-', '\r', '\n']),
-            )
+            (Some(&rest[..end]), body.trim_start_matches(['-', '\r', '\n']))
         }
         None => (None, text),
     }
@@ -88,9 +85,7 @@ fn parse(path: &Path) -> Option<Skill> {
     let front = front?;
     let description = field(front, "description").filter(|d| !d.is_empty())?;
     let folder = path.parent()?.file_name()?.to_string_lossy().into_owned();
-    let name = field(front, "name")
-        .filter(|n| !n.is_empty())
-        .unwrap_or(folder);
+    let name = field(front, "name").filter(|n| !n.is_empty()).unwrap_or(folder);
     Some(Skill {
         name,
         description,

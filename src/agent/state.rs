@@ -11,7 +11,7 @@ use crate::provider::Provider;
 /// Shared state of one agent, handed to its tools through the tool context.
 pub struct AgentState {
     pub provider: Arc<dyn Provider>,
-    pub model: String,
+    model: Mutex<String>,
     pub max_tokens: u32,
     pub root: PathBuf,
     pub skills: Vec<Skill>,
@@ -25,7 +25,7 @@ impl AgentState {
     pub fn new(provider: Arc<dyn Provider>, model: String, max_tokens: u32, root: PathBuf) -> Self {
         Self {
             provider,
-            model,
+            model: Mutex::new(model),
             max_tokens,
             root,
             skills: Vec::new(),
@@ -43,6 +43,16 @@ impl AgentState {
     pub fn with_overflow_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.overflow_dir = dir;
         self
+    }
+
+    /// The model requests use.
+    pub fn model(&self) -> String {
+        self.model.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches the model from the next request on.
+    pub fn set_model(&self, model: String) {
+        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = model;
     }
 
     /// The current todo list.

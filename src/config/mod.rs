@@ -25,8 +25,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub const NAMES: &'static [&'static str] =
-        &["openai", "anthropic", "responses", "ollama", "replay"];
+    pub const NAMES: &'static [&'static str] = &["openai", "anthropic", "responses", "ollama", "replay"];
 
     pub fn parse(name: &str) -> Result<Self, ConfigError> {
         match name.trim().to_ascii_lowercase().as_str() {
@@ -109,15 +108,10 @@ pub enum ConfigError {
         "no model provider configured. Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\nor pass --provider (openai, anthropic, responses, ollama, replay) with --base-url and --model.\nTry it without a key: brute --provider replay -p \"show me around\""
     )]
     NoProvider,
-    #[error(
-        "unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)"
-    )]
+    #[error("unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)")]
     UnknownProvider(String),
     #[error("no API key for {provider}: set {var} (or `api_key` in config.toml)")]
-    MissingKey {
-        provider: &'static str,
-        var: &'static str,
-    },
+    MissingKey { provider: &'static str, var: &'static str },
     #[error("cannot read {path}: {message}")]
     Read { path: PathBuf, message: String },
     #[error("invalid config in {path}: {message}")]
@@ -218,11 +212,7 @@ impl Settings {
             &self.provider.source,
         );
         line("model", self.model.value.clone(), &self.model.source);
-        line(
-            "base_url",
-            self.base_url.value.clone(),
-            &self.base_url.source,
-        );
+        line("base_url", self.base_url.value.clone(), &self.base_url.source);
         match &self.api_key {
             Some(key) => line(
                 "api_key",
@@ -231,16 +221,8 @@ impl Settings {
             ),
             None => line("api_key", "(not set)".to_owned(), &Source::Default),
         }
-        line(
-            "max_turns",
-            self.max_turns.value.to_string(),
-            &self.max_turns.source,
-        );
-        line(
-            "max_tokens",
-            self.max_tokens.value.to_string(),
-            &self.max_tokens.source,
-        );
+        line("max_turns", self.max_turns.value.to_string(), &self.max_turns.source);
+        line("max_tokens", self.max_tokens.value.to_string(), &self.max_tokens.source);
         line("stream", self.stream.value.to_string(), &self.stream.source);
         line(
             "max_attempts",
@@ -281,11 +263,7 @@ impl Settings {
             format!("{:?}", self.deny_tools.value),
             &self.deny_tools.source,
         );
-        line(
-            "max_tools",
-            self.max_tools.value.to_string(),
-            &self.max_tools.source,
-        );
+        line("max_tools", self.max_tools.value.to_string(), &self.max_tools.source);
         out.push_str("\nconfig files read:\n");
         if self.files.is_empty() {
             out.push_str("  (none)\n");
@@ -317,12 +295,10 @@ pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
             });
         }
     };
-    toml::from_str(&text)
-        .map(Some)
-        .map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    toml::from_str(&text).map(Some).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
 }
 
 /// Values gathered from the layers before provider defaults are applied.
@@ -365,11 +341,7 @@ impl Gathered {
         set(&mut self.stream, layer.stream, &s);
         set(&mut self.max_attempts, layer.max_attempts, &s);
         set(&mut self.retry_base_ms, layer.retry_base_ms, &s);
-        set(
-            &mut self.connect_timeout_secs,
-            layer.connect_timeout_secs,
-            &s,
-        );
+        set(&mut self.connect_timeout_secs, layer.connect_timeout_secs, &s);
         set(&mut self.idle_timeout_secs, layer.idle_timeout_secs, &s);
         set(&mut self.system_prompt, layer.system_prompt, &s);
         // A script path in a file is relative to that file's directory.
@@ -412,17 +384,9 @@ impl Gathered {
 
     fn apply_flags(&mut self, flags: &Flags) {
         let flag = |name: &str| Source::Flag(name.to_owned());
-        set(
-            &mut self.provider,
-            flags.provider.clone(),
-            &flag("--provider"),
-        );
+        set(&mut self.provider, flags.provider.clone(), &flag("--provider"));
         set(&mut self.model, flags.model.clone(), &flag("--model"));
-        set(
-            &mut self.base_url,
-            flags.base_url.clone(),
-            &flag("--base-url"),
-        );
+        set(&mut self.base_url, flags.base_url.clone(), &flag("--base-url"));
         set(&mut self.max_turns, flags.max_turns, &flag("--max-turns"));
         set(&mut self.script, flags.script.clone(), &flag("--script"));
         if flags.no_stream {
@@ -440,17 +404,15 @@ impl Gathered {
 pub const OLLAMA_DEFAULT: &str = "http://127.0.0.1:11434";
 
 fn ollama_answers(host: &str) -> bool {
-    let authority = host
-        .trim_start_matches("http://")
-        .trim_start_matches("https://");
+    let authority = host.trim_start_matches("http://").trim_start_matches("https://");
     let authority = authority.split('/').next().unwrap_or(authority);
     use std::net::ToSocketAddrs;
     let Ok(mut addrs) = authority.to_socket_addrs() else {
         return false;
     };
-    addrs.next().is_some_and(|addr| {
-        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok()
-    })
+    addrs
+        .next()
+        .is_some_and(|addr| std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok())
 }
 
 fn with_scheme(host: &str) -> String {
@@ -471,10 +433,7 @@ pub fn load(
     let mut g = Gathered::default();
     let mut files = Vec::new();
     let project = root.join(".brute").join("config.toml");
-    for path in user_config
-        .into_iter()
-        .chain(std::iter::once(project.as_path()))
-    {
+    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
         if let Some(layer) = read_layer(path)? {
             g.apply_file(layer, path);
             files.push(path.to_path_buf());
@@ -492,10 +451,7 @@ pub fn load(
         let var = kind.key_var()?;
         env(var).map(|key| Sourced::new(key, Source::Env(var.to_owned())))
     });
-    let base_url = g
-        .base_url
-        .take()
-        .unwrap_or_else(|| default_base_url(kind, env));
+    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(kind, env));
     if api_key.is_none()
         && let Some(var) = kind.key_var()
         && base_url.source == Source::Default
@@ -509,20 +465,20 @@ pub fn load(
         .model
         .take()
         .unwrap_or_else(|| Sourced::new(kind.default_model().to_owned(), Source::Default));
-    let max_tools = g.max_tools.take().unwrap_or(Sourced::new(
-        crate::tool::registry::DEFAULT_MAX_TOOLS,
-        Source::Default,
-    ));
+    let max_tools = g
+        .max_tools
+        .take()
+        .unwrap_or(Sourced::new(crate::tool::registry::DEFAULT_MAX_TOOLS, Source::Default));
     if max_tools.value == 0 {
         return Err(ConfigError::Invalid {
             name: "max_tools".into(),
             message: "must be a positive number".into(),
         });
     }
-    let max_turns = g.max_turns.take().unwrap_or(Sourced::new(
-        crate::agent::DEFAULT_MAX_TURNS,
-        Source::Default,
-    ));
+    let max_turns = g
+        .max_turns
+        .take()
+        .unwrap_or(Sourced::new(crate::agent::DEFAULT_MAX_TURNS, Source::Default));
     if max_turns.value == 0 {
         return Err(ConfigError::Invalid {
             name: "max_turns".into(),
@@ -539,21 +495,13 @@ pub fn load(
         max_tokens: g.max_tokens.unwrap_or(d(16_384)),
         stream: g.stream.unwrap_or(Sourced::new(true, Source::Default)),
         max_attempts: g.max_attempts.unwrap_or(Sourced::new(4, Source::Default)),
-        retry_base_ms: g
-            .retry_base_ms
-            .unwrap_or(Sourced::new(500, Source::Default)),
-        connect_timeout_secs: g
-            .connect_timeout_secs
-            .unwrap_or(Sourced::new(10, Source::Default)),
-        idle_timeout_secs: g
-            .idle_timeout_secs
-            .unwrap_or(Sourced::new(120, Source::Default)),
+        retry_base_ms: g.retry_base_ms.unwrap_or(Sourced::new(500, Source::Default)),
+        connect_timeout_secs: g.connect_timeout_secs.unwrap_or(Sourced::new(10, Source::Default)),
+        idle_timeout_secs: g.idle_timeout_secs.unwrap_or(Sourced::new(120, Source::Default)),
         system_prompt: g.system_prompt,
         script: g.script,
         allow_tools: g.allow_tools,
-        deny_tools: g
-            .deny_tools
-            .unwrap_or(Sourced::new(Vec::new(), Source::Default)),
+        deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
         max_tools,
         command_tools: std::mem::take(&mut g.command_tools),
         files,
@@ -571,10 +519,7 @@ fn default_base_url(kind: ProviderKind, env: EnvLookup<'_>) -> Sourced<String> {
             from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com"))
         }
         ProviderKind::Ollama => match env("OLLAMA_HOST") {
-            Some(host) => Sourced::new(
-                format!("{}/v1", with_scheme(&host)),
-                Source::Env("OLLAMA_HOST".into()),
-            ),
+            Some(host) => Sourced::new(format!("{}/v1", with_scheme(&host)), Source::Env("OLLAMA_HOST".into())),
             None => Sourced::new(
                 format!("{OLLAMA_DEFAULT}/v1"),
                 Source::Detected("Ollama's default port".into()),
@@ -608,10 +553,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         move |k| map.get(k).cloned()
     }
 
@@ -625,11 +567,7 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
-        std::fs::write(
-            dir.path().join(".brute/config.toml"),
-            "model = \"project-model\"\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join(".brute/config.toml"), "model = \"project-model\"\n").unwrap();
         let env = env_of(&[("BRUTE_MAX_TURNS", "9")]);
         let flags = Flags {
             base_url: Some("http://127.0.0.1:9/v1".into()),
@@ -638,10 +576,7 @@ mod tests {
         let s = load(dir.path(), &flags, &env, Some(&user)).unwrap();
         assert_eq!(s.provider.value, ProviderKind::OpenAi);
         assert_eq!(s.model.value, "project-model");
-        assert_eq!(
-            s.model.source,
-            Source::File(dir.path().join(".brute/config.toml"))
-        );
+        assert_eq!(s.model.source, Source::File(dir.path().join(".brute/config.toml")));
         assert_eq!(s.max_turns.value, 9);
         assert_eq!(s.max_turns.source, Source::Env("BRUTE_MAX_TURNS".into()));
         assert_eq!(s.base_url.source, Source::Flag("--base-url".into()));
@@ -652,10 +587,7 @@ mod tests {
             ..Flags::default()
         };
         assert_eq!(
-            load(dir.path(), &flags, &env, Some(&user))
-                .unwrap()
-                .model
-                .value,
+            load(dir.path(), &flags, &env, Some(&user)).unwrap().model.value,
             "flag-model"
         );
     }

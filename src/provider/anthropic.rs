@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{
-    ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall,
-};
+use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall};
 use crate::protocol::Usage;
 
 /// The API version header value brute speaks.
@@ -57,14 +55,13 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 is_error,
                 ..
             } => {
-                let mut block =
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
-                let merge = messages.last().is_some_and(|last| {
-                    last["role"] == "user" && last["content"][0]["type"] == "tool_result"
-                });
+                let merge = messages
+                    .last()
+                    .is_some_and(|last| last["role"] == "user" && last["content"][0]["type"] == "tool_result");
                 match (merge, messages.last_mut()) {
                     (true, Some(last)) => {
                         if let Some(blocks) = last["content"].as_array_mut() {
@@ -150,17 +147,11 @@ impl Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn on_event(
-        &mut self,
-        _event: &str,
-        data: &str,
-        out: &mut dyn FnMut(Delta),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, _event: &str, data: &str, out: &mut dyn FnMut(Delta)) -> Result<(), ProviderError> {
         if data.is_empty() {
             return Ok(());
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let value: Value = serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         let index = value["index"].as_u64().unwrap_or(0);
         match value["type"].as_str().unwrap_or_default() {
             "message_start" => read_usage(&value["message"]["usage"], &mut self.completion.usage),
@@ -180,10 +171,7 @@ impl StreamDecoder for Decoder {
             }
             "content_block_delta" => {
                 let delta = &value["delta"];
-                match (
-                    delta["type"].as_str().unwrap_or_default(),
-                    self.blocks.get_mut(&index),
-                ) {
+                match (delta["type"].as_str().unwrap_or_default(), self.blocks.get_mut(&index)) {
                     ("text_delta", _) => {
                         let text = delta["text"].as_str().unwrap_or_default();
                         self.completion.text.push_str(text);
@@ -250,9 +238,7 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
     read_usage(&body["usage"], &mut completion.usage);
     for block in body["content"].as_array().into_iter().flatten() {
         match block["type"].as_str().unwrap_or_default() {
-            "text" => completion
-                .text
-                .push_str(block["text"].as_str().unwrap_or_default()),
+            "text" => completion.text.push_str(block["text"].as_str().unwrap_or_default()),
             "thinking" => completion
                 .reasoning
                 .push_str(block["thinking"].as_str().unwrap_or_default()),

@@ -8,8 +8,8 @@ use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
 use super::{
-    ChatRequest, Completion, Delta, DeltaSink, Provider, ProviderError, StreamDecoder, anthropic,
-    openai, responses, sse::decode_stream,
+    ChatRequest, Completion, Delta, DeltaSink, Provider, ProviderError, StreamDecoder, anthropic, openai, responses,
+    sse::decode_stream,
 };
 
 /// The wire formats brute speaks.
@@ -88,11 +88,7 @@ pub struct HttpProvider {
 
 impl HttpProvider {
     /// Builds the provider and its HTTP client.
-    pub fn new(
-        format: WireFormat,
-        label: impl Into<String>,
-        settings: HttpSettings,
-    ) -> Result<Self, ProviderError> {
+    pub fn new(format: WireFormat, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -111,11 +107,7 @@ impl HttpProvider {
     }
 
     fn url(&self) -> String {
-        format!(
-            "{}{}",
-            self.settings.base_url.trim_end_matches('/'),
-            self.format.path()
-        )
+        format!("{}{}", self.settings.base_url.trim_end_matches('/'), self.format.path())
     }
 
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
@@ -161,13 +153,10 @@ impl HttpProvider {
                 hint: self.settings.key_hint.clone(),
             },
             400 | 413 if is_context_error(body) => ProviderError::ContextTooLong(message),
-            _ => ProviderError::Http {
-                status: code,
-                message,
-            },
+            _ => ProviderError::Http { status: code, message },
         };
-        let retryable = matches!(code, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
-            || body.contains("overloaded_error");
+        let retryable =
+            matches!(code, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529) || body.contains("overloaded_error");
         Attempt {
             error,
             retryable,
@@ -175,16 +164,13 @@ impl HttpProvider {
         }
     }
 
-    async fn attempt(
-        &self,
-        body: &Value,
-        on_delta: &mut (dyn FnMut(Delta) + Send),
-    ) -> Result<Completion, Attempt> {
+    async fn attempt(&self, body: &Value, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Completion, Attempt> {
         let response = self.send(body).await?;
         if !self.settings.stream {
-            let value: Value = response.json().await.map_err(|e| {
-                Attempt::fatal(ProviderError::Decode(format!("response body: {e}")))
-            })?;
+            let value: Value = response
+                .json()
+                .await
+                .map_err(|e| Attempt::fatal(ProviderError::Decode(format!("response body: {e}"))))?;
             let completion = self.format.decode_full(&value).map_err(Attempt::fatal)?;
             if !completion.reasoning.is_empty() {
                 on_delta(Delta::Reasoning(completion.reasoning.clone()));
@@ -225,11 +211,7 @@ impl HttpProvider {
         }
         let base = self.settings.retry_base.as_millis() as u64;
         let exp = base.saturating_mul(1u64 << (attempt - 1).min(16));
-        let jitter = if base == 0 {
-            0
-        } else {
-            fastrand::u64(0..=base)
-        };
+        let jitter = if base == 0 { 0 } else { fastrand::u64(0..=base) };
         Duration::from_millis(exp.saturating_add(jitter)).min(max)
     }
 }

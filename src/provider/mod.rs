@@ -104,11 +104,7 @@ pub struct Completion {
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     #[error("authentication failed ({status}): {message}. Check {hint}")]
-    Auth {
-        status: u16,
-        message: String,
-        hint: String,
-    },
+    Auth { status: u16, message: String, hint: String },
     #[error("the conversation is too long for the model's context window: {0}")]
     ContextTooLong(String),
     #[error("the provider returned HTTP {status}: {message}")]
@@ -148,12 +144,7 @@ pub trait Provider: Send + Sync {
 /// finally the assembled [`Completion`].
 pub trait StreamDecoder: Send {
     /// Handles one SSE event (`event` may be empty when the server sends only `data:`).
-    fn on_event(
-        &mut self,
-        event: &str,
-        data: &str,
-        out: &mut dyn FnMut(Delta),
-    ) -> Result<(), ProviderError>;
+    fn on_event(&mut self, event: &str, data: &str, out: &mut dyn FnMut(Delta)) -> Result<(), ProviderError>;
     /// True once the wire format's terminal event was seen.
     fn is_finished(&self) -> bool;
     /// Returns the assembled answer; fails if the stream ended before its terminal event.

@@ -111,12 +111,7 @@ fn reasoning_of(delta: &Value) -> Option<&str> {
 }
 
 impl StreamDecoder for Decoder {
-    fn on_event(
-        &mut self,
-        event: &str,
-        data: &str,
-        out: &mut dyn FnMut(Delta),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &str, data: &str, out: &mut dyn FnMut(Delta)) -> Result<(), ProviderError> {
         if event == "done" {
             self.done = true;
             return Ok(());
@@ -124,8 +119,7 @@ impl StreamDecoder for Decoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         if let Some(message) = error_message(&chunk) {
             return Err(ProviderError::Remote(message));
         }
@@ -188,11 +182,7 @@ impl StreamDecoder for Decoder {
             .into_values()
             .enumerate()
             .map(|(i, c)| super::ToolCall {
-                id: if c.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    c.id
-                },
+                id: if c.id.is_empty() { format!("call_{i}") } else { c.id },
                 name: c.name,
                 arguments: c.arguments,
             })
@@ -237,10 +227,7 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("call_{i}")),
-                name: call["function"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned(),
+                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
                 arguments,
             });
         }

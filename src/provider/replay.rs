@@ -15,10 +15,7 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{
-    ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason,
-    ToolCall,
-};
+use super::{ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason, ToolCall};
 use crate::protocol::Usage;
 
 /// The built-in demo script, played when no `--script` is given.
@@ -61,8 +58,8 @@ impl ReplayProvider {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let turn: ScriptTurn = serde_json::from_str(line)
-                .map_err(|e| ProviderError::Replay(format!("line {}: {e}", number + 1)))?;
+            let turn: ScriptTurn =
+                serde_json::from_str(line).map_err(|e| ProviderError::Replay(format!("line {}: {e}", number + 1)))?;
             turns.push(turn);
         }
         Ok(Self { turns })
@@ -113,10 +110,7 @@ impl Provider for ReplayProvider {
                 .iter()
                 .enumerate()
                 .map(|(i, call)| ToolCall {
-                    id: call
-                        .id
-                        .clone()
-                        .unwrap_or_else(|| format!("replay_{index}_{i}")),
+                    id: call.id.clone().unwrap_or_else(|| format!("replay_{index}_{i}")),
                     name: call.name.clone(),
                     arguments: match &call.arguments {
                         Value::Null => "{}".to_owned(),

@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{
-    ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall,
-};
+use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall};
 use crate::protocol::Usage;
 
 /// Builds the JSON body for a Responses request.
@@ -24,11 +22,9 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                     input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
                 }
             }
-            Message::Tool {
-                call_id, content, ..
-            } => input.push(
-                json!({"type": "function_call_output", "call_id": call_id, "output": content}),
-            ),
+            Message::Tool { call_id, content, .. } => {
+                input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}))
+            }
         }
     }
     let mut body = json!({
@@ -114,17 +110,11 @@ impl Decoder {
 }
 
 impl StreamDecoder for Decoder {
-    fn on_event(
-        &mut self,
-        _event: &str,
-        data: &str,
-        out: &mut dyn FnMut(Delta),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, _event: &str, data: &str, out: &mut dyn FnMut(Delta)) -> Result<(), ProviderError> {
         if data.is_empty() {
             return Ok(());
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
+        let value: Value = serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         match value["type"].as_str().unwrap_or_default() {
             "response.output_text.delta" | "response.refusal.delta" => {
                 let text = value["delta"].as_str().unwrap_or_default();
@@ -140,12 +130,8 @@ impl StreamDecoder for Decoder {
                 self.completion.reasoning.push_str("\n\n");
                 out(Delta::Reasoning("\n\n".to_owned()));
             }
-            "response.output_item.added" | "response.output_item.done"
-                if value["item"]["type"] == "function_call" =>
-            {
-                let index = value["output_index"]
-                    .as_u64()
-                    .unwrap_or(self.calls.len() as u64);
+            "response.output_item.added" | "response.output_item.done" if value["item"]["type"] == "function_call" => {
+                let index = value["output_index"].as_u64().unwrap_or(self.calls.len() as u64);
                 let call = call_from_item(&value["item"]);
                 if let Some(id) = value["item"]["id"].as_str() {
                     self.item_index.insert(id.to_owned(), index);
@@ -162,8 +148,7 @@ impl StreamDecoder for Decoder {
                     .and_then(|id| self.item_index.get(id).copied())
                     .or(value["output_index"].as_u64());
                 if let Some(call) = index.and_then(|i| self.calls.get_mut(&i)) {
-                    call.arguments
-                        .push_str(value["delta"].as_str().unwrap_or_default());
+                    call.arguments.push_str(value["delta"].as_str().unwrap_or_default());
                 }
             }
             "response.completed" => self.finish_response(&value["response"], false),
@@ -177,9 +162,7 @@ impl StreamDecoder for Decoder {
                 return Err(ProviderError::Remote(error_text(error)));
             }
             "response.failed" => {
-                return Err(ProviderError::Remote(error_text(
-                    &value["response"]["error"],
-                )));
+                return Err(ProviderError::Remote(error_text(&value["response"]["error"])));
             }
             _ => {} // unknown item and event types are skipped
         }
@@ -193,9 +176,7 @@ impl StreamDecoder for Decoder {
     fn finish(self: Box<Self>) -> Result<Completion, ProviderError> {
         let mut this = *self;
         if !this.done {
-            return Err(ProviderError::StreamCut(
-                "no response.completed received".into(),
-            ));
+            return Err(ProviderError::StreamCut("no response.completed received".into()));
         }
         this.completion.tool_calls = this.calls.into_values().collect();
         super::finalize_calls(&mut this.completion);
@@ -223,9 +204,7 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
             }
             "reasoning" => {
                 for part in item["summary"].as_array().into_iter().flatten() {
-                    completion
-                        .reasoning
-                        .push_str(part["text"].as_str().unwrap_or_default());
+                    completion.reasoning.push_str(part["text"].as_str().unwrap_or_default());
                 }
             }
             "function_call" => completion.tool_calls.push(call_from_item(item)),

@@ -35,11 +35,7 @@ pub struct Next<'a> {
 
 impl<'a> Next<'a> {
     /// Runs the remaining layers and the tool.
-    pub fn run(
-        self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    pub fn run(self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         match self.layers.split_first() {
             Some((layer, rest)) => layer.handle(
                 args,
@@ -104,11 +100,7 @@ impl Tool for Pipeline {
     fn mutated_path(&self, args: &Value) -> Option<String> {
         self.tool.mutated_path(args)
     }
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Next {
             layers: &self.layers,
             tool: self.tool.as_ref(),
@@ -118,11 +110,7 @@ impl Tool for Pipeline {
 }
 
 /// Checks `args` against a JSON Schema; the error tells the model exactly what was wrong.
-pub fn validate(
-    tool_name: &str,
-    validator: &jsonschema::Validator,
-    args: &Value,
-) -> Result<(), ToolError> {
+pub fn validate(tool_name: &str, validator: &jsonschema::Validator, args: &Value) -> Result<(), ToolError> {
     let problems: Vec<String> = validator
         .iter_errors(args)
         .map(|e| {
@@ -169,14 +157,8 @@ impl Middleware for ValidateArgs {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let tool = next.tool();
-            let validator = self
-                .validator
-                .get_or_init(|| compile(tool.name(), &tool.parameters()));
-            validate(
-                tool.name(),
-                validator.as_ref().map_err(Clone::clone)?,
-                &args,
-            )?;
+            let validator = self.validator.get_or_init(|| compile(tool.name(), &tool.parameters()));
+            validate(tool.name(), validator.as_ref().map_err(Clone::clone)?, &args)?;
             next.run(args, ctx).await
         })
     }
@@ -220,9 +202,9 @@ impl Middleware for SnapshotFirst {
             let Some(path) = next.tool().mutated_path(&args).map(|p| ctx.resolve(&p)) else {
                 return next.run(args, ctx).await;
             };
-            ctx.snapshots.record(&path, ctx.op).map_err(|e| {
-                ToolError::io(format!("cannot snapshot {}", ctx.display(&path)), &e)
-            })?;
+            ctx.snapshots
+                .record(&path, ctx.op)
+                .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&path)), &e))?;
             let result = next.run(args, ctx).await;
             if result.is_err() {
                 ctx.snapshots.discard(&path, ctx.op);
@@ -259,8 +241,7 @@ impl Middleware for LogCalls {
     }
 }
 
-type Handler =
-    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
+type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync;
 
 /// An inline tool: a name, a description, a parameter schema and a closure.
 pub struct FnTool {
@@ -309,11 +290,7 @@ impl Tool for FnTool {
         let param = self.mutates.as_ref()?;
         args.get(param).and_then(Value::as_str).map(str::to_owned)
     }
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.handler)(args, ctx.clone())
     }
 }
@@ -321,9 +298,7 @@ impl Tool for FnTool {
 /// Wraps a tool the way the registry runs every tool: validated and logged; mutating tools
 /// (those that name a path) are also queued per file and snapshotted first.
 pub fn standard(tool: Arc<dyn Tool>, mutating: bool) -> Pipeline {
-    let pipeline = Pipeline::new(tool)
-        .layer(LogCalls)
-        .layer(ValidateArgs::default());
+    let pipeline = Pipeline::new(tool).layer(LogCalls).layer(ValidateArgs::default());
     if mutating {
         pipeline.layer(FileQueue).layer(SnapshotFirst)
     } else {

@@ -61,10 +61,7 @@ impl CommandTool {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid_name {
-            return Err(format!(
-                "tool name `{}` must be letters, digits, `_` or `-`",
-                spec.name
-            ));
+            return Err(format!("tool name `{}` must be letters, digits, `_` or `-`", spec.name));
         }
         let schema = match &spec.parameters {
             Some(schema) => {
@@ -136,11 +133,7 @@ impl Tool for CommandTool {
         self.schema.clone()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let command = render_command(&self.spec.command, &args);
             let envs: Vec<(String, String)> = args
@@ -150,38 +143,27 @@ impl Tool for CommandTool {
                 .filter(|(_, v)| !v.is_object() && !v.is_array())
                 .map(|(k, v)| (format!("BRUTE_ARG_{}", k.to_ascii_uppercase()), scalar(v)))
                 .collect();
-            let timeout =
-                Duration::from_secs(self.spec.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
+            let timeout = Duration::from_secs(self.spec.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
             let stdin = serde_json::to_vec(&args).unwrap_or_default();
-            let ProcessRun {
-                stdout,
-                stderr,
-                ending,
-            } = run_process(&command, &ctx.root, Some(stdin), &envs, timeout, ctx).await?;
+            let ProcessRun { stdout, stderr, ending } =
+                run_process(&command, &ctx.root, Some(stdin), &envs, timeout, ctx).await?;
             let stdout = String::from_utf8_lossy(&stdout).into_owned();
             let stderr = String::from_utf8_lossy(&stderr).into_owned();
             match ending {
-                Ending::Exited(status) if status.success() => {
-                    Ok(ToolOutput::text(if stdout.is_empty() {
-                        "(no output)".to_owned()
-                    } else {
-                        stdout
-                    }))
-                }
+                Ending::Exited(status) if status.success() => Ok(ToolOutput::text(if stdout.is_empty() {
+                    "(no output)".to_owned()
+                } else {
+                    stdout
+                })),
                 Ending::Exited(status) => {
-                    let code = status
-                        .code()
-                        .map_or_else(|| "a signal".to_owned(), |c| c.to_string());
+                    let code = status.code().map_or_else(|| "a signal".to_owned(), |c| c.to_string());
                     let mut message = format!("`{}` exited with {code}", self.spec.name);
                     for (label, text) in [("stderr", &stderr), ("stdout", &stdout)] {
                         if !text.trim().is_empty() {
                             message.push_str(&format!("\n{label}:\n{}", text.trim_end()));
                         }
                     }
-                    Err(ToolError::new(
-                        "CommandFailed",
-                        super::shell::bounded(&message, ctx),
-                    ))
+                    Err(ToolError::new("CommandFailed", super::shell::bounded(&message, ctx)))
                 }
                 Ending::TimedOut => Err(ToolError::new(
                     "Timeout",
@@ -191,10 +173,7 @@ impl Tool for CommandTool {
                         timeout.as_secs()
                     ),
                 )),
-                Ending::Interrupted => Err(ToolError::new(
-                    "Interrupted",
-                    "the user interrupted this call",
-                )),
+                Ending::Interrupted => Err(ToolError::new("Interrupted", "the user interrupted this call")),
             }
         })
     }
@@ -213,10 +192,7 @@ mod tests {
         CommandToolSpec {
             name: "t".into(),
             description: "d".into(),
-            params: params
-                .iter()
-                .map(|(k, v)| ((*k).into(), (*v).into()))
-                .collect(),
+            params: params.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect(),
             parameters: None,
             command: "true".into(),
             timeout_secs: None,
@@ -225,8 +201,7 @@ mod tests {
 
     #[test]
     fn short_form_schema() {
-        let tool =
-            CommandTool::new(spec(&[("path", "string: the file"), ("n", "integer?")])).unwrap();
+        let tool = CommandTool::new(spec(&[("path", "string: the file"), ("n", "integer?")])).unwrap();
         let schema = tool.parameters();
         assert_eq!(
             schema["properties"]["path"],
@@ -234,10 +209,7 @@ mod tests {
         );
         assert_eq!(schema["required"], json!(["path"]));
         assert!(CommandTool::new(spec(&[("x", "strin")])).is_err());
-        assert_eq!(
-            CommandTool::new(spec(&[])).unwrap().parameters(),
-            empty_schema()
-        );
+        assert_eq!(CommandTool::new(spec(&[])).unwrap().parameters(), empty_schema());
     }
 
     #[test]

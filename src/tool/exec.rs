@@ -54,12 +54,7 @@ pub struct PendingCall {
 }
 
 impl Executor {
-    pub fn new(
-        registry: Arc<Registry>,
-        snapshots: Arc<Snapshots>,
-        agent: Arc<AgentState>,
-        events: EventSink,
-    ) -> Self {
+    pub fn new(registry: Arc<Registry>, snapshots: Arc<Snapshots>, agent: Arc<AgentState>, events: EventSink) -> Self {
         Self {
             registry,
             queue: MutationQueue::default(),
@@ -84,8 +79,7 @@ impl Executor {
 
     /// Announces a call to the front ends.
     pub fn announce(&self, call: &ToolCall) {
-        let arguments = serde_json::from_str(&call.arguments)
-            .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        let arguments = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
         self.events.emit(Event::ToolCallStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -123,10 +117,9 @@ impl Executor {
             }
         };
         // The queue place is taken now, in call order; the FileQueue middleware waits on it.
-        let ticket = tool.mutated_path(&args).map(|p| {
-            self.queue
-                .ticket(queue_key(&super::resolve(&self.agent.root, &p)))
-        });
+        let ticket = tool
+            .mutated_path(&args)
+            .map(|p| self.queue.ticket(queue_key(&super::resolve(&self.agent.root, &p))));
         let ctx = ToolContext {
             call_id: call.id.clone(),
             root: self.agent.root.clone(),
@@ -148,12 +141,7 @@ impl Executor {
                     let content = if output.self_truncated {
                         output.content
                     } else {
-                        truncate::truncate(
-                            &output.content,
-                            output.keep,
-                            overflow_dir.as_deref(),
-                            &ctx.call_id,
-                        )
+                        truncate::truncate(&output.content, output.keep, overflow_dir.as_deref(), &ctx.call_id)
                     };
                     CallRecord {
                         call: call_for_task,
@@ -228,11 +216,7 @@ impl PendingCall {
             return record;
         }
         let Some(mut handle) = self.handle.take() else {
-            return failed(
-                &self.call,
-                &ToolError::new("Internal", "call lost"),
-                self.started,
-            );
+            return failed(&self.call, &ToolError::new("Internal", "call lost"), self.started);
         };
         let joined = tokio::select! {
             joined = &mut handle => Some(joined),
@@ -240,9 +224,7 @@ impl PendingCall {
         };
         let joined = match joined {
             Some(joined) => Some(joined),
-            None => tokio::time::timeout(INTERRUPT_GRACE, &mut handle)
-                .await
-                .ok(),
+            None => tokio::time::timeout(INTERRUPT_GRACE, &mut handle).await.ok(),
         };
         match joined {
             Some(Ok(record)) => record,

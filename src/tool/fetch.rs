@@ -46,20 +46,14 @@ impl Tool for FetchTool {
     }
 
     fn parameters(&self) -> Value {
-        Params::new()
-            .string("url", "The http:// or https:// URL", true)
-            .build()
+        Params::new().string("url", "The http:// or https:// URL", true).build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let url = str_arg(&args, "url")?;
-            let parsed = reqwest::Url::parse(url)
-                .map_err(|e| ToolError::invalid(format!("not a valid URL `{url}`: {e}")))?;
+            let parsed =
+                reqwest::Url::parse(url).map_err(|e| ToolError::invalid(format!("not a valid URL `{url}`: {e}")))?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(ToolError::invalid(format!(
                     "only http and https URLs can be fetched, not `{}`",
@@ -122,11 +116,7 @@ impl Tool for FetchTool {
 }
 
 fn network(error: reqwest::Error) -> ToolError {
-    let kind = if error.is_timeout() {
-        "Timeout"
-    } else {
-        "Network"
-    };
+    let kind = if error.is_timeout() { "Timeout" } else { "Network" };
     let mut message = error.to_string();
     let mut source = std::error::Error::source(&error);
     while let Some(inner) = source {
@@ -138,18 +128,11 @@ fn network(error: reqwest::Error) -> ToolError {
 
 /// Turns a body into text by its content type; binary content is an error.
 pub fn to_text(content_type: &str, body: &[u8]) -> Result<String, ToolError> {
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let looks_html =
-        mime.contains("html") || (mime.is_empty() && body.trim_ascii_start().starts_with(b"<"));
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let looks_html = mime.contains("html") || (mime.is_empty() && body.trim_ascii_start().starts_with(b"<"));
     if looks_html {
         let html = String::from_utf8_lossy(body);
-        return htmd::convert(&html)
-            .map_err(|e| ToolError::new("Decode", format!("cannot convert HTML: {e}")));
+        return htmd::convert(&html).map_err(|e| ToolError::new("Decode", format!("cannot convert HTML: {e}")));
     }
     if mime.contains("json") {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
@@ -162,21 +145,14 @@ pub fn to_text(content_type: &str, body: &[u8]) -> Result<String, ToolError> {
         || mime.contains("javascript")
         || mime.contains("yaml")
         || mime.contains("toml");
-    if textual
-        || (mime.is_empty()
-            && !content_inspector::inspect(&body[..body.len().min(8192)]).is_binary())
-    {
+    if textual || (mime.is_empty() && !content_inspector::inspect(&body[..body.len().min(8192)]).is_binary()) {
         return Ok(String::from_utf8_lossy(body).into_owned());
     }
     Err(ToolError::new(
         "BinaryContent",
         format!(
             "the response is binary ({}, {} bytes); fetch returns text only",
-            if mime.is_empty() {
-                "unknown type"
-            } else {
-                &mime
-            },
+            if mime.is_empty() { "unknown type" } else { &mime },
             body.len()
         ),
     ))

@@ -35,39 +35,21 @@ impl Tool for SearchTool {
     fn parameters(&self) -> Value {
         Params::new()
             .string("pattern", "Regular expression to search for", false)
-            .string(
-                "path",
-                "File or directory to search (default: project root)",
-                false,
-            )
+            .string("path", "File or directory to search (default: project root)", false)
             .string(
                 "glob",
                 "Only files matching this glob, e.g. `*.rs` or `*.{js,ts}`",
                 false,
             )
-            .boolean(
-                "ignore_case",
-                "Case-insensitive search (default false)",
-                false,
-            )
+            .boolean("ignore_case", "Case-insensitive search (default false)", false)
             .build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let query = Query {
-                pattern: args["pattern"]
-                    .as_str()
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned),
-                glob: args["glob"]
-                    .as_str()
-                    .filter(|g| !g.is_empty())
-                    .map(str::to_owned),
+                pattern: args["pattern"].as_str().filter(|p| !p.is_empty()).map(str::to_owned),
+                glob: args["glob"].as_str().filter(|g| !g.is_empty()).map(str::to_owned),
                 ignore_case: args["ignore_case"].as_bool().unwrap_or(false),
                 path: ctx.resolve(args["path"].as_str().unwrap_or(".")),
                 root: ctx.root.clone(),
@@ -126,10 +108,7 @@ fn num_threads() -> usize {
 }
 
 fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(root).unwrap_or(path).display().to_string()
 }
 
 fn modified(path: &Path) -> SystemTime {
@@ -201,17 +180,10 @@ fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<Stri
         return Err(ToolError::new("Interrupted", "the search was interrupted"));
     }
     let mut hits = hits.into_inner().unwrap_or_else(|e| e.into_inner());
-    hits.sort_by(|a, b| {
-        b.modified
-            .cmp(&a.modified)
-            .then_with(|| a.path.cmp(&b.path))
-    });
+    hits.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| a.path.cmp(&b.path)));
     let total: usize = hits.iter().map(|h| h.lines.len()).sum();
     if total == 0 {
-        return Ok(format!(
-            "No matches for `{pattern}` in {}.",
-            describe_scope(query)
-        ));
+        return Ok(format!("No matches for `{pattern}` in {}.", describe_scope(query)));
     }
     let mut out = String::new();
     let flat = hits.iter().flat_map(|hit| {
@@ -234,11 +206,7 @@ fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<Stri
 
 fn describe_scope(query: &Query) -> String {
     let place = shown(&query.root, &query.path);
-    let place = if place.is_empty() {
-        ".".to_owned()
-    } else {
-        place
-    };
+    let place = if place.is_empty() { ".".to_owned() } else { place };
     match &query.glob {
         Some(glob) => format!("{place} (files matching `{glob}`)"),
         None => place,

@@ -187,10 +187,7 @@ impl ToolContext {
 
     /// Shows a path relative to the project root when it lies inside it.
     pub fn display(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
+        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
     }
 }
 
@@ -202,11 +199,7 @@ pub fn resolve(root: &Path, path: &str) -> PathBuf {
         return PathBuf::from(home).join(rest);
     }
     let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    }
+    if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
 }
 
 /// The neutral shape every tool is adapted to: a name, a description, a JSON Schema for the
@@ -224,11 +217,7 @@ pub trait Tool: Send + Sync {
         None
     }
     /// Runs the tool. Arguments were already validated against [`Tool::parameters`].
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 /// Reads a required string argument (validation guarantees presence; this guards anyway).

@@ -25,10 +25,7 @@ pub fn queue_key(path: &Path) -> PathBuf {
         }
     }
     match (folded.parent(), folded.file_name()) {
-        (Some(parent), Some(name)) => parent
-            .canonicalize()
-            .map(|p| p.join(name))
-            .unwrap_or(folded),
+        (Some(parent), Some(name)) => parent.canonicalize().map(|p| p.join(name)).unwrap_or(folded),
         _ => folded,
     }
 }
@@ -62,10 +59,7 @@ impl MutationQueue {
         let (done, next) = oneshot::channel();
         let mut tails = self.tails.lock().unwrap_or_else(|e| e.into_inner());
         let previous = tails.insert(key, next);
-        Ticket {
-            previous,
-            _done: done,
-        }
+        Ticket { previous, _done: done }
     }
 }
 
@@ -89,9 +83,7 @@ impl Snapshot {
             Err(e) => Err(e),
             Ok(meta) if meta.is_dir() => Ok(Snapshot::Dir),
             Ok(_) => {
-                let mode = std::fs::metadata(path)
-                    .map(|m| m.permissions().mode())
-                    .unwrap_or(0o644);
+                let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
                 Ok(Snapshot::File {
                     bytes: std::fs::read(path)?,
                     mode,
@@ -124,11 +116,16 @@ struct Entry {
     snapshot: Snapshot,
 }
 
+/// An undone operation: its id and the state of each path it touched before the undo.
+type Undone = (u64, Vec<(PathBuf, Snapshot)>);
+
 /// Per-path stacks of pre-mutation snapshots, newest last. Each snapshot carries the id of
 /// the operation (tool call) that took it, so a recursive removal can be undone as a whole.
 #[derive(Default)]
 pub struct Snapshots {
     stacks: Mutex<HashMap<PathBuf, Vec<Entry>>>,
+    /// What undone operations had changed, for redo: (op, path, state before the undo).
+    redo: Mutex<Vec<Undone>>,
     next_op: std::sync::atomic::AtomicU64,
 }
 
@@ -142,20 +139,72 @@ pub struct Restored {
 impl Snapshots {
     /// A fresh operation id (one per tool call).
     pub fn next_op(&self) -> u64 {
-        self.next_op
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1
+        self.next_op.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
     /// Records what `path` holds now, before operation `op` changes it.
     pub fn record(&self, path: &Path, op: u64) -> std::io::Result<()> {
         let snapshot = Snapshot::capture(path)?;
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        stacks
-            .entry(queue_key(path))
-            .or_default()
-            .push(Entry { op, snapshot });
+        stacks.entry(queue_key(path)).or_default().push(Entry { op, snapshot });
+        // A new change makes what was undone before impossible to redo cleanly.
+        self.redo.lock().unwrap_or_else(|e| e.into_inner()).clear();
         Ok(())
+    }
+
+    /// Reverts the newest operation (all paths it changed), remembering it for
+    /// [`Snapshots::redo_last`]. `None` when nothing was recorded.
+    pub fn undo_last(&self) -> std::io::Result<Option<Vec<Restored>>> {
+        let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(op) = stacks.values().filter_map(|s| s.last().map(|e| e.op)).max() else {
+            return Ok(None);
+        };
+        let mut paths: Vec<PathBuf> = stacks
+            .iter()
+            .filter(|(_, s)| s.last().is_some_and(|e| e.op == op))
+            .map(|(p, _)| p.clone())
+            .collect();
+        paths.sort();
+        let mut before = Vec::new();
+        let mut restored = Vec::new();
+        for path in paths {
+            let Some(entry) = stacks.get_mut(&path).and_then(Vec::pop) else {
+                continue;
+            };
+            before.push((path.clone(), Snapshot::capture(&path)?));
+            let existed = path.exists();
+            entry.snapshot.restore(&path)?;
+            restored.push(Restored {
+                action: action(&entry.snapshot, existed),
+                path,
+            });
+        }
+        self.redo.lock().unwrap_or_else(|e| e.into_inner()).push((op, before));
+        Ok(Some(restored))
+    }
+
+    /// Re-applies the last operation undone by [`Snapshots::undo_last`].
+    pub fn redo_last(&self) -> std::io::Result<Option<Vec<Restored>>> {
+        let Some((op, states)) = self.redo.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+            return Ok(None);
+        };
+        let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
+        let mut restored = Vec::new();
+        for (path, state) in states.iter().rev() {
+            let current = Snapshot::capture(path)?;
+            stacks
+                .entry(path.clone())
+                .or_default()
+                .push(Entry { op, snapshot: current });
+            let existed = path.exists();
+            state.restore(path)?;
+            restored.push(Restored {
+                action: action(state, existed),
+                path: path.clone(),
+            });
+        }
+        restored.reverse();
+        Ok(Some(restored))
     }
 
     /// Forgets the snapshot `op` took of `path` (the operation failed and changed nothing).
@@ -209,12 +258,17 @@ impl Snapshots {
                 (_, false) => "re-created",
                 (_, true) => "restored",
             };
-            restored.push(Restored {
-                path: target,
-                action,
-            });
+            restored.push(Restored { path: target, action });
         }
         Ok(Some(restored))
+    }
+}
+
+fn action(snapshot: &Snapshot, existed: bool) -> &'static str {
+    match (snapshot, existed) {
+        (Snapshot::Missing, _) => "deleted (it did not exist before)",
+        (_, false) => "re-created",
+        (_, true) => "restored",
     }
 }
 

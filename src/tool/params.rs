@@ -26,11 +26,7 @@ impl Params {
     /// Adds a parameter of a JSON Schema primitive type (`string`, `integer`, `number`,
     /// `boolean`, `array`, `object`).
     pub fn param(self, name: &str, kind: &str, description: &str, required: bool) -> Self {
-        self.schema(
-            name,
-            json!({"type": kind, "description": description}),
-            required,
-        )
+        self.schema(name, json!({"type": kind, "description": description}), required)
     }
 
     pub fn string(self, name: &str, description: &str, required: bool) -> Self {
@@ -46,13 +42,7 @@ impl Params {
     }
 
     /// A string limited to the given values.
-    pub fn enumeration(
-        self,
-        name: &str,
-        values: &[&str],
-        description: &str,
-        required: bool,
-    ) -> Self {
+    pub fn enumeration(self, name: &str, values: &[&str], description: &str, required: bool) -> Self {
         self.schema(
             name,
             json!({"type": "string", "enum": values, "description": description}),

@@ -24,11 +24,7 @@ impl Tool for PatchTool {
             .string("file_path", "Path of the file to edit", true)
             .string("old_string", "The exact text to replace", true)
             .string("new_string", "The replacement text", true)
-            .boolean(
-                "replace_all",
-                "Replace every occurrence (default false)",
-                false,
-            )
+            .boolean("replace_all", "Replace every occurrence (default false)", false)
             .build()
     }
 
@@ -36,11 +32,7 @@ impl Tool for PatchTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;
             let old_string = str_arg(&args, "old_string")?;
@@ -93,15 +85,10 @@ impl Tool for PatchTool {
             } else {
                 text.replacen(old.as_str(), &new, 1)
             };
-            write_atomic(&path, updated.as_bytes())
-                .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
+            write_atomic(&path, updated.as_bytes()).map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let diff = unified_diff(&shown, &text, &updated);
-            let noun = if count == 1 {
-                "occurrence"
-            } else {
-                "occurrences"
-            };
+            let noun = if count == 1 { "occurrence" } else { "occurrences" };
             Ok(ToolOutput::text(format!(
                 "Replaced {count} {noun} in {shown}.\n\n{diff}"
             )))

@@ -20,10 +20,10 @@ const MAX_ENTRIES: usize = 2000;
 
 /// Extensions that are binary whatever their first bytes say.
 const BINARY_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz",
-    "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "exe", "dll", "so", "dylib",
-    "o", "a", "lib", "obj", "bin", "wasm", "pyc", "mp3", "mp4", "wav", "ogg", "flac", "avi", "mov",
-    "mkv", "webm", "ttf", "otf", "woff", "woff2", "eot", "sqlite", "db", "rlib", "dat",
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "psd", "pdf", "zip", "gz", "tgz", "bz2", "xz", "zst",
+    "7z", "rar", "tar", "jar", "war", "class", "exe", "dll", "so", "dylib", "o", "a", "lib", "obj", "bin", "wasm",
+    "pyc", "mp3", "mp4", "wav", "ogg", "flac", "avi", "mov", "mkv", "webm", "ttf", "otf", "woff", "woff2", "eot",
+    "sqlite", "db", "rlib", "dat",
 ];
 
 /// The built-in `read` tool.
@@ -40,17 +40,25 @@ impl Tool for ReadTool {
 
     fn parameters(&self) -> Value {
         Params::new()
-            .string("file_path", "Path to the file or directory (relative to the project root, or absolute)", true)
-            .schema("start_line", serde_json::json!({"type": "integer", "minimum": 1, "description": "First line to show (default 1)"}), false)
-            .schema("end_line", serde_json::json!({"type": "integer", "minimum": 1, "description": "Last line to show, inclusive"}), false)
+            .string(
+                "file_path",
+                "Path to the file or directory (relative to the project root, or absolute)",
+                true,
+            )
+            .schema(
+                "start_line",
+                serde_json::json!({"type": "integer", "minimum": 1, "description": "First line to show (default 1)"}),
+                false,
+            )
+            .schema(
+                "end_line",
+                serde_json::json!({"type": "integer", "minimum": 1, "description": "Last line to show, inclusive"}),
+                false,
+            )
             .build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let file_path = str_arg(&args, "file_path")?.to_owned();
             let start = args["start_line"].as_u64().unwrap_or(1).max(1);
@@ -63,11 +71,9 @@ impl Tool for ReadTool {
             }
             let path = ctx.resolve(&file_path);
             let root = ctx.root.clone();
-            let content = tokio::task::spawn_blocking(move || {
-                read_path(&root, &file_path, &path, start, end)
-            })
-            .await
-            .map_err(|e| ToolError::new("Internal", e.to_string()))??;
+            let content = tokio::task::spawn_blocking(move || read_path(&root, &file_path, &path, start, end))
+                .await
+                .map_err(|e| ToolError::new("Internal", e.to_string()))??;
             Ok(ToolOutput {
                 content,
                 self_truncated: true,
@@ -77,13 +83,7 @@ impl Tool for ReadTool {
     }
 }
 
-fn read_path(
-    root: &Path,
-    shown: &str,
-    path: &Path,
-    start: u64,
-    end: Option<u64>,
-) -> Result<String, ToolError> {
+fn read_path(root: &Path, shown: &str, path: &Path, start: u64, end: Option<u64>) -> Result<String, ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -97,8 +97,7 @@ fn read_path(
     if is_binary_extension(path) {
         return Err(binary(shown, meta.len()));
     }
-    let file =
-        std::fs::File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
+    let file = std::fs::File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()
@@ -149,8 +148,7 @@ fn read_path(
     }
     if !eof && end.is_none_or(|e| last_shown < e) {
         let total = if meta.len() <= COUNT_LINES_UP_TO {
-            let rest = count_lines(&mut reader)
-                .map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+            let rest = count_lines(&mut reader).map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
             Some(number + rest)
         } else {
             None
@@ -200,8 +198,7 @@ pub fn is_binary_extension(path: &Path) -> bool {
 }
 
 fn list_dir(shown: &str, path: &Path) -> Result<String, ToolError> {
-    let entries =
-        std::fs::read_dir(path).map_err(|e| ToolError::io(format!("cannot list {shown}"), &e))?;
+    let entries = std::fs::read_dir(path).map_err(|e| ToolError::io(format!("cannot list {shown}"), &e))?;
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|entry| {
@@ -210,8 +207,7 @@ fn list_dir(shown: &str, path: &Path) -> Result<String, ToolError> {
                 return None;
             }
             let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false)
-                || (entry.file_type().map(|t| t.is_symlink()).unwrap_or(false)
-                    && entry.path().is_dir());
+                || (entry.file_type().map(|t| t.is_symlink()).unwrap_or(false) && entry.path().is_dir());
             Some(if is_dir { format!("{name}/") } else { name })
         })
         .collect();
@@ -223,10 +219,7 @@ fn list_dir(shown: &str, path: &Path) -> Result<String, ToolError> {
         out.push('\n');
     }
     if total > MAX_ENTRIES {
-        out.push_str(&format!(
-            "({} more entries not shown)\n",
-            total - MAX_ENTRIES
-        ));
+        out.push_str(&format!("({} more entries not shown)\n", total - MAX_ENTRIES));
     }
     Ok(out)
 }

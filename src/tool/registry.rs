@@ -43,9 +43,7 @@ impl Registry {
     /// wrapped so its arguments are validated against its schema before it runs, and logged.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.entries.retain(|e| e.tool.name() != tool.name());
-        let wrapped = Pipeline::new(tool)
-            .layer(LogCalls)
-            .layer(ValidateArgs::default());
+        let wrapped = Pipeline::new(tool).layer(LogCalls).layer(ValidateArgs::default());
         self.entries.push(Entry {
             tool: Arc::new(wrapped),
         });
@@ -67,19 +65,14 @@ impl Registry {
                         ));
                     }
                 }
-                self.entries
-                    .retain(|e| names.iter().any(|n| n == e.tool.name()));
+                self.entries.retain(|e| names.iter().any(|n| n == e.tool.name()));
             }
         }
-        self.entries
-            .retain(|e| !deny.iter().any(|n| n == e.tool.name()));
+        self.entries.retain(|e| !deny.iter().any(|n| n == e.tool.name()));
         let max = max.max(1);
         if self.entries.len() > max {
             let dropped = self.entries.len() - max;
-            let names: Vec<String> = self.entries[max..]
-                .iter()
-                .map(|e| e.tool.name().to_owned())
-                .collect();
+            let names: Vec<String> = self.entries[max..].iter().map(|e| e.tool.name().to_owned()).collect();
             self.entries.truncate(max);
             notices.push(format!(
                 "the tool cap ({max}) dropped {dropped} tool(s): {}",
@@ -122,16 +115,12 @@ impl Registry {
         let Some(entry) = self.entries.iter().find(|e| e.tool.name() == name) else {
             return Err(ToolError::new(
                 "UnknownTool",
-                format!(
-                    "no tool named `{name}`. Available tools: {}",
-                    self.names().join(", ")
-                ),
+                format!("no tool named `{name}`. Available tools: {}", self.names().join(", ")),
             ));
         };
         let raw = if raw.trim().is_empty() { "{}" } else { raw };
-        let args: Value = serde_json::from_str(raw).map_err(|e| {
-            ToolError::invalid(format!("arguments are not valid JSON ({e}): {raw}"))
-        })?;
+        let args: Value = serde_json::from_str(raw)
+            .map_err(|e| ToolError::invalid(format!("arguments are not valid JSON ({e}): {raw}")))?;
         if !args.is_object() {
             return Err(ToolError::invalid(format!(
                 "arguments must be a JSON object, got: {raw}"

@@ -33,11 +33,7 @@ impl Tool for RemoveTool {
         args["path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "path")?;
             let recursive = args["recursive"].as_bool().unwrap_or(false);
@@ -55,12 +51,11 @@ impl Tool for RemoveTool {
                 )));
             }
             if !meta.is_dir() {
-                std::fs::remove_file(&path)
-                    .map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
+                std::fs::remove_file(&path).map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
                 return Ok(ToolOutput::text(format!("Removed {}.", ctx.display(&path))));
             }
-            let mut entries = std::fs::read_dir(&path)
-                .map_err(|e| ToolError::io(format!("cannot list {shown}"), &e))?;
+            let mut entries =
+                std::fs::read_dir(&path).map_err(|e| ToolError::io(format!("cannot list {shown}"), &e))?;
             if entries.next().is_some() && !recursive {
                 return Err(ToolError::invalid(format!(
                     "{shown} is a directory that is not empty; set recursive=true to delete it and everything in it"
@@ -69,15 +64,14 @@ impl Tool for RemoveTool {
             // Snapshot every file and directory below, deepest last, before deleting anything.
             let mut files = 0usize;
             for entry in walkdir(&path)? {
-                ctx.snapshots.record(&entry, ctx.op).map_err(|e| {
-                    ToolError::io(format!("cannot snapshot {}", ctx.display(&entry)), &e)
-                })?;
+                ctx.snapshots
+                    .record(&entry, ctx.op)
+                    .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&entry)), &e))?;
                 if !entry.is_dir() {
                     files += 1;
                 }
             }
-            std::fs::remove_dir_all(&path)
-                .map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
+            std::fs::remove_dir_all(&path).map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
             Ok(ToolOutput::text(format!(
                 "Removed directory {} ({files} files).",
                 ctx.display(&path)
@@ -91,8 +85,8 @@ fn walkdir(root: &std::path::Path) -> Result<Vec<std::path::PathBuf>, ToolError>
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| ToolError::io(format!("cannot list {}", dir.display()), &e))?;
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| ToolError::io(format!("cannot list {}", dir.display()), &e))?;
         for entry in entries.flatten() {
             let path = entry.path();
             if entry.file_type().is_ok_and(|t| t.is_dir()) {

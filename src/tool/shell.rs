@@ -35,11 +35,7 @@ impl Tool for ShellTool {
             .build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let command = str_arg(&args, "command")?;
             let cwd = ctx.resolve(args["cwd"].as_str().unwrap_or("."));
@@ -49,8 +45,7 @@ impl Tool for ShellTool {
                     ctx.display(&cwd)
                 )));
             }
-            let timeout =
-                Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
+            let timeout = Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
             run(command, &cwd, timeout, ctx).await
         })
     }
@@ -59,9 +54,8 @@ impl Tool for ShellTool {
 fn shell_program() -> &'static str {
     static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {
-        let has_bash = std::env::var_os("PATH").is_some_and(|paths| {
-            std::env::split_paths(&paths).any(|dir| dir.join("bash").is_file())
-        });
+        let has_bash = std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("bash").is_file()));
         if has_bash { "bash" } else { "sh" }
     })
 }
@@ -79,11 +73,7 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::UnboundedSender<Chunk>
             break;
         }
         let bytes = buf[..n].to_vec();
-        let chunk = if is_err {
-            Chunk::Err(bytes)
-        } else {
-            Chunk::Out(bytes)
-        };
+        let chunk = if is_err { Chunk::Err(bytes) } else { Chunk::Out(bytes) };
         if tx.send(chunk).is_err() {
             break;
         }
@@ -132,11 +122,7 @@ pub async fn run_process(
         .arg(command)
         .current_dir(cwd)
         .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -203,11 +189,7 @@ pub async fn run_process(
         };
         let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     }
-    Ok(ProcessRun {
-        stdout,
-        stderr,
-        ending,
-    })
+    Ok(ProcessRun { stdout, stderr, ending })
 }
 
 async fn run(
@@ -216,11 +198,7 @@ async fn run(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let ProcessRun {
-        stdout,
-        stderr,
-        ending,
-    } = run_process(command, cwd, None, &[], timeout, ctx).await?;
+    let ProcessRun { stdout, stderr, ending } = run_process(command, cwd, None, &[], timeout, ctx).await?;
     let mut content = String::from_utf8_lossy(&stdout).into_owned();
     if !stderr.is_empty() {
         if !content.is_empty() && !content.ends_with('\n') {
@@ -252,10 +230,7 @@ async fn run(
             return Err(ToolError::new("Timeout", bounded(&content, ctx)));
         }
         Ending::Interrupted => {
-            footer(
-                "[interrupted by the user; the command and its process group were killed]"
-                    .to_owned(),
-            );
+            footer("[interrupted by the user; the command and its process group were killed]".to_owned());
             return Err(ToolError::new("Interrupted", bounded(&content, ctx)));
         }
     }
@@ -271,12 +246,7 @@ async fn run(
 
 /// Error results skip the universal step, so partial output is bounded here (end kept).
 pub(crate) fn bounded(content: &str, ctx: &ToolContext) -> String {
-    super::truncate::truncate(
-        content,
-        Keep::Tail,
-        ctx.overflow_dir.as_deref(),
-        &ctx.call_id,
-    )
+    super::truncate::truncate(content, Keep::Tail, ctx.overflow_dir.as_deref(), &ctx.call_id)
 }
 
 struct GroupGuard(u32);

@@ -19,16 +19,10 @@ impl Tool for SkillTool {
     }
 
     fn parameters(&self) -> Value {
-        Params::new()
-            .string("name", "The skill's name", true)
-            .build()
+        Params::new().string("name", "The skill's name", true).build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let name = str_arg(&args, "name")?;
             let skills = &ctx.agent.skills;
@@ -53,12 +47,7 @@ impl Tool for SkillTool {
                 .build()
                 .flatten()
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && e.path() != skill.path)
-                .filter_map(|e| {
-                    e.path()
-                        .strip_prefix(folder)
-                        .ok()
-                        .map(|p| p.display().to_string())
-                })
+                .filter_map(|e| e.path().strip_prefix(folder).ok().map(|p| p.display().to_string()))
                 .collect();
             files.sort();
             files.truncate(200);

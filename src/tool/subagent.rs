@@ -30,13 +30,7 @@ const TASK_PROMPT: &str = "You are a research sub-agent of brute, a coding agent
 
 impl SubAgentTool {
     /// A sub-agent tool named `name`, with its own prompt, tools and iteration limit.
-    pub fn new(
-        name: &str,
-        description: &str,
-        system_prompt: &str,
-        tools: RegistryFactory,
-        max_turns: u32,
-    ) -> Self {
+    pub fn new(name: &str, description: &str, system_prompt: &str, tools: RegistryFactory, max_turns: u32) -> Self {
         Self {
             name: name.to_owned(),
             description: description.to_owned(),
@@ -86,11 +80,7 @@ impl Tool for SubAgentTool {
             .build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let task = str_arg(&args, "task")?.to_owned();
             let events = ctx.events.nested(&ctx.call_id);
@@ -98,7 +88,7 @@ impl Tool for SubAgentTool {
             let state = Arc::new(
                 AgentState::new(
                     parent.provider.clone(),
-                    parent.model.clone(),
+                    parent.model(),
                     parent.max_tokens,
                     ctx.root.clone(),
                 )
@@ -129,14 +119,10 @@ impl Tool for SubAgentTool {
                     "{}\n\n[the sub-agent stopped at its limit of {} model requests; its report may be incomplete]",
                     end.text, self.max_turns
                 ))),
-                TurnOutcome::Interrupted => Err(ToolError::new(
-                    "Interrupted",
-                    "the sub-agent was interrupted",
-                )),
+                TurnOutcome::Interrupted => Err(ToolError::new("Interrupted", "the sub-agent was interrupted")),
                 TurnOutcome::Error => Err(ToolError::new(
                     "SubAgentFailed",
-                    end.error
-                        .unwrap_or_else(|| "the sub-agent failed".to_owned()),
+                    end.error.unwrap_or_else(|| "the sub-agent failed".to_owned()),
                 )),
             }
         })

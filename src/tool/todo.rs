@@ -45,39 +45,24 @@ impl Tool for TodoWriteTool {
             "content": {"type": "string"},
             "status": {"type": "string", "enum": ["pending", "in_progress", "completed", "cancelled"]}
         }, "required": ["id", "content", "status"], "additionalProperties": false});
-        Params::new()
-            .array("todos", item, "The whole new list", true)
-            .build()
+        Params::new().array("todos", item, "The whole new list", true).build()
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let todos: Vec<TodoItem> = serde_json::from_value(args["todos"].clone())
                 .map_err(|e| ToolError::invalid(format!("bad todos: {e}")))?;
             let mut seen = HashSet::new();
             for todo in &todos {
                 if todo.content.trim().is_empty() {
-                    return Err(ToolError::invalid(format!(
-                        "todo `{}` has empty content",
-                        todo.id
-                    )));
+                    return Err(ToolError::invalid(format!("todo `{}` has empty content", todo.id)));
                 }
                 if !seen.insert(todo.id.as_str()) {
-                    return Err(ToolError::invalid(format!(
-                        "todo id `{}` appears twice",
-                        todo.id
-                    )));
+                    return Err(ToolError::invalid(format!("todo id `{}` appears twice", todo.id)));
                 }
             }
             ctx.agent.set_todos(todos.clone(), &ctx.events);
-            Ok(ToolOutput::text(format!(
-                "Todo list updated:\n{}",
-                render(&todos)
-            )))
+            Ok(ToolOutput::text(format!("Todo list updated:\n{}", render(&todos))))
         })
     }
 }
@@ -98,11 +83,7 @@ impl Tool for TodoReadTool {
         Params::new().build()
     }
 
-    fn call<'a>(
-        &'a self,
-        _args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, _args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move { Ok(ToolOutput::text(render(&ctx.agent.todos()))) })
     }
 }

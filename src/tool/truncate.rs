@@ -191,9 +191,7 @@ mod tests {
 
     #[test]
     fn byte_cap_cuts_at_line_boundary() {
-        let text: String = (0..1000)
-            .map(|_| format!("{}\n", "x".repeat(100)))
-            .collect();
+        let text: String = (0..1000).map(|_| format!("{}\n", "x".repeat(100))).collect();
         let b = bound(&text, Keep::Head);
         assert!(b.text.len() <= MAX_BYTES);
         assert!(b.text.lines().all(|l| l.len() == 100));

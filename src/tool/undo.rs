@@ -27,11 +27,7 @@ impl Tool for UndoTool {
         args["path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "path")?;
             let path = ctx.resolve(shown);
@@ -39,9 +35,7 @@ impl Tool for UndoTool {
                 .snapshots
                 .undo(&path)
                 .map_err(|e| ToolError::io(format!("cannot undo {shown}"), &e))?
-                .ok_or_else(|| {
-                    ToolError::not_found(format!("no changes to {shown} to undo in this session"))
-                })?;
+                .ok_or_else(|| ToolError::not_found(format!("no changes to {shown} to undo in this session")))?;
             let mut out = String::new();
             for item in &restored {
                 out.push_str(&format!("{}: {}\n", ctx.display(&item.path), item.action));

@@ -38,11 +38,7 @@ impl Tool for WriteTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;
             let content = str_arg(&args, "content")?;
@@ -55,8 +51,7 @@ impl Tool for WriteTool {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };
-            write_atomic(&path, content.as_bytes())
-                .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
+            write_atomic(&path, content.as_bytes()).map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let summary = match &old {
                 None => format!("Created {shown} ({} bytes).", content.len()),
@@ -68,10 +63,7 @@ impl Tool for WriteTool {
                 }
                 Some(_) => format!("Wrote {} bytes to {shown}.", content.len()),
             };
-            let old_text = old
-                .as_deref()
-                .map(String::from_utf8_lossy)
-                .unwrap_or_default();
+            let old_text = old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
             let diff = unified_diff(&shown, &old_text, content);
             Ok(ToolOutput::text(if diff.is_empty() {
                 summary

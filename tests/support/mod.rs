@@ -184,12 +184,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         });
         state.replies.pop_front()
     };
-    let reply = reply.unwrap_or_else(|| {
-        Reply::json(
-            500,
-            r#"{"error":{"message":"mock: no scripted reply left"}}"#,
-        )
-    });
+    let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
     let mut head = format!(
         "HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n",
         reply.status
@@ -201,19 +196,12 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     if writer.write_all(head.as_bytes()).is_err() {
         return;
     }
-    let limit = reply
-        .cut_at
-        .unwrap_or(reply.body.len())
-        .min(reply.body.len());
+    let limit = reply.cut_at.unwrap_or(reply.body.len()).min(reply.body.len());
     for piece in reply.body[..limit].chunks(reply.chunk) {
         let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
         frame.extend_from_slice(piece);
         frame.extend_from_slice(b"\r\n");
-        if writer
-            .write_all(&frame)
-            .and_then(|_| writer.flush())
-            .is_err()
-        {
+        if writer.write_all(&frame).and_then(|_| writer.flush()).is_err() {
             return;
         }
     }
@@ -267,10 +255,7 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
         let v = serde_json::json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         out.push_str(&format!("data: {v}\n\n"));
     };
-    chunk(
-        serde_json::json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    );
+    chunk(serde_json::json!({"role": "assistant", "content": ""}), Value::Null);
     for word in text.split_inclusive(' ') {
         chunk(serde_json::json!({"content": word}), Value::Null);
     }
@@ -280,10 +265,7 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
             Value::Null,
         );
         let mid = args.len() / 2;
-        let mid = (0..=mid)
-            .rev()
-            .find(|m| args.is_char_boundary(*m))
-            .unwrap_or(0);
+        let mid = (0..=mid).rev().find(|m| args.is_char_boundary(*m)).unwrap_or(0);
         for part in [&args[..mid], &args[mid..]] {
             chunk(
                 serde_json::json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}),
@@ -291,13 +273,11 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
             );
         }
     }
-    let finish = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
+    let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
     chunk(serde_json::json!({}), Value::String(finish.into()));
-    out.push_str("data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n");
+    out.push_str(
+        "data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n",
+    );
     out.push_str("data: [DONE]\n\n");
     out
 }
@@ -427,8 +407,7 @@ impl Harness {
             brute::agent::state::AgentState::new(provider, "m".into(), 1000, root)
                 .with_overflow_dir(Some(dir.path().join(".overflow"))),
         );
-        let executor =
-            brute::tool::exec::Executor::new(Arc::new(registry), Arc::default(), state, sink);
+        let executor = brute::tool::exec::Executor::new(Arc::new(registry), Arc::default(), state, sink);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(4)
             .enable_all()
@@ -486,10 +465,7 @@ impl Harness {
             })
             .collect();
         self.runtime.block_on(async {
-            let pending: Vec<_> = calls
-                .iter()
-                .map(|c| self.executor.start(c, &cancel))
-                .collect();
+            let pending: Vec<_> = calls.iter().map(|c| self.executor.start(c, &cancel)).collect();
             let mut out = Vec::new();
             for p in pending {
                 out.push(p.finish(&cancel, &self.executor).await);

@@ -1,0 +1,616 @@
+//! The interactive front end's state and its update logic, free of any terminal: events from
+//! the core and keys from the person go in; actions (ops for the core, quit, copy) come out.
+//! Tests drive it directly and render it on ratatui's `TestBackend`.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::composer::Composer;
+use super::dialog::{Dialog, DialogOutcome};
+use super::sanitize::sanitize;
+use super::transcript::{Cached, Entry, NoticeKind, ToolPane, ToolStatus, ViewFlags};
+use crate::protocol::{Event, Op, TodoItem, TurnOutcome, Usage};
+
+/// What the event loop must do after an update.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Op(Op),
+    Quit,
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    /// Toggle mouse capture (wheel scrolling vs. the terminal's own selection).
+    ToggleMouse,
+    /// Clear and redraw the whole screen.
+    Redraw,
+}
+
+/// The slash commands, with their help lines.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "show keys and commands"),
+    ("/undo", "revert the agent's last file change"),
+    ("/redo", "re-apply what /undo reverted"),
+    ("/clear", "start a new conversation"),
+    ("/model", "show or switch the model: /model NAME"),
+    ("/tools", "list the tools the model can use"),
+    ("/todo", "show the todo list"),
+    ("/copy", "copy the last answer to the clipboard"),
+    ("/mouse", "toggle mouse capture (wheel scrolling vs. text selection)"),
+    ("/quit", "leave brute"),
+];
+
+/// What the status line shows about the session.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionInfo {
+    pub provider: String,
+    pub model: String,
+    pub cwd: String,
+}
+
+/// A completion popup over the composer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Popup {
+    pub items: Vec<(String, String)>,
+    pub selected: usize,
+}
+
+/// The whole interactive state.
+pub struct App {
+    pub entries: Vec<Cached>,
+    pub composer: Composer,
+    pub dialog: Option<Dialog>,
+    pub popup: Option<Popup>,
+    pub session: SessionInfo,
+    pub usage: Usage,
+    pub busy: bool,
+    pub running_tools: usize,
+    pub tick: usize,
+    /// Lines scrolled up from the bottom; 0 follows the newest output.
+    pub scroll: usize,
+    pub flags: ViewFlags,
+    pub files: Vec<String>,
+    pub tools: Vec<String>,
+    pub todos: Vec<TodoItem>,
+    pub mouse_captured: bool,
+    ctrl_c_armed: bool,
+    last_answer: String,
+    /// Set when something changed and the screen must be redrawn.
+    pub dirty: bool,
+}
+
+impl App {
+    pub fn new(session: SessionInfo, tools: Vec<String>, files: Vec<String>) -> Self {
+        Self {
+            entries: Vec::new(),
+            composer: Composer::new(),
+            dialog: None,
+            popup: None,
+            session,
+            usage: Usage::default(),
+            busy: false,
+            running_tools: 0,
+            tick: 0,
+            scroll: 0,
+            flags: ViewFlags::default(),
+            files,
+            tools,
+            todos: Vec::new(),
+            mouse_captured: false,
+            ctrl_c_armed: false,
+            last_answer: String::new(),
+            dirty: true,
+        }
+    }
+
+    fn push(&mut self, entry: Entry) {
+        self.entries.push(Cached::new(entry));
+    }
+
+    /// Adds a notice line to the transcript.
+    pub fn notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        self.push(Entry::Notice(kind, text.into()));
+        self.dirty = true;
+    }
+
+    /// Whether anything animates (the spinner needs ticks).
+    pub fn animating(&self) -> bool {
+        self.busy || self.entries.iter().any(|e| e.entry.animated())
+    }
+
+    /// Advances the spinner.
+    pub fn on_tick(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+        if self.animating() {
+            self.dirty = true;
+        }
+    }
+
+    fn find_pane<'a>(panes: impl Iterator<Item = &'a mut ToolPane>, call_id: &str) -> Option<&'a mut ToolPane> {
+        panes.into_iter().find(|p| p.call_id == call_id)
+    }
+
+    fn pane_mut(&mut self, call_id: &str) -> Option<(&mut ToolPane, usize)> {
+        let index = self
+            .entries
+            .iter()
+            .rposition(|e| matches!(&e.entry, Entry::Tool(p) if p.call_id == call_id))?;
+        self.entries[index].touch();
+        match &mut self.entries[index].entry {
+            Entry::Tool(pane) => Some((pane, index)),
+            _ => None,
+        }
+    }
+
+    fn append_stream(&mut self, reasoning: bool, text: &str) {
+        let text = sanitize(text);
+        if let Some(last) = self.entries.last_mut() {
+            match (&mut last.entry, reasoning) {
+                (Entry::Assistant(existing), false) | (Entry::Reasoning(existing), true) => {
+                    existing.push_str(&text);
+                    last.touch();
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.push(if reasoning {
+            Entry::Reasoning(text)
+        } else {
+            Entry::Assistant(text)
+        });
+    }
+
+    /// Applies one event from the core.
+    pub fn on_event(&mut self, event: Event) {
+        self.dirty = true;
+        match event {
+            Event::TurnStarted { .. } => self.busy = true,
+            Event::RequestStarted { .. } => {}
+            Event::TextDelta { text } => self.append_stream(false, &text),
+            Event::ReasoningDelta { text } => self.append_stream(true, &text),
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => self.notice(
+                NoticeKind::Info,
+                format!(
+                    "retrying ({attempt}/{max_attempts}) in {delay_ms} ms: {}",
+                    sanitize(&reason)
+                ),
+            ),
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+            } => {
+                self.running_tools += 1;
+                self.push(Entry::Tool(ToolPane::new(&call_id, &name, &arguments)));
+            }
+            Event::ToolOutputDelta { call_id, chunk } => {
+                if let Some((pane, _)) = self.pane_mut(&call_id) {
+                    pane.push_live(&chunk);
+                }
+            }
+            Event::ToolResult {
+                call_id,
+                content,
+                is_error,
+                duration_ms,
+                ..
+            } => {
+                self.running_tools = self.running_tools.saturating_sub(1);
+                if let Some((pane, _)) = self.pane_mut(&call_id) {
+                    pane.result = sanitize(&content);
+                    pane.status = ToolStatus::Done { is_error, duration_ms };
+                }
+            }
+            Event::QuestionAsked { call_id, questions } => {
+                if !questions.is_empty() {
+                    self.dialog = Some(Dialog::new(call_id, questions));
+                }
+            }
+            Event::Usage { usage } => self.usage.add(usage),
+            Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
+            Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
+            Event::TurnFinished { outcome, text } => {
+                self.busy = false;
+                self.running_tools = 0;
+                self.last_answer = text;
+                match outcome {
+                    TurnOutcome::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
+                    TurnOutcome::MaxTurns | TurnOutcome::Done | TurnOutcome::Error => {}
+                }
+            }
+            Event::TodosUpdated { todos } => {
+                self.todos = todos;
+                let rendered = crate::tool::todo::render(&self.todos);
+                self.notice(NoticeKind::Info, format!("todo list:\n{}", rendered.trim_end()));
+            }
+            Event::Nested { parent_call_id, event } => self.on_nested(&parent_call_id, *event),
+        }
+    }
+
+    fn on_nested(&mut self, parent: &str, event: Event) {
+        let Some((pane, _)) = self.pane_mut(parent) else { return };
+        match event {
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                arguments,
+            } => pane.children.push(ToolPane::new(&call_id, &name, &arguments)),
+            Event::ToolResult {
+                call_id,
+                content,
+                is_error,
+                duration_ms,
+                ..
+            } => {
+                if let Some(child) = Self::find_pane(pane.children.iter_mut(), &call_id) {
+                    child.result = sanitize(&content);
+                    child.status = ToolStatus::Done { is_error, duration_ms };
+                }
+            }
+            Event::Nested { event, .. } => {
+                // Deeper sub-agents show as their outermost call.
+                if let Event::ToolCallStarted {
+                    call_id,
+                    name,
+                    arguments,
+                } = *event
+                {
+                    pane.children.push(ToolPane::new(&call_id, &name, &arguments));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Scrolls the transcript; positive is up (back in time).
+    pub fn scroll_by(&mut self, lines: isize) {
+        self.scroll = self.scroll.saturating_add_signed(lines);
+        self.dirty = true;
+    }
+
+    /// A bracketed paste.
+    pub fn on_paste(&mut self, text: &str) {
+        if let Some(dialog) = &mut self.dialog {
+            for c in text.chars().filter(|c| !c.is_control()) {
+                dialog.type_char(c);
+            }
+        } else {
+            self.composer.paste(&sanitize(text));
+            self.update_popup();
+        }
+        self.dirty = true;
+    }
+
+    /// Applies one key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            if self.ctrl_c_armed {
+                return vec![Action::Quit];
+            }
+            self.ctrl_c_armed = true;
+            self.composer.clear();
+            self.popup = None;
+            self.notice(NoticeKind::Info, "press Ctrl-C again to quit");
+            return Vec::new();
+        }
+        self.ctrl_c_armed = false;
+        if self.dialog.is_some() {
+            return self.dialog_key(key);
+        }
+        match (key.code, ctrl) {
+            (KeyCode::Char('l'), true) => return vec![Action::Redraw],
+            (KeyCode::Char('e'), true) => {
+                self.flags.expand_tools = !self.flags.expand_tools;
+                return Vec::new();
+            }
+            (KeyCode::Char('r'), true) => {
+                self.flags.show_reasoning = !self.flags.show_reasoning;
+                return Vec::new();
+            }
+            (KeyCode::PageUp, _) => {
+                self.scroll_by(10);
+                return Vec::new();
+            }
+            (KeyCode::PageDown, _) => {
+                self.scroll_by(-10);
+                return Vec::new();
+            }
+            (KeyCode::Esc, _) => {
+                if self.popup.take().is_some() {
+                    return Vec::new();
+                }
+                if self.busy {
+                    return vec![Action::Op(Op::Interrupt)];
+                }
+                self.scroll = 0;
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if let Some(actions) = self.popup_key(key) {
+            return actions;
+        }
+        let newline = key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Enter if newline => self.composer.newline(),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Char('j') if ctrl => self.composer.newline(),
+            KeyCode::Char('u') if ctrl => self.composer.clear(),
+            KeyCode::Char('a') if ctrl => self.composer.home(),
+            KeyCode::Char(c) if !ctrl => self.composer.insert_char(c),
+            KeyCode::Backspace => self.composer.backspace(),
+            KeyCode::Delete => self.composer.delete(),
+            KeyCode::Left => self.composer.left(),
+            KeyCode::Right => self.composer.right(),
+            KeyCode::Home => self.composer.home(),
+            KeyCode::End => self.composer.end(),
+            KeyCode::Up => self.composer.up(),
+            KeyCode::Down => self.composer.down(),
+            _ => {}
+        }
+        self.update_popup();
+        Vec::new()
+    }
+
+    fn dialog_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(dialog) = &mut self.dialog else {
+            return Vec::new();
+        };
+        let outcome = match key.code {
+            KeyCode::Esc => DialogOutcome::Cancelled,
+            KeyCode::Up => {
+                dialog.up();
+                DialogOutcome::Open
+            }
+            KeyCode::Down | KeyCode::Tab => {
+                dialog.down();
+                DialogOutcome::Open
+            }
+            KeyCode::Char(' ') => {
+                dialog.space();
+                DialogOutcome::Open
+            }
+            KeyCode::Char(c) => {
+                dialog.type_char(c);
+                DialogOutcome::Open
+            }
+            KeyCode::Backspace => {
+                dialog.backspace();
+                DialogOutcome::Open
+            }
+            KeyCode::Enter => dialog.enter(),
+            _ => DialogOutcome::Open,
+        };
+        let call_id = dialog.call_id.clone();
+        match outcome {
+            DialogOutcome::Open => Vec::new(),
+            DialogOutcome::Answered(answers) => {
+                self.dialog = None;
+                vec![Action::Op(Op::AnswerQuestion {
+                    call_id,
+                    answers: Some(answers),
+                })]
+            }
+            DialogOutcome::Cancelled => {
+                self.dialog = None;
+                self.notice(NoticeKind::Info, "question declined");
+                vec![Action::Op(Op::AnswerQuestion { call_id, answers: None })]
+            }
+        }
+    }
+
+    /// Keys for an open completion popup; `None` when the key is not the popup's.
+    fn popup_key(&mut self, key: KeyEvent) -> Option<Vec<Action>> {
+        let popup = self.popup.as_mut()?;
+        match key.code {
+            KeyCode::Up => popup.selected = popup.selected.saturating_sub(1),
+            KeyCode::Down => popup.selected = (popup.selected + 1).min(popup.items.len().saturating_sub(1)),
+            KeyCode::Tab | KeyCode::Enter => {
+                let (item, _) = popup.items.get(popup.selected).cloned()?;
+                self.popup = None;
+                let (_, word) = self.composer.current_word();
+                if word.starts_with('@') {
+                    self.composer.replace_current_word(&format!("@{item} "));
+                } else if key.code == KeyCode::Enter {
+                    self.composer.set(&item);
+                    return Some(self.submit());
+                } else {
+                    self.composer.set(&format!("{item} "));
+                }
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    fn update_popup(&mut self) {
+        let (_, word) = self.composer.current_word();
+        let text = self.composer.text();
+        let items: Vec<(String, String)> = if text.starts_with('/') && !text.contains(' ') && !text.contains('\n') {
+            COMMANDS
+                .iter()
+                .filter(|(name, _)| name.starts_with(text.as_str()))
+                .map(|(name, help)| ((*name).to_owned(), (*help).to_owned()))
+                .collect()
+        } else if let Some(query) = word.strip_prefix('@') {
+            fuzzy(&self.files, query)
+                .into_iter()
+                .take(8)
+                .map(|f| (f, String::new()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.popup = if items.is_empty() {
+            None
+        } else {
+            Some(Popup { items, selected: 0 })
+        };
+    }
+
+    fn submit(&mut self) -> Vec<Action> {
+        if self.composer.text().trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.composer.text();
+        if text.starts_with('/') && !text.contains('\n') {
+            self.composer.submit();
+            return self.command(text.trim());
+        }
+        if self.busy {
+            self.notice(
+                NoticeKind::Info,
+                "a turn is running: wait for it, or press Esc to interrupt",
+            );
+            return Vec::new();
+        }
+        let message = self.composer.submit();
+        self.push(Entry::User(sanitize(&message)));
+        self.scroll = 0;
+        self.busy = true;
+        vec![Action::Op(Op::UserTurn { text: message })]
+    }
+
+    fn command(&mut self, line: &str) -> Vec<Action> {
+        let (name, arg) = line.split_once(' ').map_or((line, ""), |(n, a)| (n, a.trim()));
+        let idle_only = |app: &mut Self, action: Action| {
+            if app.busy {
+                app.notice(
+                    NoticeKind::Info,
+                    format!("{name} waits until the turn ends (Esc interrupts it)"),
+                );
+                Vec::new()
+            } else {
+                vec![action]
+            }
+        };
+        match name {
+            "/help" => {
+                let mut help = String::from(
+                    "keys: Enter send · Shift/Alt+Enter newline · Esc interrupt · Ctrl-C twice quit · Ctrl-L redraw\n      PgUp/PgDn scroll · Ctrl-E expand tool output · Ctrl-R show thinking · @path mention a file\ncommands:",
+                );
+                for (command, text) in COMMANDS {
+                    help.push_str(&format!("\n  {command:<8} {text}"));
+                }
+                self.notice(NoticeKind::Info, help);
+                Vec::new()
+            }
+            "/undo" => idle_only(self, Action::Op(Op::Undo)),
+            "/redo" => idle_only(self, Action::Op(Op::Redo)),
+            "/clear" => {
+                let actions = idle_only(self, Action::Op(Op::Clear));
+                if !actions.is_empty() {
+                    self.entries.clear();
+                    self.usage = Usage::default();
+                    self.scroll = 0;
+                    self.notice(NoticeKind::Info, "new conversation");
+                }
+                actions
+            }
+            "/model" if arg.is_empty() => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("model: {} ({})", self.session.model, self.session.provider),
+                );
+                Vec::new()
+            }
+            "/model" => {
+                self.session.model = arg.to_owned();
+                self.notice(NoticeKind::Info, format!("model set to {arg}"));
+                vec![Action::Op(Op::SetModel { model: arg.to_owned() })]
+            }
+            "/tools" => {
+                let list = if self.tools.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    self.tools.join(", ")
+                };
+                self.notice(NoticeKind::Info, format!("tools: {list}"));
+                Vec::new()
+            }
+            "/todo" => {
+                let rendered = crate::tool::todo::render(&self.todos);
+                self.notice(NoticeKind::Info, rendered.trim_end().to_owned());
+                Vec::new()
+            }
+            "/copy" => {
+                if self.last_answer.is_empty() {
+                    self.notice(NoticeKind::Info, "nothing to copy yet");
+                    Vec::new()
+                } else {
+                    self.notice(NoticeKind::Info, "copied the last answer to the clipboard");
+                    vec![Action::Copy(self.last_answer.clone())]
+                }
+            }
+            "/mouse" => {
+                self.mouse_captured = !self.mouse_captured;
+                let state = if self.mouse_captured {
+                    "captured: the wheel scrolls (Shift+drag selects)"
+                } else {
+                    "released: select text with the mouse"
+                };
+                self.notice(NoticeKind::Info, format!("mouse {state}"));
+                vec![Action::ToggleMouse]
+            }
+            "/quit" | "/exit" => vec![Action::Quit],
+            other => {
+                self.notice(NoticeKind::Info, format!("unknown command {other}; /help lists them"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// What the status line says the agent is doing.
+    pub fn state_label(&self) -> String {
+        if self.dialog.is_some() {
+            "waiting for your answer".to_owned()
+        } else if self.running_tools > 0 {
+            format!(
+                "running {} tool{}",
+                self.running_tools,
+                if self.running_tools == 1 { "" } else { "s" }
+            )
+        } else if self.busy {
+            "thinking".to_owned()
+        } else {
+            "idle".to_owned()
+        }
+    }
+
+    /// The conversation as plain text, printed to the terminal on exit.
+    pub fn transcript_text(&self) -> String {
+        self.entries
+            .iter()
+            .map(|e| e.entry.plain())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Files whose path contains the query's characters in order, best (shortest, earliest) first.
+pub fn fuzzy(files: &[String], query: &str) -> Vec<String> {
+    let query: Vec<char> = query.to_lowercase().chars().collect();
+    let mut scored: Vec<(usize, &String)> = files
+        .iter()
+        .filter_map(|file| {
+            let lower = file.to_lowercase();
+            let mut chars = lower.char_indices();
+            let mut first = None;
+            let mut last = 0;
+            for q in &query {
+                let (i, _) = chars.by_ref().find(|(_, c)| c == q)?;
+                first.get_or_insert(i);
+                last = i;
+            }
+            let spread = last - first.unwrap_or(0);
+            Some((spread * 4 + file.len(), file))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().map(|(_, f)| f.clone()).collect()
+}

@@ -1,0 +1,280 @@
+//! The interactive terminal UI: a second renderer of the Event protocol.
+//!
+//! [`app`] holds the state and its update logic (no terminal), [`view`] draws it, and this
+//! module owns the terminal: raw mode, the alternate screen, bracketed paste, synchronized
+//! updates, and restoring everything on exit, on error and on panic. On exit the
+//! conversation is printed to the normal screen so it stays in the scrollback.
+
+pub mod app;
+pub mod composer;
+pub mod dialog;
+pub mod markdown;
+pub mod sanitize;
+pub mod transcript;
+pub mod view;
+pub mod wrap;
+
+use std::io::{Write, stdout};
+use std::path::Path;
+use std::time::Duration;
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event as TermEvent,
+    EventStream, KeyEventKind, KeyboardEnhancementFlags, MouseEventKind, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use crossterm::{cursor, execute};
+use futures_util::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
+
+use crate::agent::Agent;
+use crate::config::Settings;
+use crate::protocol::{Event, EventSink, Op};
+use app::{Action, App, SessionInfo};
+
+/// Spinner frame interval while something runs.
+const TICK: Duration = Duration::from_millis(100);
+/// Files offered for `@` completion, at most.
+const MAX_FILES: usize = 20_000;
+
+/// Runs the interactive UI until the person quits; returns the exit code.
+pub async fn run(settings: &Settings, root: &Path) -> anyhow::Result<i32> {
+    let (events, mut rx) = EventSink::channel();
+    let built = crate::app::build_agent(settings, root, events.clone(), true)?;
+    let tools = built.agent.tool_names();
+    let session = SessionInfo {
+        provider: built.agent.provider_name().to_owned(),
+        model: settings.model.value.clone(),
+        cwd: shorten_home(root),
+    };
+    let mut app = App::new(session, tools, list_files(root));
+    for notice in built.notices {
+        app.notice(transcript::NoticeKind::Info, notice);
+    }
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let agent_task = tokio::spawn(agent_loop(built.agent, ops_rx, events));
+
+    let mut terminal = enter()?;
+    let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx).await;
+    leave(app.mouse_captured);
+    let _ = ops_tx.send(Op::Shutdown);
+    agent_task.abort();
+    let transcript = app.transcript_text();
+    if !transcript.trim().is_empty() {
+        let mut out = stdout().lock();
+        let _ = writeln!(out, "{}", transcript.trim_end());
+    }
+    result.map(|()| 0)
+}
+
+type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
+
+/// The agent's side: runs turns and the other ops one after another.
+async fn agent_loop(mut agent: Agent, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
+    while let Some(op) = ops.recv().await {
+        match op {
+            Op::UserTurn { text } => {
+                agent.run_turn(text, &mut ops).await;
+            }
+            Op::Undo => events.emit(Event::Notice {
+                message: agent.undo_last(),
+            }),
+            Op::Redo => events.emit(Event::Notice {
+                message: agent.redo_last(),
+            }),
+            Op::Clear => agent.clear(),
+            Op::SetModel { model } => agent.state().set_model(model),
+            Op::Shutdown => break,
+            Op::Interrupt | Op::AnswerQuestion { .. } => {}
+        }
+    }
+}
+
+async fn event_loop(
+    terminal: &mut Term,
+    app: &mut App,
+    rx: &mut mpsc::UnboundedReceiver<Event>,
+    ops: &mpsc::UnboundedSender<Op>,
+) -> anyhow::Result<()> {
+    let mut input = EventStream::new();
+    let mut ticker = tokio::time::interval(TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        if app.dirty {
+            draw(terminal, app)?;
+        }
+        let actions = tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => on_terminal_event(app, event),
+                Some(Err(e)) => return Err(e.into()),
+                None => vec![Action::Quit],
+            },
+            event = rx.recv() => {
+                if let Some(event) = event {
+                    app.on_event(event);
+                    // Take everything already queued before drawing once.
+                    while let Ok(event) = rx.try_recv() {
+                        app.on_event(event);
+                    }
+                }
+                Vec::new()
+            }
+            _ = ticker.tick(), if app.animating() => {
+                app.on_tick();
+                Vec::new()
+            }
+        };
+        for action in actions {
+            match action {
+                Action::Op(op) => {
+                    let _ = ops.send(op);
+                }
+                Action::Quit => return Ok(()),
+                Action::Copy(text) => copy_osc52(&text),
+                Action::ToggleMouse => {
+                    let _ = if app.mouse_captured {
+                        execute!(stdout(), EnableMouseCapture)
+                    } else {
+                        execute!(stdout(), DisableMouseCapture)
+                    };
+                }
+                Action::Redraw => {
+                    terminal.clear()?;
+                    app.dirty = true;
+                }
+            }
+        }
+    }
+}
+
+fn on_terminal_event(app: &mut App, event: TermEvent) -> Vec<Action> {
+    match event {
+        TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key),
+        TermEvent::Paste(text) => {
+            app.on_paste(&text);
+            Vec::new()
+        }
+        TermEvent::Mouse(mouse) => {
+            match mouse.kind {
+                MouseEventKind::ScrollUp => app.scroll_by(3),
+                MouseEventKind::ScrollDown => app.scroll_by(-3),
+                _ => {}
+            }
+            Vec::new()
+        }
+        TermEvent::Resize(..) => {
+            app.dirty = true;
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Draws one frame inside a synchronized update, so the terminal shows it at once.
+fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
+    execute!(stdout(), BeginSynchronizedUpdate)?;
+    let drawn = terminal.draw(|frame| view::draw(frame, app));
+    execute!(stdout(), EndSynchronizedUpdate)?;
+    drawn?;
+    app.dirty = false;
+    Ok(())
+}
+
+fn enter() -> anyhow::Result<Term> {
+    terminal::enable_raw_mode()?;
+    let mut out = stdout();
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    if terminal::supports_keyboard_enhancement().unwrap_or(false) {
+        let _ = execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        );
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave(true);
+        previous(info);
+    }));
+    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
+}
+
+/// Restores the terminal (idempotent; also called from the panic hook).
+fn leave(mouse: bool) {
+    let mut out = stdout();
+    if mouse {
+        let _ = execute!(out, DisableMouseCapture);
+    }
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+}
+
+/// Puts `text` on the clipboard with OSC 52 (works over SSH in most terminals).
+fn copy_osc52(text: &str) {
+    let encoded = base64(text.as_bytes());
+    let mut out = stdout();
+    let _ = write!(out, "\u{1b}]52;c;{encoded}\u{7}");
+    let _ = out.flush();
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn shorten_home(path: &Path) -> String {
+    match std::env::var_os("HOME").map(std::path::PathBuf::from) {
+        Some(home) if path.starts_with(&home) => format!(
+            "~/{}",
+            path.strip_prefix(&home)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ),
+        _ => path.display().to_string(),
+    }
+}
+
+/// Project files for `@` completion (respecting .gitignore).
+fn list_files(root: &Path) -> Vec<String> {
+    ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.display().to_string()))
+        .take(MAX_FILES)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_encodes() {
+        assert_eq!(super::base64(b"hello"), "aGVsbG8=");
+        assert_eq!(super::base64(b"hi!"), "aGkh");
+        assert_eq!(super::base64(b""), "");
+    }
+}

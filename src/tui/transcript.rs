@@ -1,0 +1,286 @@
+//! The transcript: user messages, assistant text (Markdown), reasoning, tool panes and
+//! notices. Each entry caches its wrapped lines per width, so a redraw with a long history
+//! only renders what changed.
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::markdown;
+use super::sanitize::sanitize;
+use super::wrap::wrap_all;
+
+/// Lines of a result shown in a collapsed pane.
+pub const PREVIEW_LINES: usize = 6;
+/// Live output lines shown while a command runs.
+pub const LIVE_LINES: usize = 8;
+/// Live output kept per pane (the end is kept).
+const LIVE_CAP: usize = 64 * 1024;
+
+const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// The state of a tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    Running,
+    Done { is_error: bool, duration_ms: u64 },
+}
+
+/// One tool call's pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolPane {
+    pub call_id: String,
+    pub name: String,
+    pub key_arg: String,
+    pub status: ToolStatus,
+    pub live: String,
+    pub result: String,
+    /// A sub-agent's own tool calls.
+    pub children: Vec<ToolPane>,
+}
+
+impl ToolPane {
+    pub fn new(call_id: &str, name: &str, arguments: &Value) -> Self {
+        Self {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            key_arg: sanitize(&crate::oneshot::key_argument(arguments)),
+            status: ToolStatus::Running,
+            live: String::new(),
+            result: String::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Appends live output, keeping the end.
+    pub fn push_live(&mut self, chunk: &str) {
+        self.live.push_str(&sanitize(chunk));
+        if self.live.len() > LIVE_CAP {
+            let mut cut = self.live.len() - LIVE_CAP;
+            while !self.live.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.live.drain(..cut);
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.status == ToolStatus::Running
+    }
+
+    fn header(&self, tick: usize, indent: &str) -> Line<'static> {
+        let (mark, style) = match &self.status {
+            ToolStatus::Running => (
+                SPINNER[tick % SPINNER.len()].to_string(),
+                Style::new().fg(Color::Yellow),
+            ),
+            ToolStatus::Done { is_error: false, .. } => ("✓".to_owned(), Style::new().fg(Color::Green)),
+            ToolStatus::Done { is_error: true, .. } => ("✗".to_owned(), Style::new().fg(Color::Red)),
+        };
+        let mut spans = vec![
+            Span::raw(indent.to_owned()),
+            Span::styled(format!("{mark} "), style),
+            Span::styled(self.name.clone(), Style::new().add_modifier(Modifier::BOLD)),
+        ];
+        if !self.key_arg.is_empty() {
+            spans.push(Span::styled(
+                format!("  {}", self.key_arg),
+                Style::new().fg(Color::Cyan),
+            ));
+        }
+        match &self.status {
+            ToolStatus::Running => spans.push(Span::styled("  running…", Style::new().fg(Color::DarkGray))),
+            ToolStatus::Done { duration_ms, .. } => spans.push(Span::styled(
+                format!("  {}", duration(*duration_ms)),
+                Style::new().fg(Color::DarkGray),
+            )),
+        }
+        Line::from(spans)
+    }
+
+    /// The pane's lines (unwrapped).
+    pub fn lines(&self, tick: usize, expanded: bool) -> Vec<Line<'static>> {
+        let mut out = vec![self.header(tick, "")];
+        let body_style = Style::new().fg(Color::Gray);
+        let bar = || Span::styled("  │ ", Style::new().fg(Color::DarkGray));
+        for child in &self.children {
+            let mut header = child.header(tick, "  ↳ ");
+            if let ToolStatus::Done { is_error: true, .. } = child.status {
+                let first = child.result.lines().next().unwrap_or("").to_owned();
+                header
+                    .spans
+                    .push(Span::styled(format!("  {first}"), Style::new().fg(Color::Red)));
+            }
+            out.push(header);
+        }
+        let body: Vec<&str> = match &self.status {
+            ToolStatus::Running => {
+                let lines: Vec<&str> = self.live.lines().collect();
+                lines[lines.len().saturating_sub(LIVE_LINES)..].to_vec()
+            }
+            ToolStatus::Done { .. } => self.result.lines().collect(),
+        };
+        let is_diff = matches!(self.name.as_str(), "write" | "patch") && self.status != ToolStatus::Running;
+        let shown = if expanded || self.is_running() {
+            body.len()
+        } else {
+            body.len().min(PREVIEW_LINES)
+        };
+        for line in &body[..shown] {
+            let style = if is_diff { diff_style(line) } else { body_style };
+            out.push(Line::from(vec![bar(), Span::styled((*line).to_owned(), style)]));
+        }
+        if shown < body.len() {
+            out.push(Line::from(vec![
+                bar(),
+                Span::styled(
+                    format!("… {} more lines (Ctrl-E expands)", body.len() - shown),
+                    Style::new().fg(Color::DarkGray),
+                ),
+            ]));
+        }
+        out
+    }
+}
+
+fn diff_style(line: &str) -> Style {
+    if line.starts_with("+++") || line.starts_with("---") {
+        Style::new().add_modifier(Modifier::BOLD)
+    } else if line.starts_with('+') {
+        Style::new().fg(Color::Green)
+    } else if line.starts_with('-') {
+        Style::new().fg(Color::Red)
+    } else if line.starts_with("@@") {
+        Style::new().fg(Color::Cyan)
+    } else {
+        Style::new().fg(Color::Gray)
+    }
+}
+
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+/// The kind of a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Error,
+}
+
+/// One transcript entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    User(String),
+    Assistant(String),
+    Reasoning(String),
+    Tool(ToolPane),
+    Notice(NoticeKind, String),
+}
+
+/// How entries are drawn: view toggles that change every entry's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ViewFlags {
+    pub expand_tools: bool,
+    pub show_reasoning: bool,
+}
+
+impl Entry {
+    /// The entry's lines, unwrapped.
+    pub fn lines(&self, tick: usize, flags: ViewFlags) -> Vec<Line<'static>> {
+        match self {
+            Entry::User(text) => {
+                let mut out = Vec::new();
+                for (i, line) in text.lines().enumerate() {
+                    let marker = if i == 0 { "› " } else { "  " };
+                    out.push(Line::from(vec![
+                        Span::styled(marker, Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)),
+                        Span::styled(line.to_owned(), Style::new().add_modifier(Modifier::BOLD)),
+                    ]));
+                }
+                if out.is_empty() {
+                    out.push(Line::styled("› ", Style::new().fg(Color::Cyan)));
+                }
+                out
+            }
+            Entry::Assistant(text) => markdown::render(text),
+            Entry::Reasoning(text) => {
+                let dim = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
+                let count = text.lines().count();
+                if !flags.show_reasoning {
+                    return vec![Line::styled(format!("▸ thinking ({count} lines, Ctrl-R shows)"), dim)];
+                }
+                let mut out = vec![Line::styled("▾ thinking", dim)];
+                out.extend(text.lines().map(|l| Line::styled(format!("  {l}"), dim)));
+                out
+            }
+            Entry::Tool(pane) => pane.lines(tick, flags.expand_tools),
+            Entry::Notice(kind, text) => {
+                let style = match kind {
+                    NoticeKind::Info => Style::new().fg(Color::DarkGray),
+                    NoticeKind::Error => Style::new().fg(Color::Red),
+                };
+                text.lines().map(|l| Line::styled(l.to_owned(), style)).collect()
+            }
+        }
+    }
+
+    /// Whether this entry's look changes with the spinner.
+    pub fn animated(&self) -> bool {
+        match self {
+            Entry::Tool(pane) => pane.is_running() || pane.children.iter().any(ToolPane::is_running),
+            _ => false,
+        }
+    }
+
+    /// Plain text for the scrollback print on exit.
+    pub fn plain(&self) -> String {
+        let lines = self.lines(
+            0,
+            ViewFlags {
+                expand_tools: false,
+                show_reasoning: false,
+            },
+        );
+        let mut out: Vec<String> = lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        out.push(String::new());
+        out.join("\n")
+    }
+}
+
+/// An entry with its wrapped lines cached for one width and view.
+#[derive(Debug, Clone)]
+pub struct Cached {
+    pub entry: Entry,
+    cache: Option<(u16, ViewFlags, Vec<Line<'static>>)>,
+}
+
+impl Cached {
+    pub fn new(entry: Entry) -> Self {
+        Self { entry, cache: None }
+    }
+
+    /// Marks the entry changed.
+    pub fn touch(&mut self) {
+        self.cache = None;
+    }
+
+    /// The wrapped lines for `width` (recomputed only when the entry, width or view changed;
+    /// animated entries are redrawn every call).
+    pub fn wrapped(&mut self, width: u16, tick: usize, flags: ViewFlags) -> &[Line<'static>] {
+        let fresh = matches!(&self.cache, Some((w, f, _)) if *w == width && *f == flags) && !self.entry.animated();
+        if !fresh {
+            let mut lines = wrap_all(&self.entry.lines(tick, flags), usize::from(width));
+            lines.push(Line::default());
+            self.cache = Some((width, flags, lines));
+        }
+        self.cache.as_ref().map_or(&[], |(_, _, lines)| lines.as_slice())
+    }
+}

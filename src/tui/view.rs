@@ -1,0 +1,287 @@
+//! Draws the [`App`]: transcript, completion popup, composer, status line, and the question
+//! dialog on top.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::app::App;
+use super::wrap::{wrap, wrap_all};
+
+/// Most composer lines shown before it scrolls.
+const MAX_COMPOSER_LINES: usize = 8;
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+    let area = frame.area();
+    let composer_width = area.width.saturating_sub(2).max(1);
+    let composer_lines = composer_rows(app, composer_width).len().clamp(1, MAX_COMPOSER_LINES);
+    let popup_height = app.popup.as_ref().map_or(0, |p| p.items.len().min(8) as u16);
+    let [transcript, popup, composer, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(popup_height),
+        Constraint::Length(composer_lines as u16 + 2),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_transcript(frame, app, transcript);
+    draw_popup(frame, app, popup);
+    draw_composer(frame, app, composer);
+    draw_status(frame, app, status);
+    if app.dialog.is_some() {
+        draw_dialog(frame, app, transcript);
+    }
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
+    let height = usize::from(area.height);
+    let width = area.width.max(1);
+    let (tick, flags) = (app.tick, app.flags);
+    // Walk back from the newest entry, collecting only what the viewport (plus the scroll
+    // offset) needs; every entry's wrapped lines are cached.
+    let need = height + app.scroll;
+    let mut collected: Vec<Line<'static>> = Vec::new();
+    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut total = 0;
+    for cached in app.entries.iter_mut().rev() {
+        let lines = cached.wrapped(width, tick, flags);
+        total += lines.len();
+        chunks.push(lines.to_vec());
+        if total >= need {
+            break;
+        }
+    }
+    for chunk in chunks.into_iter().rev() {
+        collected.extend(chunk);
+    }
+    let max_scroll = collected.len().saturating_sub(height);
+    if app.scroll > max_scroll {
+        app.scroll = max_scroll;
+    }
+    let end = collected.len() - app.scroll;
+    let start = end.saturating_sub(height);
+    let visible: Vec<Line<'static>> = collected[start..end].to_vec();
+    frame.render_widget(Paragraph::new(visible), area);
+    if app.scroll > 0 {
+        let hint = format!(" ↓ {} more lines (PgDn, Esc) ", app.scroll);
+        let w = (hint.chars().count() as u16).min(area.width);
+        let at = Rect::new(
+            area.x + area.width.saturating_sub(w),
+            area.y + area.height.saturating_sub(1),
+            w,
+            1,
+        );
+        frame.render_widget(
+            Paragraph::new(hint).style(Style::new().fg(Color::Black).bg(Color::Yellow)),
+            at,
+        );
+    }
+}
+
+fn draw_popup(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(popup) = &app.popup else { return };
+    let lines: Vec<Line<'_>> = popup
+        .items
+        .iter()
+        .take(usize::from(area.height))
+        .enumerate()
+        .map(|(i, (item, help))| {
+            let style = if i == popup.selected {
+                Style::new().fg(Color::Black).bg(Color::Cyan)
+            } else {
+                Style::new().fg(Color::Cyan)
+            };
+            Line::from(vec![
+                Span::styled(format!(" {item} "), style),
+                Span::styled(format!(" {help}"), Style::new().fg(Color::DarkGray)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The composer's lines wrapped to the width, and where the cursor lands.
+fn composer_rows(app: &App, width: u16) -> Vec<Line<'static>> {
+    let mut rows = Vec::new();
+    for line in app.composer.lines() {
+        rows.extend(wrap(&Line::from(line.clone()), usize::from(width)));
+    }
+    rows
+}
+
+fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let border = if app.busy { Color::DarkGray } else { Color::Cyan };
+    let title = if app.busy {
+        " running… Esc interrupts "
+    } else {
+        " message · Enter sends · Shift/Alt+Enter newline · / commands · @ files "
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(border))
+        .title(Span::styled(title, Style::new().fg(Color::DarkGray)));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = usize::from(inner.width.max(1));
+    // Find the cursor's wrapped row and column.
+    let (row, _) = app.composer.cursor();
+    let mut cursor_row = 0;
+    for line in &app.composer.lines()[..row] {
+        cursor_row += wrap(&Line::from(line.clone()), width).len();
+    }
+    let x = app.composer.cursor_x();
+    cursor_row += x / width;
+    let cursor_col = x % width;
+    let rows = composer_rows(app, inner.width.max(1));
+    let height = usize::from(inner.height);
+    let top = (cursor_row + 1).saturating_sub(height);
+    let visible: Vec<Line<'static>> = rows.into_iter().skip(top).take(height).collect();
+    if app.composer.is_empty() && !app.busy {
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                "Ask brute to do something…",
+                Style::new().fg(Color::DarkGray),
+            )),
+            inner,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(visible), inner);
+    }
+    if app.dialog.is_none() {
+        frame.set_cursor_position(Position::new(
+            inner.x + cursor_col as u16,
+            inner.y + (cursor_row - top) as u16,
+        ));
+    }
+}
+
+fn compact(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let state = app.state_label();
+    let state_style = match state.as_str() {
+        "idle" => Style::new().fg(Color::Green),
+        _ => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+    };
+    let dim = Style::new().fg(Color::DarkGray);
+    let hints = if app.busy {
+        "Esc interrupt · Ctrl-C quit"
+    } else {
+        "/help · Ctrl-C quit"
+    };
+    let line = Line::from(vec![
+        Span::styled(format!(" {} ", state), state_style),
+        Span::styled("│ ", dim),
+        Span::raw(format!("{} {}", app.session.provider, app.session.model)),
+        Span::styled(" │ ", dim),
+        Span::raw(app.session.cwd.clone()),
+        Span::styled(" │ ", dim),
+        Span::raw(format!(
+            "↑{} ↓{}",
+            compact(app.usage.input_tokens),
+            compact(app.usage.output_tokens)
+        )),
+        Span::styled(format!(" │ {hints}"), dim),
+    ]);
+    frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
+}
+
+fn draw_dialog(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(dialog) = &app.dialog else { return };
+    let q = dialog.question();
+    let width = area.width.saturating_sub(4).clamp(20, 80);
+    let inner_width = usize::from(width.saturating_sub(2));
+    let mut lines: Vec<Line<'static>> = wrap_all(
+        &[Line::styled(
+            q.question.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        )],
+        inner_width,
+    );
+    lines.push(Line::default());
+    for (i, option) in q.options.iter().enumerate() {
+        let selected = i == dialog.selected;
+        let marker = if selected { "›" } else { " " };
+        let check = if q.multiple {
+            if dialog.checked[i] { "[x] " } else { "[ ] " }
+        } else {
+            ""
+        };
+        let style = if selected {
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        let mut spans = vec![Span::styled(
+            format!("{marker} {}. {check}{}", i + 1, option.label),
+            style,
+        )];
+        if let Some(description) = &option.description {
+            spans.push(Span::styled(
+                format!(" — {description}"),
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        if q.default.as_deref() == Some(option.label.as_str()) {
+            spans.push(Span::styled(" (default)", Style::new().fg(Color::DarkGray)));
+        }
+        lines.extend(wrap(&Line::from(spans), inner_width));
+    }
+    let on_other = dialog.selected == dialog.other_row();
+    let other_label = if q.options.is_empty() { "Answer" } else { "Other" };
+    let typed = if dialog.other.is_empty() && on_other {
+        q.default.as_ref().map_or_else(
+            || "type your answer".to_owned(),
+            |d| format!("Enter takes the default: {d}"),
+        )
+    } else {
+        dialog.other.clone()
+    };
+    let style = if on_other {
+        Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(Color::Gray)
+    };
+    lines.extend(wrap(
+        &Line::from(vec![
+            Span::styled(format!("{} {other_label}: ", if on_other { "›" } else { " " }), style),
+            Span::raw(typed),
+        ]),
+        inner_width,
+    ));
+    lines.push(Line::default());
+    let keys = if q.multiple {
+        "↑↓ move · Space toggle · Enter confirm · Esc cancel"
+    } else {
+        "↑↓ or number · type for your own answer · Enter confirm · Esc cancel"
+    };
+    lines.extend(wrap(&Line::styled(keys, Style::new().fg(Color::DarkGray)), inner_width));
+    let mut title = format!(" Question {}/{} ", dialog.index + 1, dialog.questions.len());
+    if let Some(header) = &q.header {
+        title.push_str(&format!("· {header} "));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width.saturating_sub(width)) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width.min(area.width),
+        height,
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(title);
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
