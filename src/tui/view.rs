@@ -125,6 +125,9 @@ fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
         .title(Span::styled(title, Style::new().fg(Color::DarkGray)));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    if inner.height == 0 || inner.width == 0 {
+        return; // a terminal too small for the composer
+    }
     let width = usize::from(inner.width.max(1));
     // Find the cursor's wrapped row and column.
     let (row, _) = app.composer.cursor();

@@ -1,0 +1,364 @@
+//! Snapshots of the interactive UI on ratatui's TestBackend: every tool pane state, each
+//! dialog variant, Markdown with code, the status line states, popups, a 60x20 terminal.
+#![cfg(feature = "tui")]
+
+use brute::protocol::{Event, Question, QuestionOption, TurnOutcome, Usage};
+use brute::tui::app::{App, SessionInfo};
+use brute::tui::view;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn app() -> App {
+    let session = SessionInfo {
+        provider: "openai".into(),
+        model: "gpt-test".into(),
+        cwd: "~/project".into(),
+    };
+    App::new(
+        session,
+        vec!["read".into(), "write".into()],
+        vec!["src/main.rs".into(), "src/lib.rs".into(), "README.md".into()],
+    )
+}
+
+fn render(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| view::draw(frame, app)).unwrap();
+    terminal.backend().to_string()
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn started(app: &mut App, id: &str, name: &str, args: serde_json::Value) {
+    app.on_event(Event::ToolCallStarted {
+        call_id: id.into(),
+        name: name.into(),
+        arguments: args,
+    });
+}
+
+fn finished(app: &mut App, id: &str, name: &str, content: &str, is_error: bool, ms: u64) {
+    app.on_event(Event::ToolResult {
+        call_id: id.into(),
+        name: name.into(),
+        content: content.into(),
+        is_error,
+        duration_ms: ms,
+    });
+}
+
+fn user_turn(app: &mut App, text: &str) {
+    typed(app, text);
+    key(app, KeyCode::Enter);
+    app.on_event(Event::TurnStarted { prompt: text.into() });
+}
+
+#[test]
+fn tool_panes_running_ok_error_and_diff() {
+    let mut a = app();
+    user_turn(&mut a, "fix the bug");
+    a.on_event(Event::TextDelta {
+        text: "Looking at the code.".into(),
+    });
+    started(&mut a, "1", "shell", json!({"command": "cargo test"}));
+    a.on_event(Event::ToolOutputDelta {
+        call_id: "1".into(),
+        chunk: "running 3 tests\ntest a ... ok\n".into(),
+    });
+    started(&mut a, "2", "read", json!({"file_path": "src/main.rs"}));
+    finished(
+        &mut a,
+        "2",
+        "read",
+        "1\tfn main() {\n2\t    println!(\"hi\");\n3\t}\n",
+        false,
+        3,
+    );
+    started(&mut a, "3", "read", json!({"file_path": "src/mian.rs"}));
+    finished(
+        &mut a,
+        "3",
+        "read",
+        "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?",
+        true,
+        1,
+    );
+    started(
+        &mut a,
+        "4",
+        "patch",
+        json!({"file_path": "src/main.rs", "old_string": "hi", "new_string": "hello"}),
+    );
+    finished(
+        &mut a,
+        "4",
+        "patch",
+        "Replaced 1 occurrence in src/main.rs.\n\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,3 @@\n fn main() {\n-    println!(\"hi\");\n+    println!(\"hello\");\n }\n",
+        false,
+        12,
+    );
+    insta::assert_snapshot!(render(&mut a, 80, 34));
+}
+
+#[test]
+fn tool_pane_collapsed_and_expanded() {
+    let mut a = app();
+    started(&mut a, "1", "read", json!({"file_path": "big.txt"}));
+    let long: String = (1..=20).map(|i| format!("{i}\tline {i}\n")).collect();
+    finished(&mut a, "1", "read", &long, false, 2);
+    let collapsed = render(&mut a, 60, 14);
+    a.on_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL));
+    let expanded = render(&mut a, 60, 26);
+    insta::assert_snapshot!("collapsed", collapsed);
+    insta::assert_snapshot!("expanded", expanded);
+}
+
+#[test]
+fn sub_agent_activity_sits_in_its_pane() {
+    let mut a = app();
+    started(
+        &mut a,
+        "t",
+        "task",
+        json!({"task": "find the parser", "description": "find parser"}),
+    );
+    let nested = |event| Event::Nested {
+        parent_call_id: "t".into(),
+        event: Box::new(event),
+    };
+    a.on_event(nested(Event::ToolCallStarted {
+        call_id: "s1".into(),
+        name: "fs_search".into(),
+        arguments: json!({"pattern": "parse"}),
+    }));
+    a.on_event(nested(Event::ToolResult {
+        call_id: "s1".into(),
+        name: "fs_search".into(),
+        content: "src/config.rs:3:fn parse".into(),
+        is_error: false,
+        duration_ms: 4,
+    }));
+    a.on_event(nested(Event::ToolCallStarted {
+        call_id: "s2".into(),
+        name: "read".into(),
+        arguments: json!({"file_path": "src/config.rs"}),
+    }));
+    insta::assert_snapshot!(render(&mut a, 60, 10));
+}
+
+#[test]
+fn markdown_with_code_and_reasoning() {
+    let mut a = app();
+    user_turn(&mut a, "explain");
+    a.on_event(Event::ReasoningDelta {
+        text: "The user wants an explanation.\nKeep it short.".into(),
+    });
+    a.on_event(Event::TextDelta {
+        text: "## Summary\n\nThe **parser** reads `config.toml`:\n\n1. opens the file\n2. parses it\n\n```rust\nfn parse(s: &str) -> Config {\n    toml::from_str(s).unwrap()\n}\n```\n\nSee [docs](https://example.com).".into(),
+    });
+    a.on_event(Event::TurnFinished {
+        outcome: TurnOutcome::Done,
+        text: String::new(),
+    });
+    let collapsed = render(&mut a, 70, 26);
+    a.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    insta::assert_snapshot!("reasoning_collapsed", collapsed);
+    insta::assert_snapshot!("reasoning_shown", render(&mut a, 70, 28));
+}
+
+fn question(text: &str, options: &[&str], multiple: bool, default: Option<&str>) -> Question {
+    Question {
+        question: text.into(),
+        header: Some("Setup".into()),
+        options: options
+            .iter()
+            .map(|l| QuestionOption {
+                label: (*l).into(),
+                description: Some(format!("use {l}")),
+            })
+            .collect(),
+        multiple,
+        default: default.map(Into::into),
+    }
+}
+
+#[test]
+fn question_dialog_variants() {
+    let mut a = app();
+    a.on_event(Event::QuestionAsked {
+        call_id: "q".into(),
+        questions: vec![
+            question(
+                "Which database should the service use?",
+                &["sqlite", "postgres"],
+                false,
+                Some("postgres"),
+            ),
+            question("Which features?", &["auth", "search", "billing"], true, None),
+            question("Anything else?", &[], false, None),
+        ],
+    });
+    let single = render(&mut a, 70, 20);
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Char(' '));
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Char(' '));
+    let multiple = render(&mut a, 70, 20);
+    key(&mut a, KeyCode::Enter);
+    typed(&mut a, "use port 8080");
+    let free_text = render(&mut a, 70, 20);
+    let actions = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(
+        actions,
+        vec![brute::tui::app::Action::Op(brute::protocol::Op::AnswerQuestion {
+            call_id: "q".into(),
+            answers: Some(vec!["postgres".into(), "auth, billing".into(), "use port 8080".into()]),
+        })]
+    );
+    insta::assert_snapshot!("single", single);
+    insta::assert_snapshot!("multiple", multiple);
+    insta::assert_snapshot!("free_text", free_text);
+
+    let mut a = app();
+    a.on_event(Event::QuestionAsked {
+        call_id: "q2".into(),
+        questions: vec![question("Proceed?", &["yes", "no"], false, None)],
+    });
+    let actions = a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert_eq!(
+        actions,
+        vec![brute::tui::app::Action::Op(brute::protocol::Op::AnswerQuestion {
+            call_id: "q2".into(),
+            answers: None
+        })]
+    );
+    assert!(a.dialog.is_none());
+}
+
+#[test]
+fn status_line_states() {
+    let mut a = app();
+    let idle = render(&mut a, 100, 3);
+    user_turn(&mut a, "go");
+    a.on_event(Event::Usage {
+        usage: Usage {
+            input_tokens: 12_345,
+            output_tokens: 678,
+        },
+    });
+    let thinking = render(&mut a, 100, 3);
+    started(&mut a, "1", "shell", json!({"command": "sleep 1"}));
+    started(&mut a, "2", "shell", json!({"command": "sleep 2"}));
+    let running = render(&mut a, 100, 3);
+    let last = |s: &str| s.lines().last().unwrap_or_default().to_owned();
+    insta::assert_snapshot!("status_idle", last(&idle));
+    insta::assert_snapshot!("status_thinking", last(&thinking));
+    insta::assert_snapshot!("status_running", last(&running));
+}
+
+#[test]
+fn small_terminal_wide_chars_and_sanitized_output() {
+    let mut a = app();
+    user_turn(
+        &mut a,
+        "日本語のテキストと絵文字 🎉 を含む長いメッセージはきちんと折り返されるべきです",
+    );
+    started(&mut a, "1", "shell", json!({"command": "printf evil"}));
+    finished(
+        &mut a,
+        "1",
+        "shell",
+        "\u{1b}]0;pwned\u{7}\u{1b}[2Jclean \u{1b}[31mred\u{1b}[0m text\n",
+        false,
+        5,
+    );
+    a.on_event(Event::TextDelta {
+        text: "A very long line of assistant text that has to wrap several times on a sixty column terminal.".into(),
+    });
+    insta::assert_snapshot!(render(&mut a, 60, 20));
+}
+
+#[test]
+fn popups_and_paste() {
+    let mut a = app();
+    typed(&mut a, "/");
+    let commands = render(&mut a, 70, 16);
+    key(&mut a, KeyCode::Backspace);
+    typed(&mut a, "look at @mai");
+    let files = render(&mut a, 70, 10);
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.composer.text(), "look at @src/main.rs ");
+    let big: String = (0..40).map(|i| format!("pasted line {i}\n")).collect();
+    a.on_paste(&big);
+    let paste = render(&mut a, 70, 8);
+    insta::assert_snapshot!("slash_popup", commands);
+    insta::assert_snapshot!("file_popup", files);
+    insta::assert_snapshot!("large_paste", paste);
+}
+
+#[test]
+fn scrolling_up_stops_following() {
+    let mut a = app();
+    for i in 0..30 {
+        a.on_event(Event::Notice {
+            message: format!("line {i}"),
+        });
+    }
+    key(&mut a, KeyCode::PageUp);
+    insta::assert_snapshot!(render(&mut a, 50, 12));
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.scroll, 0);
+}
+
+#[test]
+fn keys_send_ops() {
+    use brute::protocol::Op;
+    use brute::tui::app::Action;
+    let mut a = app();
+    typed(&mut a, "first line");
+    a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut a, "second");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::UserTurn {
+            text: "first line\nsecond".into()
+        })]
+    );
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)),
+        vec![Action::Op(Op::Interrupt)]
+    );
+    a.on_event(Event::TurnFinished {
+        outcome: TurnOutcome::Interrupted,
+        text: String::new(),
+    });
+    typed(&mut a, "/undo");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::Undo)]
+    );
+    typed(&mut a, "/nope");
+    assert!(a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)).is_empty());
+    assert!(a.transcript_text().contains("unknown command /nope; /help lists them"));
+    key(&mut a, KeyCode::Up);
+    assert_eq!(a.composer.text(), "/nope", "history");
+    assert!(
+        a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
+            .is_empty()
+    );
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        vec![Action::Quit]
+    );
+}
