@@ -1,0 +1,209 @@
+//! The real binary in a real pseudo-terminal (tmux), against the mock provider: send a
+//! prompt, watch a tool pane finish, /undo, answer a question dialog, quit cleanly with the
+//! terminal restored and the conversation left in the scrollback. Skipped (saying so) where
+//! tmux is not installed.
+#![cfg(feature = "tui")]
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(sb: &Sandbox, server: &MockServer, name: &str) -> Option<Self> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+            return None;
+        }
+        let socket = format!("brute-test-{}-{name}", std::process::id());
+        let bin = assert_cmd::cargo::cargo_bin("brute");
+        let config = sb.home.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
+        let command = format!(
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}'; echo BRUTE-EXITED-$?; sleep 60",
+            home = sb.home.path().display(),
+            config = config.display(),
+            bin = bin.display(),
+            url = server.url("/v1"),
+        );
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "100",
+                "-y",
+                "32",
+                "-c",
+            ])
+            .arg(sb.project.path())
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Self { socket })
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn alternate_on(&self) -> bool {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display", "-p", "#{alternate_on}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn text(&self, text: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Polls the screen until `ready` holds (a deadline, not a fixed sleep).
+    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+    }
+}
+
+#[test]
+fn prompt_tool_pane_undo_question_and_quit() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "original\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "Editing. ",
+        &[(
+            "w1",
+            "write",
+            r#"{"file_path":"notes.txt","content":"changed by the agent\n"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("I changed notes.txt.", &[])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "q1",
+            "question",
+            r#"{"questions":[{"question":"Which color?","options":[{"label":"red"},{"label":"blue"}]}]}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Blue it is.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "flow") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    assert!(tmux.alternate_on());
+
+    tmux.text("please edit notes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the finished write pane and answer", |s| {
+        s.contains("✓ write") && s.contains("I changed notes.txt.")
+    });
+    assert_eq!(
+        std::fs::read_to_string(sb.path("notes.txt")).unwrap(),
+        "changed by the agent\n"
+    );
+
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo report", |s| s.contains("notes.txt: restored"));
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "original\n");
+
+    tmux.text("pick a color");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the question dialog", |s| {
+        s.contains("Question 1/1") && s.contains("Which color?")
+    });
+    tmux.keys(&["2"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the final answer", |s| s.contains("Blue it is."));
+    let results = tool_results(&server.requests()[3]);
+    let answer = results
+        .iter()
+        .find(|(id, _)| id == "q1")
+        .map(|(_, content)| content.as_str());
+    assert_eq!(answer, Some("The user answered:\n1. Which color? → blue\n"));
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    assert!(!tmux.alternate_on(), "the alternate screen was left");
+    assert!(
+        screen.contains("› please edit notes"),
+        "the conversation stays in the scrollback:\n{screen}"
+    );
+    assert!(screen.contains("Blue it is."));
+}
+
+#[test]
+fn escape_interrupts_a_running_command() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s1", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    let Some(tmux) = Tmux::start(&sb, &server, "esc") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("run it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("live output", |s| {
+        s.contains("│ started") && s.contains("running 1 tool")
+    });
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("the interrupted pane", |s| {
+        s.contains("✗ shell") && s.contains("interrupted")
+    });
+    assert!(screen.contains("idle"), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
