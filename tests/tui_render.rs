@@ -362,3 +362,23 @@ fn keys_send_ops() {
         vec![Action::Quit]
     );
 }
+
+#[test]
+fn a_scrolled_view_stays_put_while_output_arrives() {
+    let mut a = app();
+    for i in 0..30 {
+        a.on_event(Event::Notice {
+            message: format!("line {i}"),
+        });
+    }
+    key(&mut a, KeyCode::PageUp);
+    let before = render(&mut a, 50, 12);
+    for i in 30..35 {
+        a.on_event(Event::Notice {
+            message: format!("line {i}"),
+        });
+    }
+    let after = render(&mut a, 50, 12);
+    let body = |s: &str| s.lines().take(5).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(body(&before), body(&after));
+}

@@ -65,6 +65,8 @@ pub struct App {
     pub tick: usize,
     /// Lines scrolled up from the bottom; 0 follows the newest output.
     pub scroll: usize,
+    /// The transcript's height at the last draw while scrolled up (to keep the view still).
+    pub scroll_anchor: Option<usize>,
     pub flags: ViewFlags,
     pub files: Vec<String>,
     pub tools: Vec<String>,
@@ -89,6 +91,7 @@ impl App {
             running_tools: 0,
             tick: 0,
             scroll: 0,
+            scroll_anchor: None,
             flags: ViewFlags::default(),
             files,
             tools,

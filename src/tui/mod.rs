@@ -189,6 +189,9 @@ fn enter() -> anyhow::Result<Term> {
     terminal::enable_raw_mode()?;
     let mut out = stdout();
     execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    // Some terminals turn wheel turns into arrow keys on the alternate screen, which would
+    // page through the composer's history; the wheel scrolls after `/mouse` instead.
+    let _ = write!(out, "\u{1b}[?1007l");
     if terminal::supports_keyboard_enhancement().unwrap_or(false) {
         let _ = execute!(
             out,

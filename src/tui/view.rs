@@ -39,6 +39,22 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let height = usize::from(area.height);
     let width = area.width.max(1);
     let (tick, flags) = (app.tick, app.flags);
+    // Scrolled up: keep the same content in view while new output arrives below it.
+    if app.scroll > 0 {
+        let total: usize = app
+            .entries
+            .iter_mut()
+            .map(|c| c.wrapped(width, tick, flags).len())
+            .sum();
+        if let Some(previous) = app.scroll_anchor
+            && total > previous
+        {
+            app.scroll += total - previous;
+        }
+        app.scroll_anchor = Some(total);
+    } else {
+        app.scroll_anchor = None;
+    }
     // Walk back from the newest entry, collecting only what the viewport (plus the scroll
     // offset) needs; every entry's wrapped lines are cached.
     let need = height + app.scroll;

@@ -346,6 +346,7 @@ impl Sandbox {
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("brute"));
         cmd.current_dir(self.project.path())
+            .stdin(std::process::Stdio::null())
             .env("HOME", self.home.path())
             .env("BRUTE_CONFIG_DIR", &config)
             .env("BRUTE_DATA_DIR", self.home.path().join("data"))
