@@ -25,6 +25,12 @@ _brute() {
             brute,help)
                 cmd="brute__subcmd__help"
                 ;;
+            brute,redo)
+                cmd="brute__subcmd__redo"
+                ;;
+            brute,undo)
+                cmd="brute__subcmd__undo"
+                ;;
             brute__subcmd__help,completions)
                 cmd="brute__subcmd__help__subcmd__completions"
                 ;;
@@ -34,6 +40,12 @@ _brute() {
             brute__subcmd__help,help)
                 cmd="brute__subcmd__help__subcmd__help"
                 ;;
+            brute__subcmd__help,redo)
+                cmd="brute__subcmd__help__subcmd__redo"
+                ;;
+            brute__subcmd__help,undo)
+                cmd="brute__subcmd__help__subcmd__undo"
+                ;;
             *)
                 ;;
         esac
@@ -41,7 +53,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --output-format --quiet --help --version config completions help"
+            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --output-format --continue --resume --quiet --help --version config undo redo completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -83,6 +95,10 @@ _brute() {
                     COMPREPLY=($(compgen -W "text json stream-json" -- "${cur}"))
                     return 0
                     ;;
+                --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -119,7 +135,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help)
-            opts="config completions help"
+            opts="config undo redo completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -163,6 +179,62 @@ _brute() {
         brute__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__redo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__undo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__redo)
+            opts="-h --force --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__undo)
+            opts="-h --list --force --code-only --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools output-format= q/quiet h/help V/version
+    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools output-format= c/continue resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -34,16 +34,28 @@ complete -c brute -n "__fish_brute_needs_command" -l tools -d 'Only offer these 
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
 json\t'One JSON object at the end'
 stream-json\t'Every event as a JSON line as it happens'"
+complete -c brute -n "__fish_brute_needs_command" -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
 complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
 complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
+complete -c brute -n "__fish_brute_needs_command" -s c -l continue -d 'Continue the latest session of this directory (also with -p)'
 complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
 complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c brute -n "__fish_brute_needs_command" -s V -l version -d 'Print version'
 complete -c brute -n "__fish_brute_needs_command" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_needs_command" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
+complete -c brute -n "__fish_brute_needs_command" -f -a "redo" -d 'Re-apply the turn the last undo took back'
 complete -c brute -n "__fish_brute_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c brute -n "__fish_brute_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c brute -n "__fish_brute_using_subcommand config" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand undo" -l list -d 'List the checkpoints instead'
+complete -c brute -n "__fish_brute_using_subcommand undo" -l force -d 'Overwrite files changed since the agent\'s turn instead of skipping them'
+complete -c brute -n "__fish_brute_using_subcommand undo" -l code-only -d 'Restore the files but keep the conversation as it is'
+complete -c brute -n "__fish_brute_using_subcommand undo" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand redo" -l force -d 'Overwrite files changed since the undo instead of skipping them'
+complete -c brute -n "__fish_brute_using_subcommand redo" -s h -l help -d 'Print help'
 complete -c brute -n "__fish_brute_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "completions" -d 'Print shell completions'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "redo" -d 'Re-apply the turn the last undo took back'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "completions" -d 'Print shell completions'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

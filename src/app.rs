@@ -10,6 +10,7 @@ use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings, WireFormat};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
 use crate::provider::{Provider, ProviderError};
+use crate::session;
 use crate::tool::adapter::{FileQueue, SnapshotFirst};
 use crate::tool::command::CommandTool;
 use crate::tool::exec::Executor;
@@ -26,6 +27,8 @@ pub enum SetupError {
     Script { path: PathBuf, message: String },
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    #[error("{0}")]
+    Session(String),
 }
 
 /// Builds the provider the settings describe.
@@ -85,10 +88,61 @@ pub fn builtin_tools() -> Registry {
     registry
 }
 
-/// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap).
+/// Which session an agent records into.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SessionChoice {
+    /// Nothing is saved (tests, embedding).
+    Off,
+    /// A new session.
+    #[default]
+    New,
+    /// The latest session of this directory (a new one when there is none).
+    Continue,
+    /// This session of this directory.
+    Resume(String),
+}
+
+/// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap) and,
+/// for a resumed session, what it already holds.
 pub struct Built {
     pub agent: Agent,
     pub notices: Vec<String>,
+    pub history: Vec<crate::provider::Message>,
+    pub todos: Vec<crate::protocol::TodoItem>,
+}
+
+/// Opens (or creates) the session to record into.
+fn open_session(
+    settings: &Settings,
+    root: &Path,
+    choice: &SessionChoice,
+    notices: &mut Vec<String>,
+) -> Result<Option<(session::Recorder, session::Loaded)>, SetupError> {
+    if *choice == SessionChoice::Off {
+        return Ok(None);
+    }
+    let Some(data_dir) = paths::data_dir() else {
+        notices.push("no data directory: this session is not saved and /undo covers single tool calls only".into());
+        return Ok(None);
+    };
+    session::prune::maybe_prune(&data_dir);
+    let store = session::SessionStore::new(&data_dir, root);
+    let session_error = |e: std::io::Error| SetupError::Session(e.to_string());
+    let (file, loaded) = match choice {
+        SessionChoice::Resume(id) => store
+            .open(id)
+            .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?,
+        SessionChoice::Continue => match store.latest() {
+            Some(id) => store.open(&id).map_err(session_error)?,
+            None => {
+                notices.push("no earlier session in this directory; starting a new one".into());
+                (store.create().map_err(session_error)?, session::Loaded::default())
+            }
+        },
+        SessionChoice::New | SessionChoice::Off => (store.create().map_err(session_error)?, session::Loaded::default()),
+    };
+    let recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
+    Ok(Some((recorder, loaded)))
 }
 
 /// Builds the agent for `root` from `settings`, with `extra` tools (library users' own)
@@ -99,6 +153,7 @@ pub fn build_agent_with(
     events: EventSink,
     interactive: bool,
     extra: Vec<Arc<dyn Tool>>,
+    session: &SessionChoice,
 ) -> Result<Built, SetupError> {
     let provider = provider(settings)?;
     let mut registry = builtin_tools();
@@ -155,18 +210,32 @@ pub fn build_agent_with(
         max_turns: settings.max_turns.value,
         interactive,
     };
+    let mut agent = Agent::new(state.clone(), executor, config, events.clone());
+    let (mut history, mut todos) = (Vec::new(), Vec::new());
+    if let Some((recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
+        history = loaded.history.clone();
+        todos = loaded.todos.clone();
+        if !todos.is_empty() {
+            state.set_todos(todos.clone(), &events);
+        }
+        agent = agent.with_session(recorder, loaded.history);
+    }
     Ok(Built {
-        agent: Agent::new(state, executor, config, events),
+        agent,
         notices,
+        history,
+        todos,
     })
 }
 
-/// Builds the agent for `root` from `settings` with the built-in and configured tools.
+/// Builds the agent for `root` from `settings` with the built-in and configured tools,
+/// recording into the chosen session.
 pub fn build_agent(
     settings: &Settings,
     root: &Path,
     events: EventSink,
     interactive: bool,
+    session: &SessionChoice,
 ) -> Result<Built, SetupError> {
-    build_agent_with(settings, root, events, interactive, Vec::new())
+    build_agent_with(settings, root, events, interactive, Vec::new(), session)
 }

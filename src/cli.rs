@@ -76,6 +76,14 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
     pub output_format: OutputFormat,
 
+    /// Continue the latest session of this directory (also with -p)
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume a session of this directory; without an ID, list them to pick one
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
     /// With -p: no tool activity lines on stderr
     #[arg(short, long)]
     pub quiet: bool,
@@ -99,6 +107,24 @@ pub enum OutputFormat {
 pub enum Command {
     /// Show the effective settings and where each came from (keys hidden)
     Config,
+    /// Undo the last turn of the latest session in this directory (files and conversation)
+    Undo {
+        /// List the checkpoints instead
+        #[arg(long)]
+        list: bool,
+        /// Overwrite files changed since the agent's turn instead of skipping them
+        #[arg(long)]
+        force: bool,
+        /// Restore the files but keep the conversation as it is
+        #[arg(long)]
+        code_only: bool,
+    },
+    /// Re-apply the turn the last undo took back
+    Redo {
+        /// Overwrite files changed since the undo instead of skipping them
+        #[arg(long)]
+        force: bool,
+    },
     /// Print shell completions
     Completions {
         #[arg(value_enum)]

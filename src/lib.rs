@@ -11,6 +11,7 @@ pub mod config;
 pub mod oneshot;
 pub mod protocol;
 pub mod provider;
+pub mod session;
 pub mod tool;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use brute::app::SessionChoice;
 use brute::cli::{Cli, Command, exit};
 use brute::config::{self, Flags, paths};
+use brute::session::{self, SessionStore};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -65,27 +67,34 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// `brute` without `-p`: the terminal UI when a terminal is there.
 #[cfg(feature = "tui")]
-fn interactive(settings: &config::Settings, root: &std::path::Path) -> anyhow::Result<i32> {
+fn interactive(settings: &config::Settings, root: &std::path::Path, session: &SessionChoice) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         eprintln!("brute: the interactive UI needs a terminal; use `brute -p \"...\"` in scripts and pipes");
         return Ok(exit::USAGE);
     }
     init_logging();
-    runtime()?.block_on(brute::tui::run(settings, root))
+    runtime()?.block_on(brute::tui::run(settings, root, session))
 }
 
 #[cfg(not(feature = "tui"))]
-fn interactive(_settings: &config::Settings, _root: &std::path::Path) -> anyhow::Result<i32> {
+fn interactive(_settings: &config::Settings, _root: &std::path::Path, _session: &SessionChoice) -> anyhow::Result<i32> {
     eprintln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
     Ok(exit::USAGE)
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     let root = std::env::current_dir()?;
-    if let Some(Command::Completions { shell }) = cli.command {
-        std::io::stdout().write_all(&brute::cli::completions(shell))?;
-        return Ok(exit::OK);
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            std::io::stdout().write_all(&brute::cli::completions(*shell))?;
+            return Ok(exit::OK);
+        }
+        Some(Command::Undo { list, force, code_only }) => {
+            return undo_command(&cli, &root, *list, *force, !*code_only, false);
+        }
+        Some(Command::Redo { force }) => return undo_command(&cli, &root, false, *force, false, true),
+        _ => {}
     }
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
     let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
@@ -93,8 +102,17 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         print!("{}", settings.describe());
         return Ok(exit::OK);
     }
+    let session = match (&cli.resume, cli.continue_session) {
+        (Some(id), _) if id.is_empty() => match pick_session(&root)? {
+            Some(id) => SessionChoice::Resume(id),
+            None => return Ok(exit::OK),
+        },
+        (Some(id), _) => SessionChoice::Resume(id.clone()),
+        (None, true) => SessionChoice::Continue,
+        (None, false) => SessionChoice::New,
+    };
     let Some(prompt) = cli.prompt.clone() else {
-        return interactive(&settings, &root);
+        return interactive(&settings, &root, &session);
     };
     init_logging();
     let prompt = brute::oneshot::prompt_with_stdin(prompt)?;
@@ -102,10 +120,109 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         prompt,
         format: cli.output_format,
         quiet: cli.quiet,
+        session,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    runtime.block_on(brute::oneshot::run(&settings, &root, options))
+    runtime()?.block_on(brute::oneshot::run(&settings, &root, options))
+}
+
+/// The session store of this directory.
+fn store(root: &std::path::Path) -> anyhow::Result<SessionStore> {
+    let data_dir = paths::data_dir().ok_or_else(|| anyhow::anyhow!("no data directory (set BRUTE_DATA_DIR)"))?;
+    Ok(SessionStore::new(&data_dir, root))
+}
+
+/// `brute --resume` without an ID: a picker at a terminal, else the list.
+fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
+    let sessions = store(root)?.list();
+    if sessions.is_empty() {
+        eprintln!("brute: no saved sessions in this directory");
+        return Ok(None);
+    }
+    let lines: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            let prompt: String = s.first_prompt.chars().take(60).collect();
+            format!(
+                "{}  {}  {:>4} messages  {:>7} bytes  {prompt}",
+                s.id,
+                session::format_time(s.modified_ms),
+                s.messages,
+                s.bytes
+            )
+        })
+        .collect();
+    #[cfg(feature = "tui")]
+    {
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            let picked = dialoguer::Select::new()
+                .with_prompt("Resume which session?")
+                .items(&lines)
+                .default(0)
+                .interact_opt()?;
+            return Ok(picked.map(|i| sessions[i].id.clone()));
+        }
+    }
+    for line in lines {
+        println!("{line}");
+    }
+    Ok(None)
+}
+
+/// `brute undo` / `brute redo`: the last turn of the latest session in this directory.
+fn undo_command(
+    cli: &Cli,
+    root: &std::path::Path,
+    list: bool,
+    force: bool,
+    rewind: bool,
+    redo: bool,
+) -> anyhow::Result<i32> {
+    let store = store(root)?;
+    let Some(id) = store.latest() else {
+        eprintln!("brute: no saved session in this directory");
+        return Ok(exit::ERROR);
+    };
+    // Only the checkpoint size cap matters here; no provider is needed.
+    let user_config = paths::config_dir().map(|d| d.join("config.toml"));
+    let max_file_bytes = config::load(root, &flags(cli), &config::process_env, user_config.as_deref())
+        .map(|s| s.checkpoint_max_file_bytes.value)
+        .unwrap_or(session::checkpoint::DEFAULT_MAX_FILE_BYTES);
+    let (file, loaded) = store.open(&id)?;
+    let mut history = loaded.history.clone();
+    let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
+    if list {
+        println!("session {id}");
+        for (turn, changed) in recorder.checkpoints() {
+            let state = if turn.undone {
+                "undone"
+            } else if turn.end.is_some() {
+                "done"
+            } else {
+                "unfinished"
+            };
+            let prompt: String = turn.prompt.lines().next().unwrap_or("").chars().take(60).collect();
+            println!(
+                "  turn {:>3}  {}  {changed:>3} paths changed  {state:<10} {prompt}",
+                turn.turn,
+                session::format_time(turn.at_ms)
+            );
+        }
+        return Ok(exit::OK);
+    }
+    let moved = if redo {
+        recorder.redo(&mut history, force)?
+    } else {
+        recorder.undo(&mut history, rewind, force)?
+    };
+    match moved {
+        Some(moved) => {
+            println!("{}", moved.describe(if redo { "redid" } else { "undid" }));
+            Ok(exit::OK)
+        }
+        None => {
+            eprintln!("brute: nothing to {}", if redo { "redo" } else { "undo" });
+            Ok(exit::ERROR)
+        }
+    }
 }

@@ -20,6 +20,7 @@ pub struct Options {
     pub prompt: String,
     pub format: OutputFormat,
     pub quiet: bool,
+    pub session: app::SessionChoice,
 }
 
 /// Adds piped stdin to the prompt (`git diff | brute -p "review this"`).
@@ -268,7 +269,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
     let started = Instant::now();
     let (events, mut rx) = EventSink::channel();
     let interactive = interactive();
-    let built = app::build_agent(settings, root, events, interactive)?;
+    let built = app::build_agent(settings, root, events, interactive, &options.session)?;
     let mut agent = built.agent;
     let mut printer = Printer {
         format: options.format,
@@ -326,9 +327,9 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             }
         }
     }
-    let provider = turn
+    let (provider, session_id) = turn
         .await
-        .map(|(_, agent)| agent.provider_name().to_owned())
+        .map(|(_, agent)| (agent.provider_name().to_owned(), agent.session_id().map(str::to_owned)))
         .unwrap_or_default();
     if options.format == OutputFormat::Json {
         let summary = json!({
@@ -339,6 +340,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             "duration_ms": started.elapsed().as_millis() as u64,
             "provider": provider,
             "model": settings.model.value,
+            "session": session_id,
             "errors": report.errors,
             "notices": report.notices,
         });

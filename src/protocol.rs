@@ -21,10 +21,13 @@ pub enum Op {
         call_id: String,
         answers: Option<Vec<String>>,
     },
-    /// Revert the agent's last file change (all files of that tool call).
-    Undo,
-    /// Re-apply what the last undo reverted.
-    Redo,
+    /// Take back the last turn's file changes (and, with `rewind_conversation`, the turn
+    /// itself); files the person changed since are skipped unless `force`.
+    Undo { rewind_conversation: bool, force: bool },
+    /// Re-apply what the last undo took back.
+    Redo { force: bool },
+    /// Switch to a saved session of this project.
+    Resume { id: String },
     /// Forget the conversation and start a new one.
     Clear,
     /// Use another model from the next request on.
@@ -129,6 +132,12 @@ pub enum Event {
     Error { message: String },
     /// The user turn ended; `text` is the assistant's final message.
     TurnFinished { outcome: TurnOutcome, text: String },
+    /// The conversation was replaced (resume, or undo/redo of a turn with the conversation):
+    /// front ends redraw their transcript from it.
+    HistoryReplaced {
+        messages: Vec<crate::provider::Message>,
+        todos: Vec<TodoItem>,
+    },
     /// The session's todo list changed (it is shown to the person).
     TodosUpdated { todos: Vec<TodoItem> },
     /// An event of a sub-agent, shown inside the pane of the call that started it.

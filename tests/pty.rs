@@ -152,7 +152,11 @@ fn prompt_tool_pane_undo_question_and_quit() {
 
     tmux.text("/undo");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the undo report", |s| s.contains("notes.txt: restored"));
+    tmux.wait_for("the undo dialog", |s| s.contains("Rewind the conversation too?"));
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the undo report", |s| s.contains("restored notes.txt (+1 -1)"));
+    assert!(screen.contains("the conversation was rewound"), "{screen}");
+    assert!(!screen.contains("I changed notes.txt."), "the undone turn left the transcript:\n{screen}");
     assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "original\n");
 
     tmux.text("pick a color");
@@ -175,7 +179,7 @@ fn prompt_tool_pane_undo_question_and_quit() {
     let screen = tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
     assert!(!tmux.alternate_on(), "the alternate screen was left");
     assert!(
-        screen.contains("› please edit notes"),
+        screen.contains("› pick a color"),
         "the conversation stays in the scrollback:\n{screen}"
     );
     assert!(screen.contains("Blue it is."));

@@ -344,10 +344,22 @@ fn keys_send_ops() {
         text: String::new(),
     });
     typed(&mut a, "/undo");
+    assert!(a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)).is_empty());
+    assert!(a.dialog.is_some(), "/undo asks whether to rewind the conversation too");
+    let undo_dialog = render(&mut a, 70, 16);
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo)]
+        vec![Action::Op(Op::Undo { rewind_conversation: true, force: false })],
+        "the default takes back code and conversation"
     );
+    typed(&mut a, "/undo");
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Down);
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::Undo { rewind_conversation: false, force: false })]
+    );
+    insta::assert_snapshot!("undo_dialog", undo_dialog);
     typed(&mut a, "/nope");
     assert!(a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)).is_empty());
     assert!(a.transcript_text().contains("unknown command /nope; /help lists them"));

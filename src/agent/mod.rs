@@ -87,7 +87,7 @@ impl Inbox {
             }
             Op::UserTurn { text } => self.queued_prompts.push(text),
             // Front ends send these only between turns.
-            Op::Undo | Op::Redo | Op::Clear | Op::SetModel { .. } => {}
+            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::SetModel { .. } | Op::Resume { .. } => {}
         }
     }
 }
@@ -114,6 +114,7 @@ async fn with_ops<F: Future>(
 
 /// One conversation with a model and its tools.
 pub struct Agent {
+    recorder: Option<crate::session::Recorder>,
     state: Arc<AgentState>,
     executor: Executor,
     config: AgentConfig,
@@ -125,6 +126,7 @@ pub struct Agent {
 impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         Self {
+            recorder: None,
             state,
             executor,
             config,
@@ -132,6 +134,41 @@ impl Agent {
             events,
             usage: Usage::default(),
         }
+    }
+
+    /// Records this agent's session (and continues `history`, e.g. a resumed session's).
+    pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {
+        self.history = history;
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// The session being recorded, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.recorder.as_ref().map(|r| r.id())
+    }
+
+    /// The recorder, for listing checkpoints.
+    pub fn recorder(&self) -> Option<&crate::session::Recorder> {
+        self.recorder.as_ref()
+    }
+
+    /// Runs a session write; a failure is reported, never fatal.
+    fn record(&mut self, write: impl FnOnce(&mut crate::session::Recorder) -> std::io::Result<()>) {
+        if let Some(recorder) = &mut self.recorder
+            && let Err(error) = write(recorder)
+        {
+            tracing::warn!(%error, "session write failed");
+            self.events.emit(Event::Notice {
+                message: format!("could not save the session: {error}"),
+            });
+        }
+    }
+
+    /// Appends to the history and the session file.
+    fn push_message(&mut self, message: Message) {
+        self.record(|r| r.message(&message));
+        self.history.push(message);
     }
 
     /// The conversation so far.
@@ -161,19 +198,42 @@ impl Agent {
 
     /// Forgets the conversation (a new one starts with the next turn).
     pub fn clear(&mut self) {
+        self.record(|r| r.clear());
         self.history.clear();
         self.usage = Usage::default();
     }
 
-    /// Reverts the last file change made by a tool (every file of that call) and says what
-    /// was restored.
-    pub fn undo_last(&self) -> String {
-        describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root)
+    /// Undoes the last turn: with a session, every file the turn changed (by any tool,
+    /// shell included) and, with `rewind`, the conversation; without one, the last tool call's
+    /// file changes. Returns what happened, for the person, and whether the history changed.
+    pub fn undo(&mut self, rewind: bool, force: bool) -> (String, bool) {
+        let Some(recorder) = &mut self.recorder else {
+            return (
+                describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
+                false,
+            );
+        };
+        match recorder.undo(&mut self.history, rewind, force) {
+            Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
+            Ok(None) => ("nothing to undo".to_owned(), false),
+            Err(e) => (format!("undo failed: {e}"), false),
+        }
     }
 
-    /// Re-applies what the last undo reverted.
-    pub fn redo_last(&self) -> String {
-        describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root)
+    /// Re-applies what the last undo took back (files, and the conversation if it was
+    /// rewound). Returns what happened and whether the history changed.
+    pub fn redo(&mut self, force: bool) -> (String, bool) {
+        let Some(recorder) = &mut self.recorder else {
+            return (
+                describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
+                false,
+            );
+        };
+        match recorder.redo(&mut self.history, force) {
+            Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
+            Ok(None) => ("nothing to redo".to_owned(), false),
+            Err(e) => (format!("redo failed: {e}"), false),
+        }
     }
 
     /// The state shared with this agent's tools.
@@ -196,8 +256,13 @@ impl Agent {
     ) -> TurnEnd {
         let mut inbox = Inbox::default();
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
-        self.history.push(Message::User { text: prompt });
+        let history_len = self.history.len();
+        self.record(|r| r.begin_turn(&prompt, history_len));
+        self.push_message(Message::User { text: prompt });
         let end = self.drive(ops, &mut inbox, &cancel).await;
+        let todos = self.state.todos();
+        self.record(|r| r.todos(&todos));
+        self.record(|r| r.end_turn());
         self.events.emit(Event::TurnFinished {
             outcome: end.outcome,
             text: end.text.clone(),
@@ -260,7 +325,7 @@ impl Agent {
             let completion = match completion {
                 None => {
                     if !streamed.is_empty() {
-                        self.history.push(Message::Assistant {
+                        self.push_message(Message::Assistant {
                             text: streamed.clone(),
                             tool_calls: Vec::new(),
                         });
@@ -287,7 +352,7 @@ impl Agent {
             }
             let text = completion.text.clone();
             let calls = completion.tool_calls;
-            self.history.push(Message::Assistant {
+            self.push_message(Message::Assistant {
                 text: text.clone(),
                 tool_calls: calls.clone(),
             });
@@ -298,7 +363,7 @@ impl Agent {
             let records = self.run_calls(&calls, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
-                self.history.push(Message::Tool {
+                self.push_message(Message::Tool {
                     call_id: record.call.id,
                     name: record.call.name,
                     content: record.content,

@@ -142,6 +142,8 @@ pub struct FileLayer {
     /// Tools never offered.
     pub deny_tools: Option<Vec<String>>,
     pub max_tools: Option<usize>,
+    /// Files larger than this are left out of turn checkpoints.
+    pub checkpoint_max_file_bytes: Option<u64>,
     /// Command tools (`[[tools]]`).
     #[serde(default)]
     pub tools: Vec<crate::tool::command::CommandToolSpec>,
@@ -179,6 +181,7 @@ pub struct Settings {
     pub allow_tools: Option<Sourced<Vec<String>>>,
     pub deny_tools: Sourced<Vec<String>>,
     pub max_tools: Sourced<usize>,
+    pub checkpoint_max_file_bytes: Sourced<u64>,
     /// Command tools from config; a project tool replaces a user tool of the same name.
     pub command_tools: Vec<crate::tool::command::CommandToolSpec>,
     /// The config files that were read, lowest layer first.
@@ -320,6 +323,7 @@ struct Gathered {
     allow_tools: Option<Sourced<Vec<String>>>,
     deny_tools: Option<Sourced<Vec<String>>>,
     max_tools: Option<Sourced<usize>>,
+    checkpoint_max_file_bytes: Option<Sourced<u64>>,
     command_tools: Vec<crate::tool::command::CommandToolSpec>,
 }
 
@@ -352,6 +356,7 @@ impl Gathered {
         set(&mut self.allow_tools, layer.allow_tools, &s);
         set(&mut self.deny_tools, layer.deny_tools, &s);
         set(&mut self.max_tools, layer.max_tools, &s);
+        set(&mut self.checkpoint_max_file_bytes, layer.checkpoint_max_file_bytes, &s);
         for tool in layer.tools {
             self.command_tools.retain(|t| t.name != tool.name);
             self.command_tools.push(tool);
@@ -503,6 +508,10 @@ pub fn load(
         allow_tools: g.allow_tools,
         deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
         max_tools,
+        checkpoint_max_file_bytes: g.checkpoint_max_file_bytes.unwrap_or(Sourced::new(
+            crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES,
+            Source::Default,
+        )),
         command_tools: std::mem::take(&mut g.command_tools),
         files,
     })

@@ -26,8 +26,12 @@ pub enum Action {
 /// The slash commands, with their help lines.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "show keys and commands"),
-    ("/undo", "revert the agent's last file change"),
-    ("/redo", "re-apply what /undo reverted"),
+    (
+        "/undo",
+        "take back the last turn: its file changes (and the conversation)",
+    ),
+    ("/redo", "re-apply what /undo took back"),
+    ("/resume", "list saved sessions, or switch: /resume ID"),
     ("/clear", "start a new conversation"),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
@@ -36,6 +40,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/mouse", "toggle mouse capture (wheel scrolling vs. text selection)"),
     ("/quit", "leave brute"),
 ];
+
+/// The local dialog `/undo` opens, and its answers.
+const LOCAL_UNDO: &str = "local:undo";
+const UNDO_BOTH: &str = "code and conversation";
+const UNDO_CODE: &str = "code only";
 
 /// What the status line shows about the session.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -71,6 +80,8 @@ pub struct App {
     pub files: Vec<String>,
     pub tools: Vec<String>,
     pub todos: Vec<TodoItem>,
+    /// Saved sessions of this directory, one line each (for `/resume`).
+    pub sessions: Vec<String>,
     pub mouse_captured: bool,
     ctrl_c_armed: bool,
     last_answer: String,
@@ -96,6 +107,7 @@ impl App {
             files,
             tools,
             todos: Vec::new(),
+            sessions: Vec::new(),
             mouse_captured: false,
             ctrl_c_armed: false,
             last_answer: String::new(),
@@ -230,7 +242,50 @@ impl App {
                 self.notice(NoticeKind::Info, format!("todo list:\n{}", rendered.trim_end()));
             }
             Event::Nested { parent_call_id, event } => self.on_nested(&parent_call_id, *event),
+            Event::HistoryReplaced { messages, todos } => self.load_history(&messages, todos),
         }
+    }
+
+    /// Rebuilds the transcript from a conversation (a resumed session, or after undo).
+    pub fn load_history(&mut self, messages: &[crate::provider::Message], todos: Vec<TodoItem>) {
+        use crate::provider::Message;
+        self.entries.clear();
+        self.scroll = 0;
+        self.todos = todos;
+        for message in messages {
+            match message {
+                Message::User { text } => self.push(Entry::User(sanitize(text))),
+                Message::Assistant { text, tool_calls } => {
+                    if !text.is_empty() {
+                        self.push(Entry::Assistant(sanitize(text)));
+                    }
+                    for call in tool_calls {
+                        let arguments = serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+                        self.push(Entry::Tool(ToolPane::new(&call.id, &call.name, &arguments)));
+                    }
+                }
+                Message::Tool {
+                    call_id,
+                    content,
+                    is_error,
+                    ..
+                } => {
+                    if let Some((pane, _)) = self.pane_mut(call_id) {
+                        pane.result = sanitize(content);
+                        pane.status = ToolStatus::Done {
+                            is_error: *is_error,
+                            duration_ms: 0,
+                        };
+                    }
+                }
+            }
+        }
+        if let Some(Message::Assistant { text, .. }) =
+            messages.iter().rev().find(|m| matches!(m, Message::Assistant { .. }))
+        {
+            self.last_answer = text.clone();
+        }
+        self.dirty = true;
     }
 
     fn on_nested(&mut self, parent: &str, event: Event) {
@@ -392,6 +447,29 @@ impl App {
         let call_id = dialog.call_id.clone();
         match outcome {
             DialogOutcome::Open => Vec::new(),
+            DialogOutcome::Answered(answers) if call_id.starts_with(LOCAL_UNDO) => {
+                self.dialog = None;
+                let force = call_id.ends_with("force");
+                match answers.first().map(String::as_str) {
+                    Some(UNDO_BOTH) => vec![Action::Op(Op::Undo {
+                        rewind_conversation: true,
+                        force,
+                    })],
+                    Some(UNDO_CODE) => vec![Action::Op(Op::Undo {
+                        rewind_conversation: false,
+                        force,
+                    })],
+                    _ => {
+                        self.notice(NoticeKind::Info, "undo cancelled");
+                        Vec::new()
+                    }
+                }
+            }
+            DialogOutcome::Cancelled if call_id.starts_with(LOCAL_UNDO) => {
+                self.dialog = None;
+                self.notice(NoticeKind::Info, "undo cancelled");
+                Vec::new()
+            }
             DialogOutcome::Answered(answers) => {
                 self.dialog = None;
                 vec![Action::Op(Op::AnswerQuestion {
@@ -503,8 +581,47 @@ impl App {
                 self.notice(NoticeKind::Info, help);
                 Vec::new()
             }
-            "/undo" => idle_only(self, Action::Op(Op::Undo)),
-            "/redo" => idle_only(self, Action::Op(Op::Redo)),
+            "/undo" if self.busy => {
+                self.notice(NoticeKind::Info, "/undo waits until the turn ends (Esc interrupts it)");
+                Vec::new()
+            }
+            "/undo" => {
+                // Ask what to take back: code only, or code and conversation (the default).
+                let question = crate::protocol::Question {
+                    question: "Undo the last turn: restore the files it changed. Rewind the conversation too?".into(),
+                    header: Some("undo".into()),
+                    options: [UNDO_BOTH, UNDO_CODE, "cancel"]
+                        .iter()
+                        .map(|l| crate::protocol::QuestionOption {
+                            label: (*l).into(),
+                            description: None,
+                        })
+                        .collect(),
+                    multiple: false,
+                    default: Some(UNDO_BOTH.into()),
+                };
+                let id = if arg == "force" {
+                    format!("{LOCAL_UNDO}force")
+                } else {
+                    LOCAL_UNDO.to_owned()
+                };
+                self.dialog = Some(Dialog::new(id, vec![question]));
+                Vec::new()
+            }
+            "/redo" => idle_only(self, Action::Op(Op::Redo { force: arg == "force" })),
+            "/resume" if arg.is_empty() => {
+                let list = if self.sessions.is_empty() {
+                    "(no saved sessions here)".to_owned()
+                } else {
+                    self.sessions.join("\n")
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!("sessions (newest first; /resume ID switches):\n{list}"),
+                );
+                Vec::new()
+            }
+            "/resume" => idle_only(self, Action::Op(Op::Resume { id: arg.to_owned() })),
             "/clear" => {
                 let actions = idle_only(self, Action::Op(Op::Clear));
                 if !actions.is_empty() {

@@ -43,9 +43,9 @@ const TICK: Duration = Duration::from_millis(100);
 const MAX_FILES: usize = 20_000;
 
 /// Runs the interactive UI until the person quits; returns the exit code.
-pub async fn run(settings: &Settings, root: &Path) -> anyhow::Result<i32> {
+pub async fn run(settings: &Settings, root: &Path, session: &crate::app::SessionChoice) -> anyhow::Result<i32> {
     let (events, mut rx) = EventSink::channel();
-    let built = crate::app::build_agent(settings, root, events.clone(), true)?;
+    let built = crate::app::build_agent(settings, root, events.clone(), true, session)?;
     let tools = built.agent.tool_names();
     let session = SessionInfo {
         provider: built.agent.provider_name().to_owned(),
@@ -53,11 +53,24 @@ pub async fn run(settings: &Settings, root: &Path) -> anyhow::Result<i32> {
         cwd: shorten_home(root),
     };
     let mut app = App::new(session, tools, list_files(root));
+    app.sessions = list_sessions(root);
+    if !built.history.is_empty() {
+        app.on_event(Event::HistoryReplaced {
+            messages: built.history,
+            todos: built.todos,
+        });
+    }
     for notice in built.notices {
         app.notice(transcript::NoticeKind::Info, notice);
     }
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-    let agent_task = tokio::spawn(agent_loop(built.agent, ops_rx, events));
+    let agent_task = tokio::spawn(agent_loop(
+        built.agent,
+        ops_rx,
+        events,
+        settings.clone(),
+        root.to_path_buf(),
+    ));
 
     let mut terminal = enter()?;
     let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx).await;
@@ -75,23 +88,61 @@ pub async fn run(settings: &Settings, root: &Path) -> anyhow::Result<i32> {
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 
 /// The agent's side: runs turns and the other ops one after another.
-async fn agent_loop(mut agent: Agent, mut ops: mpsc::UnboundedReceiver<Op>, events: EventSink) {
+async fn agent_loop(
+    mut agent: Agent,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+    events: EventSink,
+    settings: Settings,
+    root: std::path::PathBuf,
+) {
     while let Some(op) = ops.recv().await {
         match op {
             Op::UserTurn { text } => {
                 agent.run_turn(text, &mut ops).await;
             }
-            Op::Undo => events.emit(Event::Notice {
-                message: agent.undo_last(),
-            }),
-            Op::Redo => events.emit(Event::Notice {
-                message: agent.redo_last(),
-            }),
+            Op::Undo {
+                rewind_conversation,
+                force,
+            } => {
+                let (message, history_changed) = agent.undo(rewind_conversation, force);
+                replaced(&agent, &events, history_changed);
+                events.emit(Event::Notice { message });
+            }
+            Op::Redo { force } => {
+                let (message, history_changed) = agent.redo(force);
+                replaced(&agent, &events, history_changed);
+                events.emit(Event::Notice { message });
+            }
+            Op::Resume { id } => {
+                let choice = crate::app::SessionChoice::Resume(id.clone());
+                match crate::app::build_agent(&settings, &root, events.clone(), true, &choice) {
+                    Ok(built) => {
+                        agent = built.agent;
+                        events.emit(Event::HistoryReplaced {
+                            messages: built.history,
+                            todos: built.todos,
+                        });
+                        events.emit(Event::Notice {
+                            message: format!("resumed session {id}"),
+                        });
+                    }
+                    Err(e) => events.emit(Event::Error { message: e.to_string() }),
+                }
+            }
             Op::Clear => agent.clear(),
             Op::SetModel { model } => agent.state().set_model(model),
             Op::Shutdown => break,
             Op::Interrupt | Op::AnswerQuestion { .. } => {}
         }
+    }
+}
+
+fn replaced(agent: &Agent, events: &EventSink, history_changed: bool) {
+    if history_changed {
+        events.emit(Event::HistoryReplaced {
+            messages: agent.history().to_vec(),
+            todos: agent.state().todos(),
+        });
     }
 }
 
@@ -258,6 +309,26 @@ fn shorten_home(path: &Path) -> String {
         ),
         _ => path.display().to_string(),
     }
+}
+
+/// This directory's saved sessions, for `/resume`.
+fn list_sessions(root: &Path) -> Vec<String> {
+    let Some(data_dir) = crate::config::paths::data_dir() else {
+        return Vec::new();
+    };
+    crate::session::SessionStore::new(&data_dir, root)
+        .list()
+        .into_iter()
+        .map(|s| {
+            format!(
+                "{}  {}  {} messages  {}",
+                s.id,
+                crate::session::format_time(s.modified_ms),
+                s.messages,
+                s.first_prompt
+            )
+        })
+        .collect()
 }
 
 /// Project files for `@` completion (respecting .gitignore).

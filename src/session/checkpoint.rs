@@ -1,0 +1,343 @@
+//! Checkpoints of a project tree: a manifest of every file and directory (respecting
+//! .gitignore, never entering `.git`), file contents in the [`ObjectStore`]. Scans are
+//! incremental: a file whose size, mtime and mode did not change keeps its recorded hash
+//! without being read. Works in any directory, git repository or not, and never touches git.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::objects::ObjectStore;
+
+/// Files bigger than this are not checkpointed by default (configurable).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Files modified this recently are re-read even when their metadata matches (an edit within
+/// the filesystem's timestamp granularity would otherwise go unseen).
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// One path's recorded state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    /// Object id of the content; empty for a directory.
+    pub id: String,
+    pub size: u64,
+    pub mode: u32,
+    pub mtime_ns: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dir: bool,
+}
+
+impl FileState {
+    /// Same content and permissions (timestamps aside).
+    pub fn same_content(&self, other: &FileState) -> bool {
+        self.id == other.id && self.dir == other.dir && (self.dir || self.mode & 0o777 == other.mode & 0o777)
+    }
+}
+
+/// Path (relative, `/`-separated) → state.
+pub type Manifest = BTreeMap<String, FileState>;
+
+/// The result of one scan.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    pub manifest: Manifest,
+    /// Files left out because they exceed the size cap: (path, size).
+    pub skipped: Vec<(String, u64)>,
+    /// Files read and hashed in this scan (the others were reused by metadata).
+    pub hashed: usize,
+}
+
+/// Scans a project tree incrementally.
+pub struct Scanner {
+    root: PathBuf,
+    objects: ObjectStore,
+    max_file_bytes: u64,
+    previous: Manifest,
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl Scanner {
+    pub fn new(root: PathBuf, objects: ObjectStore, max_file_bytes: u64) -> Self {
+        Self {
+            root,
+            objects,
+            max_file_bytes,
+            previous: Manifest::new(),
+        }
+    }
+
+    /// Seeds the metadata cache (e.g. with the last manifest of a resumed session).
+    pub fn remember(&mut self, manifest: Manifest) {
+        self.previous = manifest;
+    }
+
+    pub fn objects(&self) -> &ObjectStore {
+        &self.objects
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Walks the tree and records every file and directory.
+    pub fn scan(&mut self) -> std::io::Result<Scan> {
+        let mut scan = Scan::default();
+        let now = SystemTime::now();
+        let walker = ignore::WalkBuilder::new(&self.root)
+            .hidden(false)
+            .require_git(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
+        for entry in walker.flatten() {
+            if entry.depth() == 0 {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().into_owned();
+            let Some(kind) = entry.file_type() else { continue };
+            let Ok(meta) = entry.metadata() else { continue };
+            if kind.is_dir() {
+                let state = FileState {
+                    id: String::new(),
+                    size: 0,
+                    mode: meta.permissions().mode(),
+                    mtime_ns: 0,
+                    dir: true,
+                };
+                scan.manifest.insert(rel, state);
+                continue;
+            }
+            if !kind.is_file() {
+                continue; // symlinks and special files are not checkpointed
+            }
+            if meta.len() > self.max_file_bytes {
+                scan.skipped.push((rel, meta.len()));
+                continue;
+            }
+            let mode = meta.permissions().mode();
+            let mtime = mtime_ns(&meta);
+            let recent = meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_none_or(|age| age < RACY_WINDOW);
+            if let Some(known) = self.previous.get(&rel)
+                && !known.dir
+                && known.size == meta.len()
+                && known.mtime_ns == mtime
+                && known.mode == mode
+                && !recent
+            {
+                scan.manifest.insert(rel, known.clone());
+                continue;
+            }
+            let bytes = match std::fs::read(entry.path()) {
+                Ok(bytes) => bytes,
+                Err(_) => continue, // vanished or unreadable: not part of this checkpoint
+            };
+            let id = self.objects.put(&bytes)?;
+            scan.hashed += 1;
+            scan.manifest.insert(
+                rel,
+                FileState {
+                    id,
+                    size: bytes.len() as u64,
+                    mode,
+                    mtime_ns: mtime,
+                    dir: false,
+                },
+            );
+        }
+        self.previous = scan.manifest.clone();
+        Ok(scan)
+    }
+}
+
+/// Stores a manifest as an object; returns its id.
+pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Result<String> {
+    let bytes = serde_json::to_vec(manifest).map_err(std::io::Error::other)?;
+    objects.put(&bytes)
+}
+
+/// Loads a stored manifest.
+pub fn load_manifest(objects: &ObjectStore, id: &str) -> std::io::Result<Manifest> {
+    let bytes = objects.get(id)?;
+    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+}
+
+/// One path that differs between two manifests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub before: Option<FileState>,
+    pub after: Option<FileState>,
+}
+
+/// The paths whose content differs from `a` to `b`.
+pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
+    let paths: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let (before, after) = (a.get(path), b.get(path));
+            let same = match (before, after) {
+                (Some(x), Some(y)) => x.same_content(y),
+                (None, None) => true,
+                _ => false,
+            };
+            (!same).then(|| Change {
+                path: path.clone(),
+                before: before.cloned(),
+                after: after.cloned(),
+            })
+        })
+        .collect()
+}
+
+/// What happened to one path when moving between states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub path: String,
+    /// `restored`, `deleted` or `re-created`.
+    pub action: &'static str,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// The outcome of moving a tree between two states.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MoveReport {
+    pub moved: Vec<Moved>,
+    /// Paths changed since (by someone else): left alone unless forced.
+    pub conflicts: Vec<String>,
+}
+
+fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
+    let (Ok(old), Ok(new)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
+        return (0, 0);
+    };
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+/// For each change, moves the path from its `after` state back to its `before` state
+/// (`reverse` = undo) or forward (redo), but only where the tree still holds the state the
+/// move starts from; other paths are reported as conflicts unless `force`.
+pub fn apply(
+    root: &Path,
+    objects: &ObjectStore,
+    changes: &[Change],
+    current: &Manifest,
+    reverse: bool,
+    force: bool,
+) -> std::io::Result<MoveReport> {
+    let mut report = MoveReport::default();
+    let mut plan: Vec<(&str, Option<&FileState>)> = Vec::new();
+    for change in changes {
+        let (from, to) = if reverse {
+            (&change.after, &change.before)
+        } else {
+            (&change.before, &change.after)
+        };
+        let now = current.get(&change.path);
+        let unchanged = match (from, now) {
+            (Some(a), Some(b)) => a.same_content(b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !unchanged && !force {
+            report.conflicts.push(change.path.clone());
+            continue;
+        }
+        plan.push((change.path.as_str(), to.as_ref()));
+    }
+    // Directories to create first (parents before children), files next, removals last
+    // (children before parents).
+    let mut creates: Vec<&(&str, Option<&FileState>)> =
+        plan.iter().filter(|(_, to)| to.is_some_and(|s| s.dir)).collect();
+    creates.sort_by_key(|(p, _)| *p);
+    for (path, _) in creates {
+        let full = root.join(path);
+        let existed = full.is_dir();
+        std::fs::create_dir_all(&full)?;
+        if !existed {
+            report.moved.push(Moved {
+                path: (*path).to_owned(),
+                action: "re-created",
+                added: 0,
+                removed: 0,
+            });
+        }
+    }
+    for (path, to) in plan.iter().filter(|(_, to)| to.is_some_and(|s| !s.dir)) {
+        let Some(state) = to else { continue };
+        let full = root.join(path);
+        let old = std::fs::read(&full).ok();
+        let bytes = objects.get(&state.id)?;
+        if full.is_dir() {
+            std::fs::remove_dir_all(&full)?;
+        }
+        crate::tool::mutation::write_atomic(&full, &bytes)?;
+        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))?;
+        let (added, removed) = line_counts(old.as_deref().unwrap_or_default(), &bytes);
+        let action = if old.is_some() { "restored" } else { "re-created" };
+        report.moved.push(Moved {
+            path: (*path).to_owned(),
+            action,
+            added,
+            removed,
+        });
+    }
+    let mut removals: Vec<&str> = plan.iter().filter(|(_, to)| to.is_none()).map(|(p, _)| *p).collect();
+    removals.sort_by(|a, b| b.cmp(a));
+    for path in removals {
+        let full = root.join(path);
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => {
+                // Only an empty directory goes (anything left in it is not ours to delete).
+                if std::fs::remove_dir(&full).is_ok() {
+                    report.moved.push(Moved {
+                        path: path.to_owned(),
+                        action: "deleted",
+                        added: 0,
+                        removed: 0,
+                    });
+                }
+            }
+            Ok(_) => {
+                let old = std::fs::read(&full).unwrap_or_default();
+                std::fs::remove_file(&full)?;
+                let (_, removed) = line_counts(&old, b"");
+                report.moved.push(Moved {
+                    path: path.to_owned(),
+                    action: "deleted",
+                    added: 0,
+                    removed,
+                });
+            }
+            Err(_) => {}
+        }
+    }
+    report.moved.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(report)
+}
