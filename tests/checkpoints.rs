@@ -1,0 +1,275 @@
+//! Turn checkpoints: undo and redo of whole turns, whatever changed the files (tools or shell
+//! commands), conflicts with the person's own edits, .gitignore'd paths, restarts, and a
+//! randomized check that any sequence of changes and undos restores byte-identical trees.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use brute::agent::state::AgentState;
+use brute::agent::{Agent, AgentConfig};
+use brute::protocol::EventSink;
+use brute::provider::Message;
+use brute::provider::replay::ReplayProvider;
+use brute::session::{Recorder, SessionStore};
+use brute::tool::exec::Executor;
+
+/// Every file and directory under `root` (except `.git`) with its bytes.
+fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    for entry in walk(root) {
+        let rel = entry.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let content = if entry.is_dir() { None } else { Some(std::fs::read(&entry).unwrap()) };
+        out.insert(rel, content);
+    }
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+struct Project {
+    root: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        Self { root: tempfile::tempdir().unwrap(), data: tempfile::tempdir().unwrap() }
+    }
+
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    fn write(&self, rel: &str, content: &str) {
+        let path = self.root().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    fn store(&self) -> SessionStore {
+        SessionStore::new(self.data.path(), self.root())
+    }
+
+    fn recorder(&self) -> Recorder {
+        let store = self.store();
+        let file = store.create().unwrap();
+        Recorder::new(store, file, &Default::default(), 1024 * 1024)
+    }
+
+    /// Reopens the latest session, as a restarted brute would.
+    fn reopen(&self) -> (Recorder, Vec<Message>) {
+        let store = self.store();
+        let id = store.latest().unwrap();
+        let (file, loaded) = store.open(&id).unwrap();
+        let history = loaded.history.clone();
+        (Recorder::new(store, file, &loaded, 1024 * 1024), history)
+    }
+
+    /// An agent over a replay script, recording into a new session.
+    fn agent(&self, script: &str) -> Agent {
+        let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
+        let state = Arc::new(AgentState::new(provider, "replay".into(), 100, self.root().to_path_buf()));
+        let (sink, _rx) = EventSink::channel();
+        let executor = Executor::new(Arc::new(brute::app::builtin_tools()), Arc::default(), state.clone(), sink.clone());
+        let config = AgentConfig { system_prompt: "test".into(), max_turns: 10, interactive: false };
+        Agent::new(state, executor, config, sink).with_session(self.recorder(), Vec::new())
+    }
+}
+
+fn run(agent: &mut Agent, prompt: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+}
+
+const TURN: &str = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "created\n"}}, {"name": "patch", "arguments": {"file_path": "edit.txt", "old_string": "one", "new_string": "uno"}}, {"name": "remove", "arguments": {"path": "gone.txt"}}]}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' sed.txt && touch touched.txt && rm deleted.txt && mkdir -p made/deeper && mv moved.txt made/moved.txt && echo ignored > build/out.log"}}]}
+{"text": "done"}"#;
+
+fn seed(p: &Project) {
+    p.write("edit.txt", "one\ntwo\n");
+    p.write("gone.txt", "to be removed\n");
+    p.write("sed.txt", "alpha\nbeta\n");
+    p.write("deleted.txt", "bye\n");
+    p.write("moved.txt", "moving\n");
+    p.write(".gitignore", "build/\n");
+    p.write("build/old.log", "old\n");
+    p.write("sub/.gitignore", "*.tmp\n");
+    p.write("sub/keep.txt", "keep\n");
+}
+
+#[test]
+fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
+    let p = Project::new();
+    seed(&p);
+    let before = tree(p.root());
+    let mut agent = p.agent(TURN);
+    run(&mut agent, "change things");
+    let after = tree(p.root());
+    assert_eq!(after["new.txt"].as_deref(), Some(&b"created\n"[..]));
+    assert_eq!(after["made/moved.txt"].as_deref(), Some(&b"moving\n"[..]));
+    assert_eq!(after["sed.txt"].as_deref(), Some(&b"ALPHA\nbeta\n"[..]));
+
+    let (message, rewound) = agent.undo(true, false);
+    assert!(rewound);
+    assert!(agent.history().is_empty(), "the conversation went back to before the turn");
+    let mut expected = before.clone();
+    // The .gitignore'd build output is left alone.
+    expected.insert("build/out.log".into(), Some(b"ignored\n".to_vec()));
+    assert_eq!(tree(p.root()), expected, "{message}");
+    assert!(message.contains("restored edit.txt (+1 -1)"), "{message}");
+    assert!(message.contains("re-created gone.txt (+1 -0)"), "{message}");
+    assert!(message.contains("deleted new.txt"), "{message}");
+    assert!(message.contains("deleted made"), "the directory made by mkdir goes too: {message}");
+
+    let (message, history_back) = agent.redo(false);
+    assert!(history_back);
+    assert_eq!(tree(p.root()), after, "{message}");
+    assert_eq!(agent.history().len(), 8, "redo restores the conversation");
+    assert!(!p.root().join(".git").exists(), "no git repository was created");
+}
+
+#[test]
+fn the_persons_edits_are_never_overwritten_silently() {
+    let p = Project::new();
+    p.write("a.txt", "original\n");
+    p.write("b.txt", "original\n");
+    let mut recorder = p.recorder();
+    let mut history = Vec::new();
+    recorder.begin_turn("edit", 0).unwrap();
+    p.write("a.txt", "agent\n");
+    p.write("b.txt", "agent\n");
+    recorder.end_turn().unwrap();
+    p.write("b.txt", "the person's own edit\n");
+    let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "original\n");
+    assert_eq!(std::fs::read_to_string(p.root().join("b.txt")).unwrap(), "the person's own edit\n");
+    assert_eq!(moved.report.conflicts, ["b.txt"]);
+    assert!(moved.describe("undid").contains("skipped b.txt: changed since the agent's turn"));
+    // Forced, after a redo and another undo: now it is overwritten.
+    recorder.redo(&mut history, false).unwrap();
+    let moved = recorder.undo(&mut history, false, true).unwrap().unwrap();
+    assert!(moved.report.conflicts.is_empty());
+    assert_eq!(std::fs::read_to_string(p.root().join("b.txt")).unwrap(), "original\n");
+}
+
+#[test]
+fn undo_walks_back_turn_by_turn_and_survives_a_restart() {
+    let p = Project::new();
+    p.write("f.txt", "v0\n");
+    let mut recorder = p.recorder();
+    for v in 1..=3 {
+        recorder.begin_turn(&format!("turn {v}"), 0).unwrap();
+        p.write("f.txt", &format!("v{v}\n"));
+        recorder.end_turn().unwrap();
+    }
+    drop(recorder);
+    let (mut recorder, mut history) = p.reopen();
+    recorder.undo(&mut history, false, false).unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v2\n");
+    drop(recorder);
+    let (mut recorder, mut history) = p.reopen();
+    recorder.undo(&mut history, false, false).unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v1\n");
+    recorder.redo(&mut history, false).unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v2\n");
+    let listed = recorder.checkpoints();
+    assert_eq!(listed.len(), 3);
+    assert!(listed[2].0.undone && !listed[1].0.undone);
+}
+
+#[test]
+fn large_files_are_skipped_and_reported() {
+    let p = Project::new();
+    let store = p.store();
+    let file = store.create().unwrap();
+    let mut recorder = Recorder::new(store, file, &Default::default(), 10);
+    let mut history = Vec::new();
+    p.write("big.bin", "more than ten bytes");
+    recorder.begin_turn("x", 0).unwrap();
+    p.write("big.bin", "changed, and still more than ten bytes");
+    p.write("small", "ok");
+    recorder.end_turn().unwrap();
+    let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
+    assert!(moved.describe("undid").contains("not restorable big.bin: over the checkpoint size cap"));
+    assert!(!p.root().join("small").exists());
+}
+
+#[test]
+fn randomized_changes_and_undos_restore_identical_trees() {
+    for seed in 0..12u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let p = Project::new();
+        p.write("start.txt", "start\n");
+        let mut recorder = p.recorder();
+        let mut history = Vec::new();
+        let mut states = vec![tree(p.root())];
+        let turns = rng.usize(1..6);
+        for turn in 0..turns {
+            recorder.begin_turn(&format!("turn {turn}"), 0).unwrap();
+            for _ in 0..rng.usize(1..8) {
+                random_change(&mut rng, p.root());
+            }
+            recorder.end_turn().unwrap();
+            states.push(tree(p.root()));
+        }
+        for back in (0..turns).rev() {
+            recorder.undo(&mut history, false, false).unwrap().unwrap();
+            assert_eq!(tree(p.root()), states[back], "seed {seed}: after undoing back to state {back}");
+        }
+        for forward in 1..=turns {
+            recorder.redo(&mut history, false).unwrap().unwrap();
+            assert_eq!(tree(p.root()), states[forward], "seed {seed}: after redoing to state {forward}");
+        }
+    }
+}
+
+fn random_change(rng: &mut fastrand::Rng, root: &Path) {
+    let files: Vec<std::path::PathBuf> = walk(root).into_iter().filter(|p| p.is_file()).collect();
+    let name = |rng: &mut fastrand::Rng| {
+        let dir = ["", "a/", "a/b/", "c/"][rng.usize(0..4)];
+        format!("{dir}f{}.txt", rng.usize(0..6))
+    };
+    match rng.usize(0..6) {
+        0 | 1 => {
+            let path = root.join(name(rng));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let len = rng.usize(0..64);
+            let bytes: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+            std::fs::write(path, bytes).unwrap();
+        }
+        2 if !files.is_empty() => {
+            std::fs::remove_file(&files[rng.usize(0..files.len())]).unwrap();
+        }
+        3 if !files.is_empty() => {
+            let to = root.join(name(rng));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(&files[rng.usize(0..files.len())], to).unwrap();
+        }
+        4 if !files.is_empty() => {
+            let path = &files[rng.usize(0..files.len())];
+            let mut text = std::fs::read(path).unwrap();
+            text.extend_from_slice(b"\nappended");
+            std::fs::write(path, text).unwrap();
+        }
+        _ => {
+            std::fs::create_dir_all(root.join(format!("d{}", rng.usize(0..3)))).unwrap();
+        }
+    }
+}
