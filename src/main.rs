@@ -15,7 +15,11 @@ fn main() -> ExitCode {
     let code = match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            let usage = error.downcast_ref::<config::ConfigError>().is_some();
+            let usage = error.downcast_ref::<config::ConfigError>().is_some()
+                || matches!(
+                    error.downcast_ref::<brute::app::SetupError>(),
+                    Some(brute::app::SetupError::Session(_))
+                );
             eprintln!("brute: {error:#}");
             if usage { exit::USAGE } else { exit::ERROR }
         }
@@ -96,12 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Some(Command::Redo { force }) => return undo_command(&cli, &root, false, *force, false, true),
         _ => {}
     }
-    let user_config = paths::config_dir().map(|d| d.join("config.toml"));
-    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
-    if let Some(Command::Config) = cli.command {
-        print!("{}", settings.describe());
-        return Ok(exit::OK);
-    }
+    // Picking a session needs no provider; do it before the settings are checked.
     let session = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if id.is_empty() => match pick_session(&root)? {
             Some(id) => SessionChoice::Resume(id),
@@ -111,6 +110,12 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         (None, true) => SessionChoice::Continue,
         (None, false) => SessionChoice::New,
     };
+    let user_config = paths::config_dir().map(|d| d.join("config.toml"));
+    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+    if let Some(Command::Config) = cli.command {
+        print!("{}", settings.describe());
+        return Ok(exit::OK);
+    }
     let Some(prompt) = cli.prompt.clone() else {
         return interactive(&settings, &root, &session);
     };

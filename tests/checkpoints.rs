@@ -21,7 +21,11 @@ fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     let mut out = BTreeMap::new();
     for entry in walk(root) {
         let rel = entry.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        let content = if entry.is_dir() { None } else { Some(std::fs::read(&entry).unwrap()) };
+        let content = if entry.is_dir() {
+            None
+        } else {
+            Some(std::fs::read(&entry).unwrap())
+        };
         out.insert(rel, content);
     }
     out
@@ -49,7 +53,10 @@ struct Project {
 
 impl Project {
     fn new() -> Self {
-        Self { root: tempfile::tempdir().unwrap(), data: tempfile::tempdir().unwrap() }
+        Self {
+            root: tempfile::tempdir().unwrap(),
+            data: tempfile::tempdir().unwrap(),
+        }
     }
 
     fn root(&self) -> &Path {
@@ -84,16 +91,34 @@ impl Project {
     /// An agent over a replay script, recording into a new session.
     fn agent(&self, script: &str) -> Agent {
         let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-        let state = Arc::new(AgentState::new(provider, "replay".into(), 100, self.root().to_path_buf()));
+        let state = Arc::new(AgentState::new(
+            provider,
+            "replay".into(),
+            100,
+            self.root().to_path_buf(),
+        ));
         let (sink, _rx) = EventSink::channel();
-        let executor = Executor::new(Arc::new(brute::app::builtin_tools()), Arc::default(), state.clone(), sink.clone());
-        let config = AgentConfig { system_prompt: "test".into(), max_turns: 10, interactive: false };
+        let executor = Executor::new(
+            Arc::new(brute::app::builtin_tools()),
+            Arc::default(),
+            state.clone(),
+            sink.clone(),
+        );
+        let config = AgentConfig {
+            system_prompt: "test".into(),
+            max_turns: 10,
+            interactive: false,
+        };
         Agent::new(state, executor, config, sink).with_session(self.recorder(), Vec::new())
     }
 }
 
 fn run(agent: &mut Agent, prompt: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
 }
@@ -128,7 +153,10 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
 
     let (message, rewound) = agent.undo(true, false);
     assert!(rewound);
-    assert!(agent.history().is_empty(), "the conversation went back to before the turn");
+    assert!(
+        agent.history().is_empty(),
+        "the conversation went back to before the turn"
+    );
     let mut expected = before.clone();
     // The .gitignore'd build output is left alone.
     expected.insert("build/out.log".into(), Some(b"ignored\n".to_vec()));
@@ -136,7 +164,10 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
     assert!(message.contains("restored edit.txt (+1 -1)"), "{message}");
     assert!(message.contains("re-created gone.txt (+1 -0)"), "{message}");
     assert!(message.contains("deleted new.txt"), "{message}");
-    assert!(message.contains("deleted made"), "the directory made by mkdir goes too: {message}");
+    assert!(
+        message.contains("deleted made"),
+        "the directory made by mkdir goes too: {message}"
+    );
 
     let (message, history_back) = agent.redo(false);
     assert!(history_back);
@@ -159,9 +190,16 @@ fn the_persons_edits_are_never_overwritten_silently() {
     p.write("b.txt", "the person's own edit\n");
     let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "original\n");
-    assert_eq!(std::fs::read_to_string(p.root().join("b.txt")).unwrap(), "the person's own edit\n");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("b.txt")).unwrap(),
+        "the person's own edit\n"
+    );
     assert_eq!(moved.report.conflicts, ["b.txt"]);
-    assert!(moved.describe("undid").contains("skipped b.txt: changed since the agent's turn"));
+    assert!(
+        moved
+            .describe("undid")
+            .contains("skipped b.txt: changed since the agent's turn")
+    );
     // Forced, after a redo and another undo: now it is overwritten.
     recorder.redo(&mut history, false).unwrap();
     let moved = recorder.undo(&mut history, false, true).unwrap().unwrap();
@@ -207,7 +245,11 @@ fn large_files_are_skipped_and_reported() {
     p.write("small", "ok");
     recorder.end_turn().unwrap();
     let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
-    assert!(moved.describe("undid").contains("not restorable big.bin: over the checkpoint size cap"));
+    assert!(
+        moved
+            .describe("undid")
+            .contains("not restorable big.bin: over the checkpoint size cap")
+    );
     assert!(!p.root().join("small").exists());
 }
 
@@ -231,11 +273,15 @@ fn randomized_changes_and_undos_restore_identical_trees() {
         }
         for back in (0..turns).rev() {
             recorder.undo(&mut history, false, false).unwrap().unwrap();
-            assert_eq!(tree(p.root()), states[back], "seed {seed}: after undoing back to state {back}");
+            assert_eq!(
+                tree(p.root()),
+                states[back],
+                "seed {seed}: after undoing back to state {back}"
+            );
         }
-        for forward in 1..=turns {
+        for (forward, state) in states.iter().enumerate().skip(1) {
             recorder.redo(&mut history, false).unwrap().unwrap();
-            assert_eq!(tree(p.root()), states[forward], "seed {seed}: after redoing to state {forward}");
+            assert_eq!(&tree(p.root()), state, "seed {seed}: after redoing to state {forward}");
         }
     }
 }

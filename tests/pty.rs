@@ -156,7 +156,10 @@ fn prompt_tool_pane_undo_question_and_quit() {
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("the undo report", |s| s.contains("restored notes.txt (+1 -1)"));
     assert!(screen.contains("the conversation was rewound"), "{screen}");
-    assert!(!screen.contains("I changed notes.txt."), "the undone turn left the transcript:\n{screen}");
+    assert!(
+        !screen.contains("I changed notes.txt."),
+        "the undone turn left the transcript:\n{screen}"
+    );
     assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "original\n");
 
     tmux.text("pick a color");

@@ -349,7 +349,10 @@ fn keys_send_ops() {
     let undo_dialog = render(&mut a, 70, 16);
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo { rewind_conversation: true, force: false })],
+        vec![Action::Op(Op::Undo {
+            rewind_conversation: true,
+            force: false
+        })],
         "the default takes back code and conversation"
     );
     typed(&mut a, "/undo");
@@ -357,7 +360,10 @@ fn keys_send_ops() {
     key(&mut a, KeyCode::Down);
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo { rewind_conversation: false, force: false })]
+        vec![Action::Op(Op::Undo {
+            rewind_conversation: false,
+            force: false
+        })]
     );
     insta::assert_snapshot!("undo_dialog", undo_dialog);
     typed(&mut a, "/nope");

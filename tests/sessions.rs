@@ -1,0 +1,157 @@
+//! Sessions through the real binary: `-p` runs are saved, `--continue` and `--resume` pick
+//! them up with a valid next request (even after a crash mid-turn), and `brute undo` /
+//! `brute redo` work from the shell after a restart.
+
+mod support;
+
+use predicates::prelude::*;
+use serde_json::Value;
+use support::{MockServer, Reply, Sandbox, openai_sse};
+
+/// Every tool call in the request has exactly one result, right after its message.
+fn assert_valid(request: &support::Recorded) {
+    let messages = request.body["messages"].as_array().unwrap();
+    for (i, m) in messages.iter().enumerate() {
+        let Some(calls) = m["tool_calls"].as_array() else {
+            continue;
+        };
+        let results: Vec<&str> = messages[i + 1..]
+            .iter()
+            .take_while(|r| r["role"] == "tool")
+            .map(|r| r["tool_call_id"].as_str().unwrap())
+            .collect();
+        let ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(results, ids, "tool calls without results in {messages:#?}");
+    }
+}
+
+#[test]
+fn continue_picks_up_the_conversation() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"a.txt","content":"one\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Wrote a.txt.", &[])));
+    server.push(Reply::sse(openai_sse("It says one.", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "write a.txt", "--output-format", "json"])
+        .assert()
+        .success();
+    let first: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let session = first["session"].as_str().unwrap().to_owned();
+    sb.brute(&server)
+        .args(["-p", "what is in a.txt?", "--continue"])
+        .assert()
+        .success()
+        .stdout("It says one.\n");
+    let request = &server.requests()[2];
+    let messages = request.body["messages"].as_array().unwrap();
+    let users: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["write a.txt", "what is in a.txt?"]);
+    assert_valid(request);
+    // The list shows the session with its first prompt; --resume ID continues it too.
+    sb.bare()
+        .args(["--resume"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(&session).and(predicate::str::contains("write a.txt")));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .args(["-p", "again", "--resume", &session])
+        .assert()
+        .success();
+    assert_eq!(server.requests()[3].body["messages"].as_array().unwrap().len(), 8);
+    sb.brute(&server)
+        .args(["-p", "x", "--resume", "no-such-session"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "run the long thing", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    for line in BufReader::new(stdout).lines() {
+        if line.unwrap().contains("\"tool_output_delta\"") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    server.push(Reply::sse(openai_sse("Resumed.", &[])));
+    sb.brute(&server)
+        .args(["-p", "go on", "--continue"])
+        .assert()
+        .success()
+        .stdout("Resumed.\n");
+    let request = &server.requests()[1];
+    assert_valid(request);
+    let messages = request.body["messages"].as_array().unwrap();
+    let result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(
+        result["content"],
+        "Error: Interrupted: brute stopped before this call finished"
+    );
+}
+
+#[test]
+fn undo_and_redo_from_the_shell_after_a_restart() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "mine\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"echo changed > notes.txt && touch new.txt && mkdir made"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "change notes"]).assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "changed\n");
+    sb.bare().args(["undo", "--list"]).assert().success().stdout(
+        predicate::str::contains("turn   1")
+            .and(predicate::str::contains("3 paths changed"))
+            .and(predicate::str::contains("change notes")),
+    );
+    sb.bare().arg("undo").assert().success().stdout(
+        predicate::str::contains("restored notes.txt (+1 -1)").and(predicate::str::contains("deleted new.txt")),
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "mine\n");
+    assert!(!sb.path("new.txt").exists() && !sb.path("made").exists());
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("nothing to undo"));
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "changed\n");
+    assert!(sb.path("made").is_dir());
+    // The conversation was rewound with the first undo and restored by redo.
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "next", "--continue"]).assert().success();
+    let request = server.requests().last().unwrap().clone();
+    assert_eq!(request.body["messages"][1]["content"], "change notes");
+    assert_valid(&request);
+}
