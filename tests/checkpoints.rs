@@ -124,7 +124,7 @@ fn run(agent: &mut Agent, prompt: &str) {
 }
 
 const TURN: &str = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "created\n"}}, {"name": "patch", "arguments": {"file_path": "edit.txt", "old_string": "one", "new_string": "uno"}}, {"name": "remove", "arguments": {"path": "gone.txt"}}]}
-{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' sed.txt && touch touched.txt && rm deleted.txt && mkdir -p made/deeper && mv moved.txt made/moved.txt && echo ignored > build/out.log"}}]}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' sed.txt && touch touched.txt && rm deleted.txt && mkdir -p made/deeper && mv moved.txt made/moved.txt && echo ignored > build/out.log && echo scratch > sub/scratch.tmp && echo kept > sub/new.txt"}}]}
 {"text": "done"}"#;
 
 fn seed(p: &Project) {
@@ -160,6 +160,8 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
     let mut expected = before.clone();
     // The .gitignore'd build output is left alone.
     expected.insert("build/out.log".into(), Some(b"ignored\n".to_vec()));
+    // So is what the nested sub/.gitignore ignores; sub/new.txt is not ignored and goes.
+    expected.insert("sub/scratch.tmp".into(), Some(b"scratch\n".to_vec()));
     assert_eq!(tree(p.root()), expected, "{message}");
     assert!(message.contains("restored edit.txt (+1 -1)"), "{message}");
     assert!(message.contains("re-created gone.txt (+1 -0)"), "{message}");

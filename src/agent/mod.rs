@@ -213,6 +213,7 @@ impl Agent {
                 false,
             );
         };
+        self.executor.snapshots().clear();
         match recorder.undo(&mut self.history, rewind, force) {
             Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
             Ok(None) => ("nothing to undo".to_owned(), false),
@@ -229,6 +230,7 @@ impl Agent {
                 false,
             );
         };
+        self.executor.snapshots().clear();
         match recorder.redo(&mut self.history, force) {
             Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
             Ok(None) => ("nothing to redo".to_owned(), false),

@@ -116,3 +116,37 @@ pub fn maybe_prune(data_dir: &Path) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Recorder, SessionStore};
+
+    #[test]
+    fn old_sessions_and_unreferenced_objects_go() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("a.txt"), "one").unwrap();
+        let store = SessionStore::new(data.path(), project.path());
+        let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        recorder.begin_turn("t", 0).unwrap();
+        std::fs::write(project.path().join("a.txt"), "two").unwrap();
+        recorder.end_turn().unwrap();
+        let objects = ObjectStore::new(data.path().join("objects"));
+        let stray = objects.put(b"referenced by nothing").unwrap();
+        let kept = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES).unwrap();
+        assert_eq!(kept.objects, 1, "only the stray object goes");
+        assert!(!objects.contains(&stray));
+        assert_eq!(store.ids().len(), 1);
+        // Everything is older than a zero max age.
+        let gone = prune(data.path(), Duration::ZERO, DEFAULT_MAX_BYTES).unwrap();
+        assert_eq!(gone.sessions, 1);
+        assert!(objects.list().is_empty());
+        // And a tiny size budget drops the oldest sessions first.
+        let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        recorder.begin_turn("t", 0).unwrap();
+        recorder.end_turn().unwrap();
+        let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1).unwrap();
+        assert_eq!(trimmed.sessions, 1);
+    }
+}

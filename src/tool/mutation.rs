@@ -207,6 +207,13 @@ impl Snapshots {
         Ok(Some(restored))
     }
 
+    /// Forgets all per-call history (after a whole turn was undone or redone, the per-file
+    /// stacks no longer describe the files).
+    pub fn clear(&self) {
+        self.stacks.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.redo.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     /// Forgets the snapshot `op` took of `path` (the operation failed and changed nothing).
     pub fn discard(&self, path: &Path, op: u64) {
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,122 @@
+//! Sessions and checkpoints:
+//! - the checkpoint before a turn in a 10,000-file project: the first (everything hashed and
+//!   stored; target ≤ 2 s) and the next ones (incremental by metadata; target ≤ 100 ms);
+//! - resuming a 5,000-message session (read, replay, ready for the next request; ≤ 300 ms).
+//!
+//! Run: `cargo bench --bench sessions`.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use brute::provider::{Message, ToolCall};
+use brute::session::{Record, Recorder, SessionStore};
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let project = tempfile::tempdir().expect("temp dir");
+    let data = tempfile::tempdir().expect("temp dir");
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    for i in 0..10_000 {
+        let dir = project.path().join(format!("src/module{:03}", i / 100));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join(format!("file{i:05}.rs"));
+        std::fs::write(
+            &path,
+            format!("// file {i}\n{}", "pub fn f() -> u32 { 42 }\n".repeat(40)),
+        )
+        .expect("write");
+        // Real projects' files are not all brand new (new files are re-read to be safe).
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("mtime");
+    }
+    let store = SessionStore::new(data.path(), project.path());
+    let mut recorder = Recorder::new(
+        store.clone(),
+        store.create().expect("session"),
+        &Default::default(),
+        10 << 20,
+    );
+    let started = Instant::now();
+    recorder.begin_turn("first", 0).expect("checkpoint");
+    let first = started.elapsed();
+    let mut next = Vec::new();
+    for turn in 0..10 {
+        for k in 0..3 {
+            std::fs::write(
+                project.path().join(format!("src/module000/file{:05}.rs", turn * 3 + k)),
+                format!("changed {turn}"),
+            )
+            .expect("edit");
+        }
+        let t = Instant::now();
+        recorder.end_turn().expect("checkpoint");
+        recorder.begin_turn("next", 0).expect("checkpoint");
+        next.push(t.elapsed() / 2);
+    }
+    println!(
+        "checkpoint, 10,000 files: first {:8.1} ms (target ≤ 2000)   incremental median {:6.1} ms, max {:6.1} ms (target ≤ 100)",
+        ms(first),
+        ms(median(next.clone())),
+        ms(*next.iter().max().expect("runs"))
+    );
+
+    // A 5,000-message session: user prompts, assistant calls and tool results.
+    let resume_store = SessionStore::new(data.path(), &project.path().join("src"));
+    let mut file = resume_store.create().expect("session");
+    for i in 0..1250 {
+        let call = ToolCall {
+            id: format!("c{i}"),
+            name: "read".into(),
+            arguments: format!("{{\"file_path\":\"src/f{i}.rs\"}}"),
+        };
+        let messages = [
+            Message::User {
+                text: format!("step {i}: please look at src/f{i}.rs and fix the bug"),
+            },
+            Message::Assistant {
+                text: "Reading it.".into(),
+                tool_calls: vec![call],
+            },
+            Message::Tool {
+                call_id: format!("c{i}"),
+                name: "read".into(),
+                content: "1\tfn main() {}\n".repeat(20),
+                is_error: false,
+            },
+            Message::Assistant {
+                text: format!("Fixed step {i}: the loop bound was off by one."),
+                tool_calls: Vec::new(),
+            },
+        ];
+        for message in messages {
+            file.append(&Record::Message { message }).expect("append");
+        }
+    }
+    let id = file.id.clone();
+    drop(file);
+    let mut times = Vec::new();
+    let mut count = 0;
+    for _ in 0..10 {
+        let t = Instant::now();
+        let (file, loaded) = resume_store.open(&id).expect("open");
+        count = loaded.history.len();
+        let recorder = Recorder::new(resume_store.clone(), file, &loaded, 10 << 20);
+        times.push(t.elapsed());
+        drop(recorder);
+    }
+    println!(
+        "resume a {count}-message session: median {:6.1} ms, max {:6.1} ms (target ≤ 300)",
+        ms(median(times.clone())),
+        ms(*times.iter().max().expect("runs"))
+    );
+}
