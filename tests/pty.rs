@@ -142,8 +142,8 @@ fn prompt_tool_pane_undo_question_and_quit() {
 
     tmux.text("please edit notes");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the finished write pane and answer", |s| {
-        s.contains("✓ write") && s.contains("I changed notes.txt.")
+    tmux.wait_for("the finished write pane, answer and turn", |s| {
+        s.contains("✓ write") && s.contains("I changed notes.txt.") && s.contains(" idle │")
     });
     assert_eq!(
         std::fs::read_to_string(sb.path("notes.txt")).unwrap(),
@@ -154,7 +154,9 @@ fn prompt_tool_pane_undo_question_and_quit() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("the undo dialog", |s| s.contains("Rewind the conversation too?"));
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("the undo report", |s| s.contains("restored notes.txt (+1 -1)"));
+    let screen = tmux.wait_for("the undo report", |s| {
+        s.contains("restored notes.txt (+1 -1)") && s.contains(" idle │")
+    });
     assert!(screen.contains("the conversation was rewound"), "{screen}");
     assert!(
         !screen.contains("I changed notes.txt."),
@@ -206,10 +208,15 @@ fn escape_interrupts_a_running_command() {
         s.contains("│ started") && s.contains("running 1 tool")
     });
     tmux.keys(&["Escape"]);
-    let screen = tmux.wait_for("the interrupted pane", |s| {
-        s.contains("✗ shell") && s.contains("interrupted")
+    // The pane fills first, then the turn ends and the status line goes back to idle.
+    let screen = tmux.wait_for("the interrupted pane and the end of the turn", |s| {
+        s.contains("✗ shell") && s.contains(" idle │")
     });
-    assert!(screen.contains("idle"), "{screen}");
+    assert!(screen.contains("Error: Interrupted: started"), "{screen}");
+    assert!(
+        screen.contains("\ninterrupted\n"),
+        "the turn says it was interrupted: {screen}"
+    );
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));

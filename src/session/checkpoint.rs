@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::objects::ObjectStore;
 
+/// A tree with more entries than this is not checkpointed (brute started in a home directory
+/// or a huge monorepo would otherwise copy it all).
+pub const MAX_ENTRIES: usize = 200_000;
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Files modified this recently are re-read even when their metadata matches (an edit within
@@ -100,6 +103,12 @@ impl Scanner {
         for entry in walker.flatten() {
             if entry.depth() == 0 {
                 continue;
+            }
+            if scan.manifest.len() >= MAX_ENTRIES {
+                return Err(std::io::Error::other(format!(
+                    "{} has more than {MAX_ENTRIES} files and directories; turn checkpoints are off for it",
+                    self.root.display()
+                )));
             }
             let Ok(rel) = entry.path().strip_prefix(&self.root) else {
                 continue;

@@ -484,6 +484,8 @@ pub struct Recorder {
     scanner: checkpoint::Scanner,
     pub turns: Vec<Turn>,
     todos: Vec<TodoItem>,
+    /// Set when the tree cannot be checkpointed (too large): the session is still saved.
+    checkpoints_off: bool,
 }
 
 impl Recorder {
@@ -501,6 +503,7 @@ impl Recorder {
             scanner,
             turns: loaded.turns.clone(),
             todos: loaded.todos.clone(),
+            checkpoints_off: false,
         }
     }
 
@@ -516,7 +519,17 @@ impl Recorder {
 
     /// The checkpoint at the start of a user turn.
     pub fn begin_turn(&mut self, prompt: &str, history_len: usize) -> std::io::Result<()> {
-        let (manifest, _) = self.snapshot()?;
+        if self.checkpoints_off {
+            return Ok(());
+        }
+        let (manifest, _) = match self.snapshot() {
+            Ok(snapshot) => snapshot,
+            Err(error) => {
+                // Reported once; the conversation is still recorded.
+                self.checkpoints_off = true;
+                return Err(error);
+            }
+        };
         let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         let at_ms = now_ms();
         self.file.append(&Record::Checkpoint {
@@ -539,6 +552,9 @@ impl Recorder {
 
     /// The tree as the turn left it.
     pub fn end_turn(&mut self) -> std::io::Result<()> {
+        if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
+            return self.file.sync();
+        }
         let (manifest, skipped) = self.snapshot()?;
         let Some(turn) = self.turns.last_mut() else {
             return Ok(());
