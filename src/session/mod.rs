@@ -588,6 +588,24 @@ impl Recorder {
         self.file.append(&Record::Clear)
     }
 
+    /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
+    fn move_turn(&mut self, turn: &Turn, reverse: bool, force: bool) -> std::io::Result<checkpoint::MoveReport> {
+        let end = turn.end.clone().unwrap_or_default();
+        let changes = checkpoint::diff(
+            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
+            &checkpoint::load_manifest(self.store.objects(), &end)?,
+        );
+        let current = self.scanner.scan()?.manifest;
+        checkpoint::apply(
+            self.store.root(),
+            self.store.objects(),
+            &changes,
+            &current,
+            reverse,
+            force,
+        )
+    }
+
     /// Undoes the newest turn not yet undone: every file it changed goes back, unless the
     /// person changed it since (then it is skipped, or overwritten with `force`). With
     /// `rewind`, the conversation goes back to before the turn too.
@@ -596,13 +614,7 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
-        let current = self.scanner.scan()?.manifest;
-        let report = checkpoint::apply(self.store.root(), self.store.objects(), &changes, &current, true, force)?;
+        let report = self.move_turn(&turn, true, force)?;
         let rewound = rewind && turn.history_len <= history.len();
         self.file.append(&Record::Undo {
             turn: turn.turn,
@@ -635,20 +647,7 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
-        let current = self.scanner.scan()?.manifest;
-        let report = checkpoint::apply(
-            self.store.root(),
-            self.store.objects(),
-            &changes,
-            &current,
-            false,
-            force,
-        )?;
+        let report = self.move_turn(&turn, false, force)?;
         self.file.append(&Record::Redo { turn: turn.turn })?;
         let t = &mut self.turns[index];
         t.undone = false;
