@@ -90,6 +90,8 @@ impl ToolPane {
         }
         match &self.status {
             ToolStatus::Running => spans.push(Span::styled("  running…", Style::new().fg(Color::DarkGray))),
+            // A pane restored from a saved session has no duration.
+            ToolStatus::Done { duration_ms: 0, .. } => {}
             ToolStatus::Done { duration_ms, .. } => spans.push(Span::styled(
                 format!("  {}", duration(*duration_ms)),
                 Style::new().fg(Color::DarkGray),
