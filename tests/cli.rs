@@ -502,3 +502,28 @@ fn completions_match_the_cli() {
         );
     }
 }
+
+#[test]
+fn provider_keys_do_not_reach_commands() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s", "shell", r#"{"command":"echo \"[$OPENAI_API_KEY][$OTHER_VAR]\""}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .env("OPENAI_API_KEY", "sk-secret-for-test")
+        .env("OTHER_VAR", "visible")
+        .args(["-p", "x"])
+        .assert()
+        .success();
+    assert_eq!(tool_results(&server.requests()[1])[0].1, "[][visible]\n");
+    let data = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
+    for project in data.flatten() {
+        for file in std::fs::read_dir(project.path()).unwrap().flatten() {
+            let text = std::fs::read_to_string(file.path()).unwrap();
+            assert!(!text.contains("sk-secret-for-test"), "the key reached the session file");
+        }
+    }
+}

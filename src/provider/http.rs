@@ -128,12 +128,17 @@ impl HttpProvider {
 
     /// Sends once: returns the successful response or a classified error.
     async fn send(&self, body: &Value) -> Result<Response, Attempt> {
-        let response = self.request(body).send().await.map_err(|e| {
-            Attempt::retry(ProviderError::Connect {
-                url: self.url(),
-                message: error_chain(&e),
-            })
-        })?;
+        // A server that accepts the connection but never answers is as dead as one that refuses it.
+        let limit = self.settings.idle_timeout;
+        let response = tokio::time::timeout(limit, self.request(body).send())
+            .await
+            .map_err(|_| Attempt::retry(ProviderError::IdleTimeout(limit.as_secs())))?
+            .map_err(|e| {
+                Attempt::retry(ProviderError::Connect {
+                    url: self.url(),
+                    message: error_chain(&e),
+                })
+            })?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -167,9 +172,11 @@ impl HttpProvider {
     async fn attempt(&self, body: &Value, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Completion, Attempt> {
         let response = self.send(body).await?;
         if !self.settings.stream {
-            let value: Value = response
-                .json()
+            // A whole (non-streamed) answer can take long to generate: allow several idle periods.
+            let limit = self.settings.idle_timeout.saturating_mul(5);
+            let value: Value = tokio::time::timeout(limit, response.json())
                 .await
+                .map_err(|_| Attempt::fatal(ProviderError::IdleTimeout(limit.as_secs())))?
                 .map_err(|e| Attempt::fatal(ProviderError::Decode(format!("response body: {e}"))))?;
             let completion = self.format.decode_full(&value).map_err(Attempt::fatal)?;
             if !completion.reasoning.is_empty() {

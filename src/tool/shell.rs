@@ -122,6 +122,11 @@ pub async fn run_process(
         .arg(command)
         .current_dir(cwd)
         .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        // brute's own provider keys stay out of commands the model runs (and so out of
+        // transcripts and session files).
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("BRUTE_API_KEY")
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
