@@ -95,6 +95,7 @@ impl Scanner {
     pub fn scan(&mut self) -> std::io::Result<Scan> {
         let mut scan = Scan::default();
         let now = SystemTime::now();
+        let mut pack = self.objects.pack();
         let walker = ignore::WalkBuilder::new(&self.root)
             .hidden(false)
             .require_git(false)
@@ -155,7 +156,7 @@ impl Scanner {
                 Ok(bytes) => bytes,
                 Err(_) => continue, // vanished or unreadable: not part of this checkpoint
             };
-            let id = self.objects.put(&bytes)?;
+            let id = pack.add_bytes(&bytes)?;
             scan.hashed += 1;
             scan.manifest.insert(
                 rel,
@@ -168,6 +169,7 @@ impl Scanner {
                 },
             );
         }
+        pack.finish()?;
         self.previous = scan.manifest.clone();
         Ok(scan)
     }

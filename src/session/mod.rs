@@ -492,9 +492,15 @@ impl Recorder {
     /// A recorder for `file`, continuing `turns` (empty for a new session).
     pub fn new(store: SessionStore, file: SessionFile, loaded: &Loaded, max_file_bytes: u64) -> Self {
         let mut scanner = checkpoint::Scanner::new(store.root().to_path_buf(), store.objects().clone(), max_file_bytes);
-        if let Some(last) = loaded.turns.iter().rev().find_map(|t| t.end.clone())
-            && let Ok(manifest) = checkpoint::load_manifest(store.objects(), &last)
-        {
+        // The newest known state of the tree, from this session or else the previous one of
+        // this directory, lets even a new session's first checkpoint skip unchanged files.
+        let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
+        let known = last_of(&loaded.turns).or_else(|| {
+            let previous = store.ids().into_iter().find(|id| *id != file.id)?;
+            let text = std::fs::read_to_string(store.path(&previous)).ok()?;
+            last_of(&replay(&text).turns)
+        });
+        if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
             scanner.remember(manifest);
         }
         Self {

@@ -1,15 +1,31 @@
 //! A content-addressed object store: each blob is stored once under its SHA-256, so unchanged
 //! files cost nothing however many checkpoints refer to them.
+//!
+//! Single objects are stored loose (`objects/ab/cdef…`). A checkpoint's many new blobs go
+//! into one pack (`objects/pack/<name>.pack`, made visible by its `.idx` written last), since
+//! creating thousands of small files is what makes a first checkpoint slow.
 
-use std::io::Write;
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-/// Objects under `<data dir>/objects/ab/cdef…`.
+/// Where a packed object lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Location {
+    pack: PathBuf,
+    offset: u64,
+    len: u64,
+}
+
+/// Objects under `<data dir>/objects/`.
 #[derive(Debug, Clone)]
 pub struct ObjectStore {
     dir: PathBuf,
+    /// Packed objects by id, loaded on first use and refreshed on a miss.
+    index: Arc<Mutex<Option<HashMap<String, Location>>>>,
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -20,7 +36,10 @@ pub fn hash(bytes: &[u8]) -> String {
 
 impl ObjectStore {
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self {
+            dir,
+            index: Arc::default(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -32,13 +51,63 @@ impl ObjectStore {
         self.dir.join(head).join(tail)
     }
 
-    /// Stores `bytes` (if not already there) and returns its id. Written atomically.
+    fn pack_dir(&self) -> PathBuf {
+        self.dir.join("pack")
+    }
+
+    /// Reads every `.idx` (one `id offset len` line per object).
+    fn read_index(&self) -> HashMap<String, Location> {
+        let mut index = HashMap::new();
+        let Ok(entries) = std::fs::read_dir(self.pack_dir()) else {
+            return index;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "idx") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let pack = path.with_extension("pack");
+            for line in text.lines() {
+                let mut parts = line.split(' ');
+                if let (Some(id), Some(Ok(offset)), Some(Ok(len))) =
+                    (parts.next(), parts.next().map(str::parse), parts.next().map(str::parse))
+                {
+                    index.insert(
+                        id.to_owned(),
+                        Location {
+                            pack: pack.clone(),
+                            offset,
+                            len,
+                        },
+                    );
+                }
+            }
+        }
+        index
+    }
+
+    fn locate(&self, id: &str) -> Option<Location> {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = index.get_or_insert_with(|| self.read_index()).get(id) {
+            return Some(found.clone());
+        }
+        // Another process (or an earlier writer) may have added a pack since.
+        let fresh = self.read_index();
+        let found = fresh.get(id).cloned();
+        *index = Some(fresh);
+        found
+    }
+
+    /// Stores `bytes` loose (if not already there) and returns its id. Written atomically.
     pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let id = hash(bytes);
-        let path = self.path(&id);
-        if path.exists() {
+        if self.contains(&id) {
             return Ok(id);
         }
+        let path = self.path(&id);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir)?;
         let mut temp = tempfile::NamedTempFile::new_in(dir)?;
@@ -47,45 +116,222 @@ impl ObjectStore {
         Ok(id)
     }
 
+    /// Starts a pack for many new objects.
+    pub fn pack(&self) -> PackWriter {
+        PackWriter {
+            store: self.clone(),
+            file: None,
+            entries: Vec::new(),
+            seen: HashSet::new(),
+            offset: 0,
+            dedupe: true,
+        }
+    }
+
     /// Reads an object.
     pub fn get(&self, id: &str) -> std::io::Result<Vec<u8>> {
-        std::fs::read(self.path(id))
+        match std::fs::read(self.path(id)) {
+            Ok(bytes) => return Ok(bytes),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(_) => {}
+        }
+        let Some(at) = self.locate(id) else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("object {id} is missing"),
+            ));
+        };
+        let mut file = std::fs::File::open(&at.pack)?;
+        file.seek(SeekFrom::Start(at.offset))?;
+        let mut bytes = vec![0; usize::try_from(at.len).map_err(std::io::Error::other)?];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.path(id).exists()
+        self.path(id).exists() || self.locate(id).is_some()
     }
 
     /// Every stored object id with its size.
     pub fn list(&self) -> Vec<(String, u64)> {
         let mut out = Vec::new();
-        let Ok(heads) = std::fs::read_dir(&self.dir) else {
-            return out;
-        };
-        for head in heads.flatten() {
-            let Ok(tails) = std::fs::read_dir(head.path()) else {
-                continue;
-            };
-            for tail in tails
-                .flatten()
-                .filter(|t| !t.file_name().to_string_lossy().starts_with('.'))
-            {
-                let size = tail.metadata().map(|m| m.len()).unwrap_or(0);
-                out.push((
-                    format!(
-                        "{}{}",
-                        head.file_name().to_string_lossy(),
-                        tail.file_name().to_string_lossy()
-                    ),
-                    size,
-                ));
+        if let Ok(heads) = std::fs::read_dir(&self.dir) {
+            for head in heads.flatten().filter(|h| h.file_name() != "pack") {
+                let Ok(tails) = std::fs::read_dir(head.path()) else {
+                    continue;
+                };
+                for tail in tails
+                    .flatten()
+                    .filter(|t| !t.file_name().to_string_lossy().starts_with('.'))
+                {
+                    let size = tail.metadata().map(|m| m.len()).unwrap_or(0);
+                    out.push((
+                        format!(
+                            "{}{}",
+                            head.file_name().to_string_lossy(),
+                            tail.file_name().to_string_lossy()
+                        ),
+                        size,
+                    ));
+                }
             }
         }
+        out.extend(self.read_index().into_iter().map(|(id, at)| (id, at.len)));
         out
     }
 
-    /// Removes an object.
-    pub fn remove(&self, id: &str) -> std::io::Result<()> {
-        std::fs::remove_file(self.path(id))
+    /// Keeps only the objects `keep` accepts: loose ones are deleted, packs holding any
+    /// unwanted object are rewritten with the rest. Returns (objects removed, bytes freed).
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) -> std::io::Result<(usize, u64)> {
+        let (mut removed, mut freed) = (0, 0);
+        if let Ok(heads) = std::fs::read_dir(&self.dir) {
+            for head in heads.flatten().filter(|h| h.file_name() != "pack") {
+                let Ok(tails) = std::fs::read_dir(head.path()) else {
+                    continue;
+                };
+                for tail in tails.flatten() {
+                    let id = format!(
+                        "{}{}",
+                        head.file_name().to_string_lossy(),
+                        tail.file_name().to_string_lossy()
+                    );
+                    if !keep(&id) {
+                        freed += tail.metadata().map(|m| m.len()).unwrap_or(0);
+                        std::fs::remove_file(tail.path())?;
+                        removed += 1;
+                    }
+                }
+            }
+        }
+        let mut by_pack: HashMap<PathBuf, Vec<(String, Location)>> = HashMap::new();
+        for (id, at) in self.read_index() {
+            by_pack.entry(at.pack.clone()).or_default().push((id, at));
+        }
+        for (pack, objects) in by_pack {
+            if objects.iter().all(|(id, _)| keep(id)) {
+                continue;
+            }
+            // The objects are still in the old pack, so this writer must not skip them.
+            let mut writer = PackWriter {
+                dedupe: false,
+                ..self.pack()
+            };
+            for (id, at) in &objects {
+                if keep(id) {
+                    writer.add_bytes(&self.read_at(at)?)?;
+                } else {
+                    removed += 1;
+                    freed += at.len;
+                }
+            }
+            writer.finish()?;
+            std::fs::remove_file(pack.with_extension("idx"))?;
+            std::fs::remove_file(&pack)?;
+        }
+        // Packs left without an index by a crash are garbage.
+        if let Ok(entries) = std::fs::read_dir(self.pack_dir()) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "pack") && !path.with_extension("idx").exists() {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        *self.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok((removed, freed))
+    }
+
+    fn read_at(&self, at: &Location) -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(&at.pack)?;
+        file.seek(SeekFrom::Start(at.offset))?;
+        let mut bytes = vec![0; usize::try_from(at.len).map_err(std::io::Error::other)?];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// Collects new objects into one pack; nothing is visible until [`PackWriter::finish`].
+pub struct PackWriter {
+    store: ObjectStore,
+    file: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    entries: Vec<(String, u64, u64)>,
+    seen: HashSet<String>,
+    offset: u64,
+    /// Skip objects the store already has.
+    dedupe: bool,
+}
+
+impl PackWriter {
+    /// Adds `bytes` unless the store (or this pack) has them; returns the id.
+    pub fn add_bytes(&mut self, bytes: &[u8]) -> std::io::Result<String> {
+        let id = hash(bytes);
+        if self.seen.contains(&id) || (self.dedupe && self.store.contains(&id)) {
+            return Ok(id);
+        }
+        if self.file.is_none() {
+            let dir = self.store.pack_dir();
+            std::fs::create_dir_all(&dir)?;
+            let name = format!("{}-{:08x}", super::now_ms(), fastrand::u32(..));
+            let path = dir.join(format!("{name}.pack"));
+            let file = std::fs::OpenOptions::new().create_new(true).write(true).open(&path)?;
+            self.file = Some((path, std::io::BufWriter::new(file)));
+        }
+        if let Some((_, out)) = &mut self.file {
+            out.write_all(bytes)?;
+        }
+        self.entries.push((id.clone(), self.offset, bytes.len() as u64));
+        self.offset += bytes.len() as u64;
+        self.seen.insert(id.clone());
+        Ok(id)
+    }
+
+    /// Makes the pack durable and visible (its index is written last, atomically).
+    pub fn finish(mut self) -> std::io::Result<()> {
+        let Some((path, out)) = self.file.take() else {
+            return Ok(());
+        };
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        let mut index = String::with_capacity(self.entries.len() * 90);
+        for (id, offset, len) in &self.entries {
+            index.push_str(&format!("{id} {offset} {len}\n"));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+        temp.write_all(index.as_bytes())?;
+        temp.as_file().sync_all()?;
+        temp.persist(path.with_extension("idx")).map_err(|e| e.error)?;
+        *self.store.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loose_and_packed_objects_round_trip_and_prune() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().to_path_buf());
+        let loose = store.put(b"loose").unwrap();
+        let mut pack = store.pack();
+        let a = pack.add_bytes(b"alpha").unwrap();
+        let b = pack.add_bytes(b"beta").unwrap();
+        assert_eq!(
+            pack.add_bytes(b"loose").unwrap(),
+            loose,
+            "known objects are not packed again"
+        );
+        assert!(!store.contains(&a), "invisible until finished");
+        pack.finish().unwrap();
+        assert_eq!(store.get(&a).unwrap(), b"alpha");
+        assert_eq!(store.get(&b).unwrap(), b"beta");
+        assert_eq!(store.get(&loose).unwrap(), b"loose");
+        assert_eq!(store.list().len(), 3);
+        let (removed, _) = store.retain(|id| id != b && id != loose).unwrap();
+        assert_eq!(removed, 2);
+        assert_eq!(store.get(&a).unwrap(), b"alpha", "the pack was rewritten with the rest");
+        assert!(store.get(&b).is_err() && store.get(&loose).is_err());
     }
 }

@@ -76,15 +76,10 @@ pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64) -> std::io::Res
     });
     loop {
         let refs = referenced(&objects, &files);
-        let mut total = 0;
-        for (id, size) in objects.list() {
-            if refs.contains(&id) {
-                total += size;
-            } else if objects.remove(&id).is_ok() {
-                pruned.objects += 1;
-                pruned.bytes += size;
-            }
-        }
+        let (removed, freed) = objects.retain(|id| refs.contains(id))?;
+        pruned.objects += removed;
+        pruned.bytes += freed;
+        let total: u64 = objects.list().iter().map(|(_, size)| size).sum();
         if total <= max_bytes || files.is_empty() {
             break;
         }
