@@ -75,11 +75,11 @@ fn parallel_calls_are_answered_in_call_order() {
         "",
         &[
             // The first call waits for a file the second call creates: it can only finish if
-            // both run at the same time, and it finishes last.
+            // both run at the same time. It then works a while longer, so it finishes last.
             (
                 "slow",
                 "shell",
-                r#"{"command":"while [ ! -f go ]; do sleep 0.01; done; echo first"}"#,
+                r#"{"command":"while [ ! -f go ]; do sleep 0.01; done; sleep 0.3; echo first"}"#,
             ),
             ("fast", "shell", r#"{"command":"touch go; echo second"}"#),
         ],
