@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
@@ -182,7 +183,18 @@ impl ObjectStore {
 
     /// Keeps only the objects `keep` accepts: loose ones are deleted, packs holding any
     /// unwanted object are rewritten with the rest. Returns (objects removed, bytes freed).
-    pub fn retain(&self, keep: impl Fn(&str) -> bool) -> std::io::Result<(usize, u64)> {
+    ///
+    /// Anything written less than `grace` ago is left alone: another brute may be between
+    /// writing a checkpoint's objects and recording the checkpoint that refers to them.
+    pub fn retain(&self, keep: impl Fn(&str) -> bool, grace: Duration) -> std::io::Result<(usize, u64)> {
+        let now = SystemTime::now();
+        let young = |path: &Path| {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_none_or(|age| age < grace)
+        };
         let (mut removed, mut freed) = (0, 0);
         if let Ok(heads) = std::fs::read_dir(&self.dir) {
             for head in heads.flatten().filter(|h| h.file_name() != "pack") {
@@ -195,7 +207,7 @@ impl ObjectStore {
                         head.file_name().to_string_lossy(),
                         tail.file_name().to_string_lossy()
                     );
-                    if !keep(&id) {
+                    if !keep(&id) && !young(&tail.path()) {
                         freed += tail.metadata().map(|m| m.len()).unwrap_or(0);
                         std::fs::remove_file(tail.path())?;
                         removed += 1;
@@ -208,7 +220,7 @@ impl ObjectStore {
             by_pack.entry(at.pack.clone()).or_default().push((id, at));
         }
         for (pack, objects) in by_pack {
-            if objects.iter().all(|(id, _)| keep(id)) {
+            if objects.iter().all(|(id, _)| keep(id)) || young(&pack) {
                 continue;
             }
             // The objects are still in the old pack, so this writer must not skip them.
@@ -232,7 +244,10 @@ impl ObjectStore {
         if let Ok(entries) = std::fs::read_dir(self.pack_dir()) {
             for entry in entries.flatten() {
                 let path = entry.path();
-                if path.extension().is_some_and(|e| e == "pack") && !path.with_extension("idx").exists() {
+                if path.extension().is_some_and(|e| e == "pack")
+                    && !path.with_extension("idx").exists()
+                    && !young(&path)
+                {
                     std::fs::remove_file(&path)?;
                 }
             }
@@ -329,7 +344,11 @@ mod tests {
         assert_eq!(store.get(&b).unwrap(), b"beta");
         assert_eq!(store.get(&loose).unwrap(), b"loose");
         assert_eq!(store.list().len(), 3);
-        let (removed, _) = store.retain(|id| id != b && id != loose).unwrap();
+        let (removed, _) = store
+            .retain(|id| id != b && id != loose, Duration::from_secs(3600))
+            .unwrap();
+        assert_eq!(removed, 0, "nothing young is removed");
+        let (removed, _) = store.retain(|id| id != b && id != loose, Duration::ZERO).unwrap();
         assert_eq!(removed, 2);
         assert_eq!(store.get(&a).unwrap(), b"alpha", "the pack was rewritten with the rest");
         assert!(store.get(&b).is_err() && store.get(&loose).is_err());

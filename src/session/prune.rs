@@ -11,6 +11,9 @@ use super::objects::ObjectStore;
 /// Defaults: 30 days, 2 GiB.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 pub const DEFAULT_MAX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// Objects younger than this are never pruned: a running brute may have written them for a
+/// checkpoint it has not recorded yet.
+pub const GRACE: Duration = Duration::from_secs(3600);
 /// How often [`maybe_prune`] actually prunes.
 const INTERVAL: Duration = Duration::from_secs(24 * 3600);
 
@@ -62,7 +65,7 @@ fn referenced(objects: &ObjectStore, files: &[(SystemTime, PathBuf)]) -> HashSet
 }
 
 /// Prunes the store under `data_dir`.
-pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64) -> std::io::Result<Pruned> {
+pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64, grace: Duration) -> std::io::Result<Pruned> {
     let objects = ObjectStore::new(data_dir.join("objects"));
     let now = SystemTime::now();
     let mut pruned = Pruned::default();
@@ -76,11 +79,12 @@ pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64) -> std::io::Res
     });
     loop {
         let refs = referenced(&objects, &files);
-        let (removed, freed) = objects.retain(|id| refs.contains(id))?;
+        let (removed, freed) = objects.retain(|id| refs.contains(id), grace)?;
         pruned.objects += removed;
         pruned.bytes += freed;
         let total: u64 = objects.list().iter().map(|(_, size)| size).sum();
-        if total <= max_bytes || files.is_empty() {
+        // The newest session is never dropped for size: it may be the one running.
+        if total <= max_bytes || files.len() <= 1 {
             break;
         }
         let (_, oldest) = files.remove(0);
@@ -106,7 +110,7 @@ pub fn maybe_prune(data_dir: &Path) {
     std::thread::spawn(move || {
         let _ = std::fs::create_dir_all(&data_dir);
         let _ = std::fs::write(data_dir.join(".last-prune"), b"");
-        if let Err(e) = prune(&data_dir, DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES) {
+        if let Err(e) = prune(&data_dir, DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE) {
             tracing::warn!(error = %e, "pruning old sessions failed");
         }
     });
@@ -129,19 +133,27 @@ mod tests {
         recorder.end_turn().unwrap();
         let objects = ObjectStore::new(data.path().join("objects"));
         let stray = objects.put(b"referenced by nothing").unwrap();
-        let kept = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES).unwrap();
+        let young = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE).unwrap();
+        assert_eq!(
+            young.objects, 0,
+            "a just-written object may belong to a running checkpoint"
+        );
+        let kept = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO).unwrap();
         assert_eq!(kept.objects, 1, "only the stray object goes");
         assert!(!objects.contains(&stray));
         assert_eq!(store.ids().len(), 1);
         // Everything is older than a zero max age.
-        let gone = prune(data.path(), Duration::ZERO, DEFAULT_MAX_BYTES).unwrap();
+        let gone = prune(data.path(), Duration::ZERO, DEFAULT_MAX_BYTES, Duration::ZERO).unwrap();
         assert_eq!(gone.sessions, 1);
         assert!(objects.list().is_empty());
         // And a tiny size budget drops the oldest sessions first.
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
         recorder.end_turn().unwrap();
-        let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1).unwrap();
+        let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        recorder.begin_turn("t", 0).unwrap();
+        recorder.end_turn().unwrap();
+        let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap();
         assert_eq!(trimmed.sessions, 1);
     }
 }
