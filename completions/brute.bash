@@ -107,7 +107,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__completions)
-            opts="-h --help bash zsh fish"
+            opts="-h --help bash zsh fish man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -53,7 +53,7 @@ complete -c brute -n "__fish_brute_using_subcommand undo" -l code-only -d 'Resto
 complete -c brute -n "__fish_brute_using_subcommand undo" -s h -l help -d 'Print help'
 complete -c brute -n "__fish_brute_using_subcommand redo" -l force -d 'Overwrite files changed since the undo instead of skipping them'
 complete -c brute -n "__fish_brute_using_subcommand redo" -s h -l help -d 'Print help'
-complete -c brute -n "__fish_brute_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
 complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
 complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "redo" -d 'Re-apply the turn the last undo took back'

@@ -132,12 +132,14 @@ pub enum Command {
     },
 }
 
-/// Shells with generated completions.
+/// Shells with generated completions (and the man page, generated the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Shell {
     Bash,
     Zsh,
     Fish,
+    /// The man page (roff), for `man -l` or a man directory
+    Man,
 }
 
 impl Shell {
@@ -147,6 +149,7 @@ impl Shell {
             Shell::Bash => "brute.bash",
             Shell::Zsh => "_brute",
             Shell::Fish => "brute.fish",
+            Shell::Man => "brute.1",
         }
     }
 }
@@ -160,6 +163,11 @@ pub fn completions(shell: Shell) -> Vec<u8> {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
+        Shell::Man => {
+            // Writing to a Vec cannot fail.
+            let _ = clap_mangen::Man::new(command).render(&mut out);
+            return out;
+        }
     };
     clap_complete::generate(generator, &mut command, "brute", &mut out);
     out

@@ -476,13 +476,13 @@ fn sigint_gives_pending_calls_results_and_exits_130() {
 }
 
 #[test]
-fn completions_match_the_cli() {
-    for shell in ["bash", "zsh", "fish"] {
-        let file = match shell {
-            "bash" => "brute.bash",
-            "zsh" => "_brute",
-            _ => "brute.fish",
-        };
+fn completions_and_man_page_match_the_cli() {
+    for (shell, file) in [
+        ("bash", "brute.bash"),
+        ("zsh", "_brute"),
+        ("fish", "brute.fish"),
+        ("man", "brute.1"),
+    ] {
         let committed = std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("completions")
