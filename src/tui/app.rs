@@ -4,6 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::commands::{COMMANDS, LOCAL_UNDO, UNDO_BOTH, UNDO_CODE};
 use super::composer::Composer;
 use super::dialog::{Dialog, DialogOutcome};
 use super::sanitize::sanitize;
@@ -22,29 +23,6 @@ pub enum Action {
     /// Clear and redraw the whole screen.
     Redraw,
 }
-
-/// The slash commands, with their help lines.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "show keys and commands"),
-    (
-        "/undo",
-        "take back the last turn: its file changes (and the conversation)",
-    ),
-    ("/redo", "re-apply what /undo took back"),
-    ("/resume", "list saved sessions, or switch: /resume ID"),
-    ("/clear", "start a new conversation"),
-    ("/model", "show or switch the model: /model NAME"),
-    ("/tools", "list the tools the model can use"),
-    ("/todo", "show the todo list"),
-    ("/copy", "copy the last answer to the clipboard"),
-    ("/mouse", "toggle mouse capture (wheel scrolling vs. text selection)"),
-    ("/quit", "leave brute"),
-];
-
-/// The local dialog `/undo` opens, and its answers.
-const LOCAL_UNDO: &str = "local:undo";
-const UNDO_BOTH: &str = "code and conversation";
-const UNDO_CODE: &str = "code only";
 
 /// What the status line shows about the session.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -84,7 +62,7 @@ pub struct App {
     pub sessions: Vec<String>,
     pub mouse_captured: bool,
     ctrl_c_armed: bool,
-    last_answer: String,
+    pub(super) last_answer: String,
     /// Set when something changed and the screen must be redrawn.
     pub dirty: bool,
 }
@@ -555,134 +533,6 @@ impl App {
         self.scroll = 0;
         self.busy = true;
         vec![Action::Op(Op::UserTurn { text: message })]
-    }
-
-    fn command(&mut self, line: &str) -> Vec<Action> {
-        let (name, arg) = line.split_once(' ').map_or((line, ""), |(n, a)| (n, a.trim()));
-        let idle_only = |app: &mut Self, action: Action| {
-            if app.busy {
-                app.notice(
-                    NoticeKind::Info,
-                    format!("{name} waits until the turn ends (Esc interrupts it)"),
-                );
-                Vec::new()
-            } else {
-                vec![action]
-            }
-        };
-        match name {
-            "/help" => {
-                let mut help = String::from(
-                    "keys: Enter send · Shift/Alt+Enter newline · Esc interrupt · Ctrl-C twice quit · Ctrl-L redraw\n      PgUp/PgDn scroll · Ctrl-E expand tool output · Ctrl-R show thinking · @path mention a file\ncommands:",
-                );
-                for (command, text) in COMMANDS {
-                    help.push_str(&format!("\n  {command:<8} {text}"));
-                }
-                self.notice(NoticeKind::Info, help);
-                Vec::new()
-            }
-            "/undo" if self.busy => {
-                self.notice(NoticeKind::Info, "/undo waits until the turn ends (Esc interrupts it)");
-                Vec::new()
-            }
-            "/undo" => {
-                // Ask what to take back: code only, or code and conversation (the default).
-                let question = crate::protocol::Question {
-                    question: "Undo the last turn: restore the files it changed. Rewind the conversation too?".into(),
-                    header: Some("undo".into()),
-                    options: [UNDO_BOTH, UNDO_CODE, "cancel"]
-                        .iter()
-                        .map(|l| crate::protocol::QuestionOption {
-                            label: (*l).into(),
-                            description: None,
-                        })
-                        .collect(),
-                    multiple: false,
-                    default: Some(UNDO_BOTH.into()),
-                };
-                let id = if arg == "force" {
-                    format!("{LOCAL_UNDO}force")
-                } else {
-                    LOCAL_UNDO.to_owned()
-                };
-                self.dialog = Some(Dialog::new(id, vec![question]));
-                Vec::new()
-            }
-            "/redo" => idle_only(self, Action::Op(Op::Redo { force: arg == "force" })),
-            "/resume" if arg.is_empty() => {
-                let list = if self.sessions.is_empty() {
-                    "(no saved sessions here)".to_owned()
-                } else {
-                    self.sessions.join("\n")
-                };
-                self.notice(
-                    NoticeKind::Info,
-                    format!("sessions (newest first; /resume ID switches):\n{list}"),
-                );
-                Vec::new()
-            }
-            "/resume" => idle_only(self, Action::Op(Op::Resume { id: arg.to_owned() })),
-            "/clear" => {
-                let actions = idle_only(self, Action::Op(Op::Clear));
-                if !actions.is_empty() {
-                    self.entries.clear();
-                    self.usage = Usage::default();
-                    self.scroll = 0;
-                    self.notice(NoticeKind::Info, "new conversation");
-                }
-                actions
-            }
-            "/model" if arg.is_empty() => {
-                self.notice(
-                    NoticeKind::Info,
-                    format!("model: {} ({})", self.session.model, self.session.provider),
-                );
-                Vec::new()
-            }
-            "/model" => {
-                self.session.model = arg.to_owned();
-                self.notice(NoticeKind::Info, format!("model set to {arg}"));
-                vec![Action::Op(Op::SetModel { model: arg.to_owned() })]
-            }
-            "/tools" => {
-                let list = if self.tools.is_empty() {
-                    "(none)".to_owned()
-                } else {
-                    self.tools.join(", ")
-                };
-                self.notice(NoticeKind::Info, format!("tools: {list}"));
-                Vec::new()
-            }
-            "/todo" => {
-                let rendered = crate::tool::todo::render(&self.todos);
-                self.notice(NoticeKind::Info, rendered.trim_end().to_owned());
-                Vec::new()
-            }
-            "/copy" => {
-                if self.last_answer.is_empty() {
-                    self.notice(NoticeKind::Info, "nothing to copy yet");
-                    Vec::new()
-                } else {
-                    self.notice(NoticeKind::Info, "copied the last answer to the clipboard");
-                    vec![Action::Copy(self.last_answer.clone())]
-                }
-            }
-            "/mouse" => {
-                self.mouse_captured = !self.mouse_captured;
-                let state = if self.mouse_captured {
-                    "captured: the wheel scrolls (Shift+drag selects)"
-                } else {
-                    "released: select text with the mouse"
-                };
-                self.notice(NoticeKind::Info, format!("mouse {state}"));
-                vec![Action::ToggleMouse]
-            }
-            "/quit" | "/exit" => vec![Action::Quit],
-            other => {
-                self.notice(NoticeKind::Info, format!("unknown command {other}; /help lists them"));
-                Vec::new()
-            }
-        }
     }
 
     /// What the status line says the agent is doing.

@@ -6,6 +6,7 @@
 //! conversation is printed to the normal screen so it stays in the scrollback.
 
 pub mod app;
+pub mod commands;
 pub mod composer;
 pub mod dialog;
 pub mod markdown;

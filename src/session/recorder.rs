@@ -1,0 +1,257 @@
+//! The recorder: appends an agent's messages, todo lists and turn checkpoints to its session
+//! file as they happen, and moves the tree back and forth for undo and redo.
+
+use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, now_ms, replay};
+use crate::protocol::TodoItem;
+use crate::provider::Message;
+
+/// What an undo or redo did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnMove {
+    pub turn: u32,
+    pub prompt: String,
+    pub report: checkpoint::MoveReport,
+    pub skipped: Vec<String>,
+    pub rewound: bool,
+}
+
+impl TurnMove {
+    /// A human summary: what was restored with +/- line counts, and what was left alone.
+    pub fn describe(&self, verb: &str) -> String {
+        let first = self.prompt.lines().next().unwrap_or("");
+        let mut out = format!("{verb} turn {} (\"{first}\"):", self.turn);
+        if self.report.moved.is_empty() {
+            out.push_str(" no file changes");
+        }
+        for moved in &self.report.moved {
+            out.push_str(&format!(
+                "\n  {} {} (+{} -{})",
+                moved.action, moved.path, moved.added, moved.removed
+            ));
+        }
+        for path in &self.report.conflicts {
+            out.push_str(&format!(
+                "\n  skipped {path}: changed since the agent's turn (use force to overwrite it)"
+            ));
+        }
+        for path in &self.skipped {
+            out.push_str(&format!("\n  not restorable {path}: over the checkpoint size cap"));
+        }
+        if self.rewound {
+            out.push_str("\n  the conversation was rewound to before that turn");
+        }
+        out
+    }
+}
+
+/// Records one agent's session: messages, todos and turn checkpoints.
+pub struct Recorder {
+    pub store: SessionStore,
+    pub file: SessionFile,
+    scanner: checkpoint::Scanner,
+    pub turns: Vec<Turn>,
+    todos: Vec<TodoItem>,
+    /// Set when the tree cannot be checkpointed (too large): the session is still saved.
+    checkpoints_off: bool,
+}
+
+impl Recorder {
+    /// A recorder for `file`, continuing `turns` (empty for a new session).
+    pub fn new(store: SessionStore, file: SessionFile, loaded: &Loaded, max_file_bytes: u64) -> Self {
+        let mut scanner = checkpoint::Scanner::new(store.root().to_path_buf(), store.objects().clone(), max_file_bytes);
+        // The newest known state of the tree, from this session or else the previous one of
+        // this directory, lets even a new session's first checkpoint skip unchanged files.
+        let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
+        let known = last_of(&loaded.turns).or_else(|| {
+            let previous = store.ids().into_iter().find(|id| *id != file.id)?;
+            let text = std::fs::read_to_string(store.path(&previous)).ok()?;
+            last_of(&replay(&text).turns)
+        });
+        if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
+            scanner.remember(manifest);
+        }
+        Self {
+            store,
+            file,
+            scanner,
+            turns: loaded.turns.clone(),
+            todos: loaded.todos.clone(),
+            checkpoints_off: false,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.file.id
+    }
+
+    fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
+        let scan = self.scanner.scan()?;
+        let id = checkpoint::save_manifest(self.store.objects(), &scan.manifest)?;
+        Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
+    }
+
+    /// The checkpoint at the start of a user turn.
+    pub fn begin_turn(&mut self, prompt: &str, history_len: usize) -> std::io::Result<()> {
+        if self.checkpoints_off {
+            return Ok(());
+        }
+        let (manifest, _) = match self.snapshot() {
+            Ok(snapshot) => snapshot,
+            Err(error) => {
+                // Reported once; the conversation is still recorded.
+                self.checkpoints_off = true;
+                return Err(error);
+            }
+        };
+        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
+        let at_ms = now_ms();
+        self.file.append(&Record::Checkpoint {
+            turn,
+            manifest: manifest.clone(),
+            history_len,
+            prompt: prompt.to_owned(),
+            at_ms,
+        })?;
+        self.turns.push(Turn {
+            turn,
+            start: manifest,
+            history_len,
+            prompt: prompt.to_owned(),
+            at_ms,
+            ..Turn::default()
+        });
+        Ok(())
+    }
+
+    /// The tree as the turn left it.
+    pub fn end_turn(&mut self) -> std::io::Result<()> {
+        if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
+            return self.file.sync();
+        }
+        let (manifest, skipped) = self.snapshot()?;
+        let Some(turn) = self.turns.last_mut() else {
+            return Ok(());
+        };
+        turn.end = Some(manifest.clone());
+        turn.skipped = skipped.clone();
+        self.file.append(&Record::TurnEnd {
+            turn: turn.turn,
+            manifest,
+            skipped,
+        })?;
+        self.file.sync()
+    }
+
+    pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
+        self.file.append(&Record::Message {
+            message: message.clone(),
+        })
+    }
+
+    /// Records the todo list if it changed.
+    pub fn todos(&mut self, todos: &[TodoItem]) -> std::io::Result<()> {
+        if self.todos != todos {
+            self.todos = todos.to_vec();
+            self.file.append(&Record::Todos { todos: todos.to_vec() })?;
+        }
+        Ok(())
+    }
+
+    pub fn clear(&mut self) -> std::io::Result<()> {
+        self.file.append(&Record::Clear)
+    }
+
+    /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
+    fn move_turn(&mut self, turn: &Turn, reverse: bool, force: bool) -> std::io::Result<checkpoint::MoveReport> {
+        let end = turn.end.clone().unwrap_or_default();
+        let changes = checkpoint::diff(
+            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
+            &checkpoint::load_manifest(self.store.objects(), &end)?,
+        );
+        let current = self.scanner.scan()?.manifest;
+        checkpoint::apply(
+            self.store.root(),
+            self.store.objects(),
+            &changes,
+            &current,
+            reverse,
+            force,
+        )
+    }
+
+    /// Undoes the newest turn not yet undone: every file it changed goes back, unless the
+    /// person changed it since (then it is skipped, or overwritten with `force`). With
+    /// `rewind`, the conversation goes back to before the turn too.
+    pub fn undo(&mut self, history: &mut Vec<Message>, rewind: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
+        let Some(index) = self.turns.iter().rposition(|t| !t.undone && t.end.is_some()) else {
+            return Ok(None);
+        };
+        let turn = self.turns[index].clone();
+        let report = self.move_turn(&turn, true, force)?;
+        let rewound = rewind && turn.history_len <= history.len();
+        self.file.append(&Record::Undo {
+            turn: turn.turn,
+            rewound,
+        })?;
+        let t = &mut self.turns[index];
+        t.undone = true;
+        if rewound {
+            t.stash = history.split_off(turn.history_len);
+        }
+        self.file.sync()?;
+        Ok(Some(TurnMove {
+            turn: turn.turn,
+            prompt: turn.prompt,
+            report,
+            skipped: turn.skipped,
+            rewound,
+        }))
+    }
+
+    /// Re-applies the turn undone last (only while no newer turn has run since).
+    pub fn redo(&mut self, history: &mut Vec<Message>, force: bool) -> std::io::Result<Option<TurnMove>> {
+        let active = self.turns.iter().rposition(|t| !t.undone);
+        let Some(index) = self
+            .turns
+            .iter()
+            .enumerate()
+            .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
+        else {
+            return Ok(None);
+        };
+        let turn = self.turns[index].clone();
+        let report = self.move_turn(&turn, false, force)?;
+        self.file.append(&Record::Redo { turn: turn.turn })?;
+        let t = &mut self.turns[index];
+        t.undone = false;
+        let rewound = !t.stash.is_empty();
+        history.append(&mut t.stash);
+        self.file.sync()?;
+        Ok(Some(TurnMove {
+            turn: turn.turn,
+            prompt: turn.prompt,
+            report,
+            skipped: turn.skipped,
+            rewound,
+        }))
+    }
+
+    /// The checkpoints, newest last, with the number of paths each turn changed.
+    pub fn checkpoints(&self) -> Vec<(Turn, usize)> {
+        self.turns
+            .iter()
+            .map(|t| {
+                let changed = match (
+                    checkpoint::load_manifest(self.store.objects(), &t.start),
+                    t.end
+                        .as_ref()
+                        .map(|e| checkpoint::load_manifest(self.store.objects(), e)),
+                ) {
+                    (Ok(a), Some(Ok(b))) => checkpoint::diff(&a, &b).len(),
+                    _ => 0,
+                };
+                (t.clone(), changed)
+            })
+            .collect()
+    }
+}
