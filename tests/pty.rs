@@ -17,6 +17,11 @@ struct Tmux {
 
 impl Tmux {
     fn start(sb: &Sandbox, server: &MockServer, name: &str) -> Option<Self> {
+        Self::start_with(sb, server, name, "")
+    }
+
+    /// Starts brute with `extra` arguments appended (already shell-safe).
+    fn start_with(sb: &Sandbox, server: &MockServer, name: &str, extra: &str) -> Option<Self> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("skipping: tmux is not installed (apt-get install tmux)");
             return None;
@@ -27,7 +32,7 @@ impl Tmux {
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
         let command = format!(
-            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}'; echo BRUTE-EXITED-$?; sleep 60",
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' {extra}; echo BRUTE-EXITED-$?; sleep 60",
             home = sb.home.path().display(),
             config = config.display(),
             bin = bin.display(),
@@ -217,6 +222,37 @@ fn escape_interrupts_a_running_command() {
         screen.contains("\ninterrupted\n"),
         "the turn says it was interrupted: {screen}"
     );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn continue_shows_the_saved_conversation() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("r1", "read", r#"{"file_path":"."}"#)])));
+    server.push(Reply::sse(openai_sse("An earlier answer.", &[])));
+    sb.brute(&server).args(["-p", "an earlier question"]).assert().success();
+    server.push(Reply::sse(openai_sse("A later answer.", &[])));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "continue", "--continue") else {
+        return;
+    };
+    let screen = tmux.wait_for("the restored transcript", |s| s.contains("An earlier answer."));
+    assert!(screen.contains("› an earlier question"), "{screen}");
+    assert!(screen.contains("✓ read"), "the tool call is restored: {screen}");
+    tmux.text("and now?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the new answer", |s| s.contains("A later answer."));
+    let request = server.requests().last().unwrap().clone();
+    let users: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["an earlier question", "and now?"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
