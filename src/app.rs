@@ -109,6 +109,7 @@ pub struct Built {
     pub notices: Vec<String>,
     pub history: Vec<crate::provider::Message>,
     pub todos: Vec<crate::protocol::TodoItem>,
+    pub durations: std::collections::BTreeMap<String, u64>,
 }
 
 /// Opens (or creates) the session to record into.
@@ -211,20 +212,24 @@ pub fn build_agent_with(
         interactive,
     };
     let mut agent = Agent::new(state.clone(), executor, config, events.clone());
-    let (mut history, mut todos) = (Vec::new(), Vec::new());
+    let (mut history, mut todos, mut durations) = (Vec::new(), Vec::new(), Default::default());
     if let Some((recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         history = loaded.history.clone();
         todos = loaded.todos.clone();
         if !todos.is_empty() {
             state.set_todos(todos.clone(), &events);
         }
-        agent = agent.with_session(recorder, loaded.history);
+        durations = loaded.durations.clone();
+        agent = agent
+            .with_session(recorder, loaded.history)
+            .with_durations(loaded.durations);
     }
     Ok(Built {
         agent,
         notices,
         history,
         todos,
+        durations,
     })
 }
 

@@ -137,6 +137,9 @@ pub enum Event {
     HistoryReplaced {
         messages: Vec<crate::provider::Message>,
         todos: Vec<TodoItem>,
+        /// How long each tool call took, by call id (for the restored panes).
+        #[serde(default)]
+        durations: std::collections::BTreeMap<String, u64>,
     },
     /// The session's todo list changed (it is shown to the person).
     TodosUpdated { todos: Vec<TodoItem> },

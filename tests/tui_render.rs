@@ -400,3 +400,38 @@ fn a_scrolled_view_stays_put_while_output_arrives() {
     let body = |s: &str| s.lines().take(5).map(str::to_owned).collect::<Vec<_>>();
     assert_eq!(body(&before), body(&after));
 }
+
+#[test]
+fn a_restored_history_shows_panes_with_their_durations() {
+    use brute::provider::{Message, ToolCall};
+    let mut a = app();
+    let messages = vec![
+        Message::User { text: "look".into() },
+        Message::Assistant {
+            text: "Reading.".into(),
+            tool_calls: vec![ToolCall {
+                id: "r".into(),
+                name: "read".into(),
+                arguments: r#"{"file_path":"a.txt"}"#.into(),
+            }],
+        },
+        Message::Tool {
+            call_id: "r".into(),
+            name: "read".into(),
+            content: "1\thello".into(),
+            is_error: false,
+        },
+        Message::Assistant {
+            text: "It says hello.".into(),
+            tool_calls: Vec::new(),
+        },
+    ];
+    a.on_event(Event::HistoryReplaced {
+        messages,
+        todos: Vec::new(),
+        durations: [("r".to_owned(), 12u64)].into_iter().collect(),
+    });
+    let screen = render(&mut a, 50, 14);
+    assert!(screen.contains("✓ read  a.txt  12 ms"), "{screen}");
+    assert!(screen.contains("It says hello."));
+}

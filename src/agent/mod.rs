@@ -115,6 +115,8 @@ async fn with_ops<F: Future>(
 /// One conversation with a model and its tools.
 pub struct Agent {
     recorder: Option<crate::session::Recorder>,
+    /// Tool call durations by call id, for front ends redrawing a restored history.
+    durations: std::collections::BTreeMap<String, u64>,
     state: Arc<AgentState>,
     executor: Executor,
     config: AgentConfig,
@@ -127,6 +129,7 @@ impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         Self {
             recorder: None,
+            durations: Default::default(),
             state,
             executor,
             config,
@@ -141,6 +144,17 @@ impl Agent {
         self.history = history;
         self.recorder = Some(recorder);
         self
+    }
+
+    /// Restores tool call durations (from a resumed session).
+    pub fn with_durations(mut self, durations: std::collections::BTreeMap<String, u64>) -> Self {
+        self.durations = durations;
+        self
+    }
+
+    /// Tool call durations by call id.
+    pub fn durations(&self) -> &std::collections::BTreeMap<String, u64> {
+        &self.durations
     }
 
     /// The session being recorded, if any.
@@ -365,6 +379,10 @@ impl Agent {
             let records = self.run_calls(&calls, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
+                let duration_ms = record.duration.as_millis() as u64;
+                self.durations.insert(record.call.id.clone(), duration_ms);
+                let call_id = record.call.id.clone();
+                self.record(|r| r.timing(&call_id, duration_ms));
                 self.push_message(Message::Tool {
                     call_id: record.call.id,
                     name: record.call.name,

@@ -63,6 +63,11 @@ pub enum Record {
     },
     /// The person cleared the conversation.
     Clear,
+    /// How long a tool call took (shown again when the session is resumed).
+    Timing {
+        call_id: String,
+        duration_ms: u64,
+    },
 }
 
 /// What is known about one turn.
@@ -86,6 +91,8 @@ pub struct Loaded {
     pub history: Vec<Message>,
     pub todos: Vec<TodoItem>,
     pub turns: Vec<Turn>,
+    /// Tool call durations by call id.
+    pub durations: std::collections::BTreeMap<String, u64>,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -144,6 +151,9 @@ pub fn replay(text: &str) -> Loaded {
                 }
             }
             Record::Clear => loaded.history.clear(),
+            Record::Timing { call_id, duration_ms } => {
+                loaded.durations.insert(call_id, duration_ms);
+            }
         }
     }
     close_dangling_calls(&mut loaded.history);

@@ -142,6 +142,14 @@ impl Recorder {
         self.file.sync()
     }
 
+    /// Records how long a tool call took.
+    pub fn timing(&mut self, call_id: &str, duration_ms: u64) -> std::io::Result<()> {
+        self.file.append(&Record::Timing {
+            call_id: call_id.to_owned(),
+            duration_ms,
+        })
+    }
+
     pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
         self.file.append(&Record::Message {
             message: message.clone(),

@@ -220,12 +220,21 @@ impl App {
                 self.notice(NoticeKind::Info, format!("todo list:\n{}", rendered.trim_end()));
             }
             Event::Nested { parent_call_id, event } => self.on_nested(&parent_call_id, *event),
-            Event::HistoryReplaced { messages, todos } => self.load_history(&messages, todos),
+            Event::HistoryReplaced {
+                messages,
+                todos,
+                durations,
+            } => self.load_history(&messages, todos, &durations),
         }
     }
 
     /// Rebuilds the transcript from a conversation (a resumed session, or after undo).
-    pub fn load_history(&mut self, messages: &[crate::provider::Message], todos: Vec<TodoItem>) {
+    pub fn load_history(
+        &mut self,
+        messages: &[crate::provider::Message],
+        todos: Vec<TodoItem>,
+        durations: &std::collections::BTreeMap<String, u64>,
+    ) {
         use crate::provider::Message;
         self.entries.clear();
         self.scroll = 0;
@@ -252,7 +261,7 @@ impl App {
                         pane.result = sanitize(content);
                         pane.status = ToolStatus::Done {
                             is_error: *is_error,
-                            duration_ms: 0,
+                            duration_ms: durations.get(call_id).copied().unwrap_or(0),
                         };
                     }
                 }

@@ -59,6 +59,7 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
         app.on_event(Event::HistoryReplaced {
             messages: built.history,
             todos: built.todos,
+            durations: built.durations,
         });
     }
     for notice in built.notices {
@@ -122,6 +123,7 @@ async fn agent_loop(
                         events.emit(Event::HistoryReplaced {
                             messages: built.history,
                             todos: built.todos,
+                            durations: built.durations,
                         });
                         events.emit(Event::Notice {
                             message: format!("resumed session {id}"),
@@ -143,6 +145,7 @@ fn replaced(agent: &Agent, events: &EventSink, history_changed: bool) {
         events.emit(Event::HistoryReplaced {
             messages: agent.history().to_vec(),
             todos: agent.state().todos(),
+            durations: agent.durations().clone(),
         });
     }
 }
