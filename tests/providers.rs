@@ -136,7 +136,19 @@ async fn anthropic_request_shape() {
     assert_eq!(req.header("x-api-key"), Some("test-key"));
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     let b = &req.body;
-    assert_eq!(b["system"], "be brief");
+    assert_eq!(
+        b["system"],
+        json!([{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]),
+        "the system prompt is a cache breakpoint"
+    );
+    assert_eq!(
+        b["tools"][0]["cache_control"]["type"], "ephemeral",
+        "so is the end of the tools"
+    );
+    assert_eq!(
+        b["messages"][2]["content"][1]["cache_control"]["type"], "ephemeral",
+        "and of the conversation"
+    );
     assert_eq!(
         b["messages"][1]["content"][1],
         json!({"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}})

@@ -73,6 +73,16 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             }
         }
     }
+    // Prompt caching: the tools, the system prompt and the conversation so far are the same
+    // prefix on every request of a turn, so mark the end of each as a cache breakpoint.
+    let cache = json!({"type": "ephemeral"});
+    if let Some(block) = messages
+        .last_mut()
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|blocks| blocks.last_mut())
+    {
+        block["cache_control"] = cache.clone();
+    }
     let mut body = json!({
         "model": req.model,
         "max_tokens": req.max_tokens,
@@ -80,17 +90,21 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
         "stream": stream,
     });
     if !req.system.is_empty() {
-        body["system"] = json!(req.system);
+        body["system"] = json!([{"type": "text", "text": req.system, "cache_control": cache}]);
     }
     if let Some(temperature) = req.temperature {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {
-        body["tools"] = req
+        let mut tools: Vec<Value> = req
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = cache;
+        }
+        body["tools"] = Value::Array(tools);
     }
     body
 }
