@@ -213,3 +213,40 @@ fn fetch_errors() {
         r["bin"]
     );
 }
+
+#[test]
+fn fetch_follows_at_most_five_redirects() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let hop = server.url("/hop");
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("f", "fetch", &format!(r#"{{"url":"{hop}"}}"#))],
+    )));
+    for _ in 0..6 {
+        server.push(Reply::json(302, "").header("location", &hop));
+    }
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("g", "fetch", &format!(r#"{{"url":"{hop}"}}"#))],
+    )));
+    for _ in 0..5 {
+        server.push(Reply::json(302, "").header("location", &hop));
+    }
+    server.push(Reply::json(200, "landed").header("content-type", "text/plain"));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "x"]).assert().success();
+    let requests = server.requests();
+    let first = results_by_id(&requests[7]);
+    assert!(
+        first["f"].starts_with("Error: TooManyRedirects: gave up after 5 redirects"),
+        "{}",
+        first["f"]
+    );
+    let second = results_by_id(requests.last().unwrap());
+    assert!(
+        second["g"].contains("Status: 200 OK") && second["g"].ends_with("landed"),
+        "{}",
+        second["g"]
+    );
+}

@@ -257,3 +257,31 @@ fn continue_shows_the_saved_conversation() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn headless_run_asks_a_person_at_the_terminal() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "q1",
+            "question",
+            r#"{"questions":[{"question":"Which color?","options":[{"label":"red"},{"label":"blue"}],"default":"red"}]}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Blue it is.", &[])));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "headless", "-p 'pick a color'") else {
+        return;
+    };
+    tmux.wait_for("the terminal prompt", |s| {
+        s.contains("Which color?") && s.contains("2. blue")
+    });
+    tmux.text("2");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer and exit", |s| {
+        s.contains("Blue it is.") && s.contains("BRUTE-EXITED-0")
+    });
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results[0].1, "The user answered:\n1. Which color? → blue\n");
+}

@@ -116,6 +116,12 @@ impl Tool for FetchTool {
 }
 
 fn network(error: reqwest::Error) -> ToolError {
+    if error.is_redirect() {
+        return ToolError::new(
+            "TooManyRedirects",
+            format!("gave up after {MAX_REDIRECTS} redirects: {error}"),
+        );
+    }
     let kind = if error.is_timeout() { "Timeout" } else { "Network" };
     let mut message = error.to_string();
     let mut source = std::error::Error::source(&error);
