@@ -128,19 +128,31 @@ fn open_session(
     };
     session::prune::maybe_prune(&data_dir);
     let store = session::SessionStore::new(&data_dir, root);
-    let session_error = |e: std::io::Error| SetupError::Session(e.to_string());
     let (file, loaded) = match choice {
         SessionChoice::Resume(id) => store
             .open(id)
             .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?,
-        SessionChoice::Continue => match store.latest() {
-            Some(id) => store.open(&id).map_err(session_error)?,
-            None => {
+        SessionChoice::Continue if store.latest().is_some() => {
+            let id = store.latest().unwrap_or_default();
+            store
+                .open(&id)
+                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?
+        }
+        SessionChoice::Continue | SessionChoice::New | SessionChoice::Off => {
+            if *choice == SessionChoice::Continue {
                 notices.push("no earlier session in this directory; starting a new one".into());
-                (store.create().map_err(session_error)?, session::Loaded::default())
             }
-        },
-        SessionChoice::New | SessionChoice::Off => (store.create().map_err(session_error)?, session::Loaded::default()),
+            match store.create() {
+                Ok(file) => (file, session::Loaded::default()),
+                // An unwritable data directory costs the session, not the run.
+                Err(e) => {
+                    notices.push(format!(
+                        "cannot save this session ({e}); /undo covers single tool calls only"
+                    ));
+                    return Ok(None);
+                }
+            }
+        }
     };
     let recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
     Ok(Some((recorder, loaded)))

@@ -155,3 +155,20 @@ fn undo_and_redo_from_the_shell_after_a_restart() {
     assert_eq!(request.body["messages"][1]["content"], "change notes");
     assert_valid(&request);
 }
+
+#[test]
+fn an_unwritable_data_directory_costs_the_session_not_the_run() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("still works", &[])));
+    // A file where the data directory should be: nothing can be created under it.
+    let blocked = sb.home.path().join("blocked");
+    std::fs::write(&blocked, "not a directory").unwrap();
+    sb.brute(&server)
+        .env("BRUTE_DATA_DIR", &blocked)
+        .args(["-p", "x"])
+        .assert()
+        .success()
+        .stdout("still works\n")
+        .stderr(predicate::str::contains("note: cannot save this session"));
+}
