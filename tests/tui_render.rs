@@ -435,3 +435,74 @@ fn a_restored_history_shows_panes_with_their_durations() {
     assert!(screen.contains("✓ read  a.txt  12 ms"), "{screen}");
     assert!(screen.contains("It says hello."));
 }
+
+#[test]
+fn random_keys_events_and_sizes_never_panic() {
+    let keys = [
+        KeyCode::Enter,
+        KeyCode::Backspace,
+        KeyCode::Delete,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Tab,
+        KeyCode::Esc,
+        KeyCode::Char('a'),
+        KeyCode::Char('/'),
+        KeyCode::Char('@'),
+        KeyCode::Char(' '),
+        KeyCode::Char('日'),
+        KeyCode::Char('1'),
+    ];
+    for seed in 0..20u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut a = app();
+        for step in 0..300 {
+            match rng.usize(0..10) {
+                0..=5 => {
+                    let code = keys[rng.usize(0..keys.len())];
+                    let modifiers = [KeyModifiers::NONE, KeyModifiers::SHIFT, KeyModifiers::ALT][rng.usize(0..3)];
+                    a.on_key(KeyEvent::new(code, modifiers));
+                }
+                6 => a.on_event(Event::TextDelta {
+                    text: ["x", "\n", "# h\n", "```rs\nfn a(){}\n", "🎉 日本"][rng.usize(0..5)].into(),
+                }),
+                7 => started(
+                    &mut a,
+                    &format!("c{step}"),
+                    ["shell", "read", "task"][rng.usize(0..3)],
+                    json!({"command": "ls"}),
+                ),
+                8 => finished(
+                    &mut a,
+                    &format!("c{}", rng.usize(0..step + 1)),
+                    "shell",
+                    "out\n\u{1b}[31mred",
+                    rng.bool(),
+                    3,
+                ),
+                _ => {
+                    if rng.bool() {
+                        a.on_event(Event::QuestionAsked {
+                            call_id: format!("q{step}"),
+                            questions: vec![question("Q?", &["a", "b"][..rng.usize(0..3)], rng.bool(), None)],
+                        });
+                    } else {
+                        a.on_event(Event::TurnFinished {
+                            outcome: TurnOutcome::Done,
+                            text: String::new(),
+                        });
+                    }
+                }
+            }
+            if step % 7 == 0 {
+                render(&mut a, rng.u16(1..120), rng.u16(1..40));
+            }
+        }
+    }
+}
