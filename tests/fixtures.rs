@@ -401,3 +401,48 @@ fn non_streamed_bodies() {
     let c = anthropic::decode_full(&json("anthropic/ruby_llm-parallel-tool-use.1.response.json")).unwrap();
     assert!(c.tool_calls.is_empty() && !c.text.is_empty());
 }
+
+#[test]
+fn mangled_streams_give_errors_not_panics() {
+    let Some(dir) = support::fixtures() else { return };
+    let bodies = [
+        (
+            Wire::Chat,
+            support::fixture(&dir, "openai-chat/parallel-tool-calls.sse"),
+        ),
+        (Wire::Anthropic, support::fixture(&dir, "anthropic/tool-use.sse")),
+        (
+            Wire::Responses,
+            support::fixture(&dir, "openai-responses/ruby_llm-stream-tool-multiturn.0.response.sse"),
+        ),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for seed in 0..200u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for (wire, body) in &bodies {
+            let mut bytes = body.as_bytes().to_vec();
+            for _ in 0..rng.usize(1..20) {
+                if bytes.is_empty() {
+                    break;
+                }
+                let at = rng.usize(0..bytes.len());
+                match rng.usize(0..3) {
+                    0 => bytes[at] = rng.u8(..),
+                    1 => {
+                        bytes.remove(at);
+                    }
+                    _ => bytes.truncate(at.max(1)),
+                }
+            }
+            let chunks: Vec<Result<Vec<u8>, std::convert::Infallible>> =
+                bytes.chunks(rng.usize(1..64)).map(|c| Ok(c.to_vec())).collect();
+            let mut ignore = |_: Delta| {};
+            // Any outcome but a panic is fine: a mangled stream is an error or, by luck, a
+            // smaller valid answer.
+            let _ = runtime.block_on(decode_stream(stream::iter(chunks), decoder(*wire), None, &mut ignore));
+        }
+    }
+}
