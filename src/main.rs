@@ -1,6 +1,13 @@
 //! The `brute` binary: parse the command line, set up logging, dispatch.
 
 use std::io::Write;
+
+/// `println!` that ignores a closed stdout (`brute undo --list | head -1`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -113,7 +120,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
     let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
     if let Some(Command::Config) = cli.command {
-        print!("{}", settings.describe());
+        let _ = write!(std::io::stdout(), "{}", settings.describe());
         return Ok(exit::OK);
     }
     let Some(prompt) = cli.prompt.clone() else {
@@ -169,7 +176,7 @@ fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
         }
     }
     for line in lines {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(None)
 }
@@ -197,7 +204,7 @@ fn undo_command(
     let mut history = loaded.history.clone();
     let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     if list {
-        println!("session {id}");
+        outln!("session {id}");
         for (turn, changed) in recorder.checkpoints() {
             let state = if turn.undone {
                 "undone"
@@ -207,7 +214,7 @@ fn undo_command(
                 "unfinished"
             };
             let prompt: String = turn.prompt.lines().next().unwrap_or("").chars().take(60).collect();
-            println!(
+            outln!(
                 "  turn {:>3}  {}  {changed:>3} paths changed  {state:<10} {prompt}",
                 turn.turn,
                 session::format_time(turn.at_ms)
@@ -222,7 +229,7 @@ fn undo_command(
     };
     match moved {
         Some(moved) => {
-            println!("{}", moved.describe(if redo { "redid" } else { "undid" }));
+            outln!("{}", moved.describe(if redo { "redid" } else { "undid" }));
             Ok(exit::OK)
         }
         None => {

@@ -344,7 +344,8 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             "errors": report.errors,
             "notices": report.notices,
         });
-        println!("{summary}");
+        // A closed stdout (e.g. `| head`) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{summary}");
     }
     let _ = std::io::stdout().flush();
     Ok(match outcome {
