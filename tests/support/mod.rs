@@ -309,16 +309,7 @@ impl Sandbox {
     /// `brute` in the project, isolated from the user's environment and config, talking to
     /// `server` with the OpenAI wire format and fast retries.
     pub fn brute(&self, server: &MockServer) -> assert_cmd::Command {
-        let mut cmd = self.bare();
-        cmd.args([
-            "--provider",
-            "openai",
-            "--model",
-            "mock-model",
-            "--base-url",
-            &server.url("/v1"),
-        ]);
-        cmd
+        assert_cmd::Command::from_std(self.std_brute(server))
     }
 
     /// `brute` with no provider flags.
