@@ -346,12 +346,16 @@ impl SessionStore {
                 let path = self.path(&id);
                 let meta = std::fs::metadata(&path).ok()?;
                 let text = std::fs::read_to_string(&path).ok()?;
-                let loaded = replay(&text);
-                let first_prompt = loaded
-                    .history
-                    .iter()
-                    .find_map(|m| match m {
-                        Message::User { text } => Some(text.lines().next().unwrap_or("").to_owned()),
+                // Cheap on big sessions: count message records without parsing them, and parse
+                // only until the first prompt.
+                let messages = text.matches("{\"type\":\"message\"").count();
+                let first_prompt = text
+                    .lines()
+                    .filter(|l| l.starts_with("{\"type\":\"message\""))
+                    .find_map(|l| match serde_json::from_str::<Record>(l) {
+                        Ok(Record::Message {
+                            message: Message::User { text },
+                        }) => Some(text.lines().next().unwrap_or("").to_owned()),
                         _ => None,
                     })
                     .unwrap_or_default();
@@ -364,7 +368,7 @@ impl SessionStore {
                     id,
                     modified_ms,
                     first_prompt,
-                    messages: loaded.history.len(),
+                    messages,
                     bytes: meta.len(),
                 })
             })
