@@ -25,7 +25,11 @@ fn main() -> ExitCode {
             let usage = error.downcast_ref::<config::ConfigError>().is_some()
                 || matches!(
                     error.downcast_ref::<brute::app::SetupError>(),
-                    Some(brute::app::SetupError::Session(_))
+                    Some(
+                        brute::app::SetupError::Session(_)
+                            | brute::app::SetupError::Script { .. }
+                            | brute::app::SetupError::Provider(brute::provider::ProviderError::Replay(_))
+                    )
                 );
             eprintln!("brute: {error:#}");
             if usage { exit::USAGE } else { exit::ERROR }

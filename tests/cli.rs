@@ -527,3 +527,32 @@ fn provider_keys_do_not_reach_commands() {
         }
     }
 }
+
+#[test]
+fn replay_scripts_from_a_file() {
+    let sb = Sandbox::new();
+    sb.write(
+        "script.jsonl",
+        "# a comment\n{\"text\": \"Reading. \", \"tool_calls\": [{\"name\": \"read\", \"arguments\": {\"file_path\": \"script.jsonl\"}}]}\n{\"error\": \"simulated outage\"}\n",
+    );
+    sb.bare()
+        .args(["--provider", "replay", "--script", "script.jsonl", "-p", "x"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Reading."))
+        .stderr(
+            predicate::str::contains("[read] script.jsonl — ok")
+                .and(predicate::str::contains("error: replay: simulated outage")),
+        );
+    sb.write("bad.jsonl", "{\"text\": 5}\n");
+    sb.bare()
+        .args(["--provider", "replay", "--script", "bad.jsonl", "-p", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("replay: line 1"));
+    sb.bare()
+        .args(["--provider", "replay", "--script", "missing.jsonl", "-p", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read the replay script missing.jsonl"));
+}
