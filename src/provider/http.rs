@@ -336,7 +336,8 @@ fn is_context_error(body: &str) -> bool {
     .any(|needle| m.contains(needle))
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// An error with its causes, joined by `: `.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {

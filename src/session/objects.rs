@@ -142,11 +142,7 @@ impl ObjectStore {
                 format!("object {id} is missing"),
             ));
         };
-        let mut file = std::fs::File::open(&at.pack)?;
-        file.seek(SeekFrom::Start(at.offset))?;
-        let mut bytes = vec![0; usize::try_from(at.len).map_err(std::io::Error::other)?];
-        file.read_exact(&mut bytes)?;
-        Ok(bytes)
+        self.read_at(&at)
     }
 
     pub fn contains(&self, id: &str) -> bool {

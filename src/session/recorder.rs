@@ -16,6 +16,16 @@ pub struct TurnMove {
 }
 
 impl TurnMove {
+    fn of(turn: Turn, report: checkpoint::MoveReport, rewound: bool) -> Self {
+        Self {
+            turn: turn.turn,
+            prompt: turn.prompt,
+            report,
+            skipped: turn.skipped,
+            rewound,
+        }
+    }
+
     /// A human summary: what was restored with +/- line counts, and what was left alone.
     pub fn describe(&self, verb: &str) -> String {
         let first = self.prompt.lines().next().unwrap_or("");
@@ -207,13 +217,7 @@ impl Recorder {
             t.stash = history.split_off(turn.history_len);
         }
         self.file.sync()?;
-        Ok(Some(TurnMove {
-            turn: turn.turn,
-            prompt: turn.prompt,
-            report,
-            skipped: turn.skipped,
-            rewound,
-        }))
+        Ok(Some(TurnMove::of(turn, report, rewound)))
     }
 
     /// Re-applies the turn undone last (only while no newer turn has run since).
@@ -235,13 +239,7 @@ impl Recorder {
         let rewound = !t.stash.is_empty();
         history.append(&mut t.stash);
         self.file.sync()?;
-        Ok(Some(TurnMove {
-            turn: turn.turn,
-            prompt: turn.prompt,
-            report,
-            skipped: turn.skipped,
-            rewound,
-        }))
+        Ok(Some(TurnMove::of(turn, report, rewound)))
     }
 
     /// The checkpoints, newest last, with the number of paths each turn changed.

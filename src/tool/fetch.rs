@@ -123,13 +123,7 @@ fn network(error: reqwest::Error) -> ToolError {
         );
     }
     let kind = if error.is_timeout() { "Timeout" } else { "Network" };
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(inner) = source {
-        message.push_str(&format!(": {inner}"));
-        source = inner.source();
-    }
-    ToolError::new(kind, message).retryable()
+    ToolError::new(kind, crate::provider::http::error_chain(&error)).retryable()
 }
 
 /// Turns a body into text by its content type; binary content is an error.

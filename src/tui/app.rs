@@ -4,9 +4,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::commands::{COMMANDS, LOCAL_UNDO, UNDO_BOTH, UNDO_CODE};
+use super::commands::{COMMANDS, UNDO_BOTH, UNDO_CODE};
 use super::composer::Composer;
-use super::dialog::{Dialog, DialogOutcome};
+use super::dialog::{Dialog, DialogOutcome, Purpose};
 use super::sanitize::sanitize;
 use super::transcript::{Cached, Entry, NoticeKind, ToolPane, ToolStatus, ViewFlags};
 use crate::protocol::{Event, Op, TodoItem, TurnOutcome, Usage};
@@ -199,7 +199,7 @@ impl App {
             }
             Event::QuestionAsked { call_id, questions } => {
                 if !questions.is_empty() {
-                    self.dialog = Some(Dialog::new(call_id, questions));
+                    self.dialog = Some(Dialog::new(Purpose::Question(call_id), questions));
                 }
             }
             Event::Usage { usage } => self.usage.add(usage),
@@ -431,41 +431,37 @@ impl App {
             KeyCode::Enter => dialog.enter(),
             _ => DialogOutcome::Open,
         };
-        let call_id = dialog.call_id.clone();
-        match outcome {
-            DialogOutcome::Open => Vec::new(),
-            DialogOutcome::Answered(answers) if call_id.starts_with(LOCAL_UNDO) => {
-                self.dialog = None;
-                let force = call_id.ends_with("force");
-                match answers.first().map(String::as_str) {
-                    Some(UNDO_BOTH) => vec![Action::Op(Op::Undo {
-                        rewind_conversation: true,
-                        force,
-                    })],
-                    Some(UNDO_CODE) => vec![Action::Op(Op::Undo {
-                        rewind_conversation: false,
-                        force,
-                    })],
-                    _ => {
-                        self.notice(NoticeKind::Info, "undo cancelled");
-                        Vec::new()
-                    }
+        let purpose = dialog.purpose.clone();
+        if outcome != DialogOutcome::Open {
+            self.dialog = None;
+        }
+        match (outcome, purpose) {
+            (DialogOutcome::Open, _) => Vec::new(),
+            (DialogOutcome::Answered(answers), Purpose::Undo { force }) => match answers.first().map(String::as_str) {
+                Some(UNDO_BOTH) => vec![Action::Op(Op::Undo {
+                    rewind_conversation: true,
+                    force,
+                })],
+                Some(UNDO_CODE) => vec![Action::Op(Op::Undo {
+                    rewind_conversation: false,
+                    force,
+                })],
+                _ => {
+                    self.notice(NoticeKind::Info, "undo cancelled");
+                    Vec::new()
                 }
-            }
-            DialogOutcome::Cancelled if call_id.starts_with(LOCAL_UNDO) => {
-                self.dialog = None;
+            },
+            (DialogOutcome::Cancelled, Purpose::Undo { .. }) => {
                 self.notice(NoticeKind::Info, "undo cancelled");
                 Vec::new()
             }
-            DialogOutcome::Answered(answers) => {
-                self.dialog = None;
+            (DialogOutcome::Answered(answers), Purpose::Question(call_id)) => {
                 vec![Action::Op(Op::AnswerQuestion {
                     call_id,
                     answers: Some(answers),
                 })]
             }
-            DialogOutcome::Cancelled => {
-                self.dialog = None;
+            (DialogOutcome::Cancelled, Purpose::Question(call_id)) => {
                 self.notice(NoticeKind::Info, "question declined");
                 vec![Action::Op(Op::AnswerQuestion { call_id, answers: None })]
             }

@@ -1,7 +1,7 @@
 //! Slash commands: their list (for the popup and /help) and what each does to the [`App`].
 
 use super::app::{Action, App};
-use super::dialog::Dialog;
+use super::dialog::{Dialog, Purpose};
 use super::transcript::NoticeKind;
 use crate::protocol::{Op, Usage};
 
@@ -23,8 +23,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave brute"),
 ];
 
-/// The local dialog `/undo` opens, and its answers.
-pub(super) const LOCAL_UNDO: &str = "local:undo";
+/// The answers of the dialog `/undo` opens.
 pub(super) const UNDO_BOTH: &str = "code and conversation";
 pub(super) const UNDO_CODE: &str = "code only";
 
@@ -73,12 +72,8 @@ impl App {
                     multiple: false,
                     default: Some(UNDO_BOTH.into()),
                 };
-                let id = if arg == "force" {
-                    format!("{LOCAL_UNDO}force")
-                } else {
-                    LOCAL_UNDO.to_owned()
-                };
-                self.dialog = Some(Dialog::new(id, vec![question]));
+                let purpose = Purpose::Undo { force: arg == "force" };
+                self.dialog = Some(Dialog::new(purpose, vec![question]));
                 Vec::new()
             }
             "/redo" => idle_only(self, Action::Op(Op::Redo { force: arg == "force" })),

@@ -15,10 +15,19 @@ pub enum DialogOutcome {
     Cancelled,
 }
 
+/// Whom the answers go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    /// The model's `question` call with this id.
+    Question(String),
+    /// The `/undo` choice (code only, or code and conversation).
+    Undo { force: bool },
+}
+
 /// An open question dialog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialog {
-    pub call_id: String,
+    pub purpose: Purpose,
     pub questions: Vec<Question>,
     pub index: usize,
     pub answers: Vec<String>,
@@ -29,9 +38,9 @@ pub struct Dialog {
 }
 
 impl Dialog {
-    pub fn new(call_id: String, questions: Vec<Question>) -> Self {
+    pub fn new(purpose: Purpose, questions: Vec<Question>) -> Self {
         let mut dialog = Self {
-            call_id,
+            purpose,
             questions,
             index: 0,
             answers: Vec::new(),
@@ -166,7 +175,7 @@ mod tests {
     #[test]
     fn single_multiple_other_and_defaults() {
         let mut d = Dialog::new(
-            "c".into(),
+            Purpose::Question("c".into()),
             vec![
                 q(&["a", "b", "c"], false, Some("b")),
                 q(&["x", "y", "z"], true, None),
@@ -186,7 +195,7 @@ mod tests {
             d.enter(),
             DialogOutcome::Answered(vec!["b".into(), "x, z".into(), "hi".into()])
         );
-        let mut d = Dialog::new("c".into(), vec![q(&["a", "b"], false, None)]);
+        let mut d = Dialog::new(Purpose::Question("c".into()), vec![q(&["a", "b"], false, None)]);
         d.type_char('2');
         assert_eq!(d.enter(), DialogOutcome::Answered(vec!["b".into()]));
     }
