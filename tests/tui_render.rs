@@ -506,3 +506,26 @@ fn random_keys_events_and_sizes_never_panic() {
         }
     }
 }
+
+#[test]
+fn a_scrolled_view_stays_put_while_the_last_answer_streams() {
+    let mut a = app();
+    for i in 0..30 {
+        a.on_event(Event::Notice {
+            message: format!("line {i}"),
+        });
+    }
+    a.on_event(Event::TextDelta {
+        text: "streaming".into(),
+    });
+    key(&mut a, KeyCode::PageUp);
+    let before = render(&mut a, 50, 12);
+    for i in 0..5 {
+        a.on_event(Event::TextDelta {
+            text: format!("\n\nmore {i}"),
+        });
+    }
+    let after = render(&mut a, 50, 12);
+    let body = |s: &str| s.lines().take(5).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(body(&before), body(&after));
+}

@@ -52,8 +52,9 @@ pub struct App {
     pub tick: usize,
     /// Lines scrolled up from the bottom; 0 follows the newest output.
     pub scroll: usize,
-    /// The transcript's height at the last draw while scrolled up (to keep the view still).
-    pub scroll_anchor: Option<usize>,
+    /// While scrolled up: the entry count and the last entry's height at the last draw, to
+    /// keep the view still as output arrives.
+    pub scroll_anchor: Option<(usize, usize)>,
     pub flags: ViewFlags,
     pub files: Vec<String>,
     pub tools: Vec<String>,

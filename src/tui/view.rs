@@ -40,18 +40,25 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let width = area.width.max(1);
     let (tick, flags) = (app.tick, app.flags);
     // Scrolled up: keep the same content in view while new output arrives below it.
+    // Only the tail is measured: what grew since the last draw is the last entry then and
+    // the entries after it (wrapping the whole history on every frame would stall long ones).
     if app.scroll > 0 {
-        let total: usize = app
-            .entries
-            .iter_mut()
-            .map(|c| c.wrapped(width, tick, flags).len())
-            .sum();
-        if let Some(previous) = app.scroll_anchor
-            && total > previous
+        let count = app.entries.len();
+        if let Some((previous_count, previous_last)) = app.scroll_anchor
+            && previous_count > 0
+            && previous_count <= count
         {
-            app.scroll += total - previous;
+            let grown: usize = app.entries[previous_count - 1..]
+                .iter_mut()
+                .map(|c| c.wrapped(width, tick, flags).len())
+                .sum();
+            app.scroll += grown.saturating_sub(previous_last);
         }
-        app.scroll_anchor = Some(total);
+        let last = app
+            .entries
+            .last_mut()
+            .map_or(0, |c| c.wrapped(width, tick, flags).len());
+        app.scroll_anchor = Some((count, last));
     } else {
         app.scroll_anchor = None;
     }
