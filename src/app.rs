@@ -88,6 +88,14 @@ pub fn builtin_tools() -> Registry {
     registry
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn builtin_names_match_the_registry() {
+        assert_eq!(super::builtin_tools().names(), crate::tool::BUILTIN_NAMES);
+    }
+}
+
 /// Which session an agent records into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SessionChoice {
@@ -122,7 +130,7 @@ fn open_session(
     if *choice == SessionChoice::Off {
         return Ok(None);
     }
-    let Some(data_dir) = paths::data_dir() else {
+    let Some(data_dir) = paths::private_data_dir() else {
         notices.push("no data directory: this session is not saved and /undo covers single tool calls only".into());
         return Ok(None);
     };
@@ -172,13 +180,15 @@ pub fn build_agent_with(
     let mut registry = builtin_tools();
     let mut notices = Vec::new();
     for spec in &settings.command_tools {
-        match CommandTool::new(spec.clone()) {
-            Ok(tool) => registry.register(Arc::new(tool)),
+        match CommandTool::new(spec.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
+            Ok(()) => {}
             Err(problem) => notices.push(format!("command tool skipped: {problem}")),
         }
     }
     for tool in extra {
-        registry.register(tool);
+        if let Err(problem) = registry.register_new(tool) {
+            notices.push(format!("tool skipped: {problem}"));
+        }
     }
     let filter = match &settings.allow_tools {
         None => ToolFilter::All,

@@ -11,6 +11,8 @@ pub mod config;
 pub mod oneshot;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod tool;
 #[cfg(feature = "tui")]

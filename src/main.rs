@@ -1,6 +1,7 @@
 //! The `brute` binary: parse the command line, set up logging, dispatch.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 
 /// `println!` that ignores a closed stdout (`brute undo --list | head -1`).
 macro_rules! outln {
@@ -18,6 +19,12 @@ use brute::config::{self, Flags, paths};
 use brute::session::{self, SessionStore};
 
 fn main() -> ExitCode {
+    // The sandbox init (see brute::sandbox) runs before anything else, single-threaded.
+    if let Some(code) = brute::sandbox::init::dispatch() {
+        return ExitCode::from(code);
+    }
+    // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
+    unsafe { brute::secrets::take_from_environment() };
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,
@@ -54,12 +61,13 @@ fn flags(cli: &Cli) -> Flags {
 
 /// Logs go to a file in the data directory, never to the terminal.
 fn init_logging() {
-    let Some(dir) = paths::data_dir() else { return };
-    if std::fs::create_dir_all(&dir).is_err() {
+    let Some(dir) = paths::private_data_dir() else { return };
+    if !dir.is_dir() {
         return;
     }
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
+        .mode(0o600)
         .append(true)
         .open(dir.join("brute.log"))
     else {

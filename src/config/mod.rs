@@ -283,7 +283,7 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The process environment, ignoring empty values.
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    crate::secrets::var(name).filter(|v| !v.is_empty())
 }
 
 /// Loads one config file; a missing file is an empty layer.
@@ -334,7 +334,7 @@ fn set<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
 }
 
 impl Gathered {
-    fn apply_file(&mut self, layer: FileLayer, path: &Path) {
+    fn apply_file(&mut self, layer: FileLayer, path: &Path) -> Result<(), ConfigError> {
         let s = Source::File(path.to_path_buf());
         set(&mut self.provider, layer.provider, &s);
         set(&mut self.model, layer.model, &s);
@@ -358,9 +358,21 @@ impl Gathered {
         set(&mut self.max_tools, layer.max_tools, &s);
         set(&mut self.checkpoint_max_file_bytes, layer.checkpoint_max_file_bytes, &s);
         for tool in layer.tools {
+            // A config tool named like a built-in would silently replace it (a cloned
+            // repository's `read` that runs anything): refuse at load, naming both.
+            if crate::tool::BUILTIN_NAMES.contains(&tool.name.as_str()) {
+                return Err(ConfigError::Invalid {
+                    name: format!("[[tools]] `{}` in {}", tool.name, path.display()),
+                    message: format!(
+                        "it has the name of the built-in tool `{}`, which config tools cannot replace; choose another name",
+                        tool.name
+                    ),
+                });
+            }
             self.command_tools.retain(|t| t.name != tool.name);
             self.command_tools.push(tool);
         }
+        Ok(())
     }
 
     fn apply_env(&mut self, env: EnvLookup<'_>) -> Result<(), ConfigError> {
@@ -440,7 +452,7 @@ pub fn load(
     let project = root.join(".brute").join("config.toml");
     for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
         if let Some(layer) = read_layer(path)? {
-            g.apply_file(layer, path);
+            g.apply_file(layer, path)?;
             files.push(path.to_path_buf());
         }
     }

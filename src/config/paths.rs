@@ -23,3 +23,37 @@ pub fn data_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| project_dirs().map(|d| d.data_dir().to_path_buf()))
 }
+
+/// Creates `dir` (and its parents) and makes it private to the user (0700): everything brute
+/// keeps there — sessions, file contents, tool output, logs — is then out of other users'
+/// reach whatever the files' own modes.
+pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o700))?;
+    }
+    Ok(())
+}
+
+/// Opens `path` for writing (created 0600, truncated), for brute's own files.
+pub fn private_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// The data directory, created and made private (0700) where possible; `None` without one.
+/// A directory that cannot be created is still returned: what uses it reports the error.
+pub fn private_data_dir() -> Option<PathBuf> {
+    let dir = data_dir()?;
+    if let Err(e) = private_dir(&dir) {
+        tracing::debug!("cannot make {} private: {e}", dir.display());
+    }
+    Some(dir)
+}

@@ -279,10 +279,15 @@ impl SessionStore {
 
     /// Starts a new session file.
     pub fn create(&self) -> std::io::Result<SessionFile> {
+        use std::os::unix::fs::OpenOptionsExt;
         std::fs::create_dir_all(&self.dir)?;
         let id = format!("{}-{:04x}", now_ms(), fastrand::u16(..));
         let path = self.path(&id);
-        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
+        let file = std::fs::OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)?;
         let mut session = SessionFile { id, path, file };
         session.append(&Record::Meta {
             version: 1,

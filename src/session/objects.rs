@@ -284,7 +284,11 @@ impl PackWriter {
             std::fs::create_dir_all(&dir)?;
             let name = format!("{}-{:08x}", super::now_ms(), fastrand::u32(..));
             let path = dir.join(format!("{name}.pack"));
-            let file = std::fs::OpenOptions::new().create_new(true).write(true).open(&path)?;
+            let file = std::os::unix::fs::OpenOptionsExt::mode(
+                std::fs::OpenOptions::new().create_new(true).write(true),
+                0o600,
+            )
+            .open(&path)?;
             self.file = Some((path, std::io::BufWriter::new(file)));
         }
         if let Some((_, out)) = &mut self.file {

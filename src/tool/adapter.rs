@@ -214,6 +214,30 @@ impl Middleware for SnapshotFirst {
     }
 }
 
+/// Keeps the boundaries of [`super::guard`] for every tool that names a path it changes: the
+/// project root, its parents, `$HOME` and `/` are never the target, and special files
+/// (FIFOs, sockets, devices) are refused. Added to every tool by the registry, so no tool
+/// shape can skip it.
+pub struct GuardPaths;
+
+impl Middleware for GuardPaths {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            if let Some(shown) = next.tool().mutated_path(&args) {
+                let path = ctx.resolve(&shown);
+                super::guard::check_destructive(&ctx.root, &path, &shown)?;
+                super::guard::refuse_special(&path, &shown)?;
+            }
+            next.run(args, ctx).await
+        })
+    }
+}
+
 /// Logs each call and its outcome to the log file.
 pub struct LogCalls;
 

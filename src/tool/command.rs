@@ -109,15 +109,38 @@ fn scalar(value: &Value) -> String {
     }
 }
 
-/// Fills `{{name}}` placeholders with shell-quoted argument values.
-pub fn render_command(template: &str, args: &Value) -> String {
-    let mut out = template.to_owned();
-    if let Some(map) = args.as_object() {
-        for (name, value) in map {
-            out = out.replace(&format!("{{{{{name}}}}}"), &shell_quote(&scalar(value)));
+/// Fills `{{name}}` placeholders with shell-quoted argument values, in one pass over the
+/// template: a value is never scanned again, so a value containing `{{other}}` stays literal
+/// text. A declared parameter the call omitted becomes an empty argument (`''`); a
+/// placeholder that names no parameter is left as written.
+pub fn render_command(template: &str, args: &Value, declared: &[String]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let name = &after[..end];
+        match args.get(name) {
+            Some(value) => out.push_str(&shell_quote(&scalar(value))),
+            None if declared.iter().any(|d| d == name) => out.push_str("''"),
+            None => out.push_str(&rest[start..start + 2 + end + 2]),
         }
+        rest = &after[end + 2..];
     }
+    out.push_str(rest);
     out
+}
+
+/// The parameter names a schema declares.
+fn declared_params(schema: &Value) -> Vec<String> {
+    schema["properties"]
+        .as_object()
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 impl Tool for CommandTool {
@@ -135,7 +158,7 @@ impl Tool for CommandTool {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let command = render_command(&self.spec.command, &args);
+            let command = render_command(&self.spec.command, &args, &declared_params(&self.schema));
             let envs: Vec<(String, String)> = args
                 .as_object()
                 .into_iter()
@@ -147,8 +170,12 @@ impl Tool for CommandTool {
             let stdin = serde_json::to_vec(&args).unwrap_or_default();
             let ProcessRun { stdout, stderr, ending } =
                 run_process(&command, &ctx.root, Some(stdin), &envs, timeout, ctx).await?;
-            let stdout = String::from_utf8_lossy(&stdout).into_owned();
-            let stderr = String::from_utf8_lossy(&stderr).into_owned();
+            let notes: Vec<String> = [stdout.note(), stderr.note()].into_iter().flatten().collect();
+            let mut stdout = stdout.text();
+            let stderr = stderr.text();
+            for note in &notes {
+                stdout.push_str(&format!("\n{note}"));
+            }
             match ending {
                 Ending::Exited(status) if status.success() => Ok(ToolOutput::text(if stdout.is_empty() {
                     "(no output)".to_owned()
@@ -215,9 +242,22 @@ mod tests {
     #[test]
     fn templates_are_shell_quoted() {
         let args = json!({"path": "a b'; rm -rf /", "n": 3});
+        let declared = ["path".to_owned(), "n".to_owned()];
         assert_eq!(
-            render_command("wc {{path}} {{n}}", &args),
+            render_command("wc {{path}} {{n}}", &args, &declared),
             r"wc 'a b'\''; rm -rf /' '3'"
         );
+    }
+
+    #[test]
+    fn templates_fill_in_one_pass() {
+        // A value holding another placeholder is never expanded again.
+        let args = json!({"a": "{{b}}", "b": "; touch PWNED; #"});
+        let declared = ["a".to_owned(), "b".to_owned(), "opt".to_owned()];
+        assert_eq!(render_command("echo {{a}}", &args, &declared), "echo '{{b}}'");
+        // An omitted optional parameter is an empty argument, never the literal placeholder.
+        assert_eq!(render_command("ls {{opt}} x", &args, &declared), "ls '' x");
+        // Unknown placeholders and unclosed braces stay as written.
+        assert_eq!(render_command("{{zz}} {{a", &args, &declared), "{{zz}} {{a");
     }
 }

@@ -2,10 +2,12 @@
 //! parameter declaration, and the built-in tools (one file each).
 
 pub mod adapter;
+pub mod capture;
 pub mod command;
 pub mod exec;
 pub mod fetch;
 pub mod fs_search;
+pub mod guard;
 pub mod mutation;
 pub mod params;
 pub mod patch;
@@ -34,6 +36,24 @@ pub use params::Params;
 pub use registry::Registry;
 
 use crate::agent::state::AgentState;
+
+/// The names of the built-in tools ([`crate::app::builtin_tools`] registers exactly these;
+/// a test keeps the two equal). Config and library tools can never take one of them.
+pub const BUILTIN_NAMES: &[&str] = &[
+    "read",
+    "write",
+    "patch",
+    "remove",
+    "undo",
+    "fs_search",
+    "shell",
+    "fetch",
+    "todo_write",
+    "todo_read",
+    "question",
+    "skill",
+    "task",
+];
 
 /// Which end of an over-long output the universal truncation keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,6 +131,8 @@ impl ToolError {
         let kind = match error.kind() {
             std::io::ErrorKind::NotFound => "NotFound",
             std::io::ErrorKind::PermissionDenied => "PermissionDenied",
+            std::io::ErrorKind::FileTooLarge => "FileTooLarge",
+            std::io::ErrorKind::InvalidInput => "SpecialFile",
             _ => "Io",
         };
         Self::new(kind, format!("{doing}: {error}"))

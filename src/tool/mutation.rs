@@ -70,23 +70,37 @@ pub enum Snapshot {
     Missing,
     /// A file with these bytes and Unix permission bits.
     File { bytes: Vec<u8>, mode: u32 },
-    /// A directory (undo re-creates it).
-    Dir,
+    /// A directory with these permission bits (undo re-creates it).
+    Dir { mode: u32 },
+    /// A symbolic link to `target` (kept as a link, never followed).
+    Symlink { target: PathBuf },
 }
 
 impl Snapshot {
-    /// Captures what `path` holds now.
+    /// Captures what `path` holds now. A symlink is kept as a link (never followed); FIFOs,
+    /// sockets and devices are refused, and a file over [`super::guard::MAX_FILE_BYTES`] is an
+    /// error rather than an unbounded read.
     pub fn capture(path: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::PermissionsExt;
         match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Snapshot::Missing),
             Err(e) => Err(e),
-            Ok(meta) if meta.is_dir() => Ok(Snapshot::Dir),
-            Ok(_) => {
-                let mode = std::fs::metadata(path).map(|m| m.permissions().mode()).unwrap_or(0o644);
+            Ok(meta) if meta.is_dir() => Ok(Snapshot::Dir {
+                mode: meta.permissions().mode() & 0o7777,
+            }),
+            Ok(meta) if meta.file_type().is_symlink() => Ok(Snapshot::Symlink {
+                target: std::fs::read_link(path)?,
+            }),
+            Ok(meta) => {
+                if let Some(kind) = super::guard::special_kind(&meta) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("it is {kind}, not a regular file"),
+                    ));
+                }
                 Ok(Snapshot::File {
-                    bytes: std::fs::read(path)?,
-                    mode,
+                    bytes: super::guard::read_bounded(path, super::guard::MAX_FILE_BYTES)?,
+                    mode: meta.permissions().mode() & 0o7777,
                 })
             }
         }
@@ -96,18 +110,78 @@ impl Snapshot {
     pub fn restore(&self, path: &Path) -> std::io::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         match self {
-            Snapshot::Missing => match std::fs::symlink_metadata(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(e),
-                Ok(meta) if meta.is_dir() => std::fs::remove_dir(path),
-                Ok(_) => std::fs::remove_file(path),
-            },
-            Snapshot::Dir => std::fs::create_dir_all(path),
+            Snapshot::Missing => remove_entry(path),
+            Snapshot::Dir { mode } => {
+                if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
+                    remove_entry(path)?;
+                }
+                std::fs::create_dir_all(path)?;
+                // Writable for now so what belonged inside can be restored; [`Snapshot::finish`]
+                // sets the exact mode once the children are back.
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode | 0o700))
+            }
+            Snapshot::Symlink { target } => {
+                if std::fs::read_link(path).is_ok_and(|t| &t == target) {
+                    return Ok(());
+                }
+                remove_entry(path)?;
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::os::unix::fs::symlink(target, path)
+            }
             Snapshot::File { bytes, mode } => {
+                // A link now at the path is replaced, not written through.
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    std::fs::remove_file(path)?;
+                }
                 write_atomic(path, bytes)?;
                 std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
             }
         }
+    }
+}
+
+impl Snapshot {
+    /// Completes a restore: a directory gets its exact mode (call after its children).
+    pub fn finish(&self, path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        match self {
+            Snapshot::Dir { mode } => std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Restores several paths: what must exist is put back parents first, what must not exist is
+/// deleted deepest first, then directories get their exact modes deepest first.
+fn restore_all(items: &[(PathBuf, Snapshot)]) -> std::io::Result<Vec<bool>> {
+    let mut order: Vec<&(PathBuf, Snapshot)> = items.iter().collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    let existed = items
+        .iter()
+        .map(|(path, _)| std::fs::symlink_metadata(path).is_ok())
+        .collect();
+    for (path, snapshot) in order.iter().filter(|(_, s)| *s != Snapshot::Missing) {
+        snapshot.restore(path)?;
+    }
+    for (path, snapshot) in order.iter().rev() {
+        if *snapshot == Snapshot::Missing {
+            snapshot.restore(path)?;
+        } else {
+            snapshot.finish(path)?;
+        }
+    }
+    Ok(existed)
+}
+
+/// Removes whatever is at `path` without following a link (a directory must be empty).
+fn remove_entry(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir(path),
+        Ok(_) => std::fs::remove_file(path),
     }
 }
 
@@ -166,19 +240,16 @@ impl Snapshots {
             .collect();
         paths.sort();
         let mut before = Vec::new();
-        let mut restored = Vec::new();
+        let mut items = Vec::new();
         for path in paths {
             let Some(entry) = stacks.get_mut(&path).and_then(Vec::pop) else {
                 continue;
             };
             before.push((path.clone(), Snapshot::capture(&path)?));
-            let existed = path.exists();
-            entry.snapshot.restore(&path)?;
-            restored.push(Restored {
-                action: action(&entry.snapshot, existed),
-                path,
-            });
+            items.push((path, entry.snapshot));
         }
+        let existed = restore_all(&items)?;
+        let restored = described(items, existed);
         self.redo.lock().unwrap_or_else(|e| e.into_inner()).push((op, before));
         Ok(Some(restored))
     }
@@ -189,22 +260,15 @@ impl Snapshots {
             return Ok(None);
         };
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        let mut restored = Vec::new();
-        for (path, state) in states.iter().rev() {
+        for (path, _) in states.iter().rev() {
             let current = Snapshot::capture(path)?;
             stacks
                 .entry(path.clone())
                 .or_default()
                 .push(Entry { op, snapshot: current });
-            let existed = path.exists();
-            state.restore(path)?;
-            restored.push(Restored {
-                action: action(state, existed),
-                path: path.clone(),
-            });
         }
-        restored.reverse();
-        Ok(Some(restored))
+        let existed = restore_all(&states)?;
+        Ok(Some(described(states, existed)))
     }
 
     /// Forgets all per-call history (after a whole turn was undone or redone, the per-file
@@ -253,22 +317,27 @@ impl Snapshots {
             .map(|(p, _)| p.clone())
             .collect();
         targets.sort();
-        let mut restored = Vec::new();
-        for target in targets {
-            let Some(entry) = stacks.get_mut(&target).and_then(Vec::pop) else {
-                continue;
-            };
-            let existed = target.exists();
-            entry.snapshot.restore(&target)?;
-            let action = match (&entry.snapshot, existed) {
-                (Snapshot::Missing, _) => "deleted (it did not exist before)",
-                (_, false) => "re-created",
-                (_, true) => "restored",
-            };
-            restored.push(Restored { path: target, action });
-        }
-        Ok(Some(restored))
+        let items: Vec<(PathBuf, Snapshot)> = targets
+            .into_iter()
+            .filter_map(|target| {
+                let entry = stacks.get_mut(&target).and_then(Vec::pop)?;
+                Some((target, entry.snapshot))
+            })
+            .collect();
+        let existed = restore_all(&items)?;
+        Ok(Some(described(items, existed)))
     }
+}
+
+fn described(items: Vec<(PathBuf, Snapshot)>, existed: Vec<bool>) -> Vec<Restored> {
+    items
+        .into_iter()
+        .zip(existed)
+        .map(|((path, snapshot), existed)| Restored {
+            action: action(&snapshot, existed),
+            path,
+        })
+        .collect()
 }
 
 fn action(snapshot: &Snapshot, existed: bool) -> &'static str {
@@ -290,9 +359,12 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    // A new file gets what any program creating it would: 0666 less the umask (the kernel
+    // applies the umask to the mode given at creation), not a temp file's 0600.
     let mut temp = tempfile::Builder::new()
         .prefix(".brute-")
         .suffix(".tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(dir)?;
     temp.write_all(content)?;
     temp.as_file().sync_all()?;

@@ -49,7 +49,8 @@ impl Tool for PatchTool {
                 ));
             }
             let path = ctx.resolve(shown);
-            let bytes = match std::fs::read(&path) {
+            super::guard::refuse_special(&path, shown)?;
+            let bytes = match super::guard::read_bounded(&path, super::guard::MAX_FILE_BYTES) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(super::read::not_found(&ctx.root, shown, &path));

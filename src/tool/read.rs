@@ -94,10 +94,13 @@ fn read_path(root: &Path, shown: &str, path: &Path, start: u64, end: Option<u64>
     if meta.is_dir() {
         return list_dir(shown, path);
     }
+    if let Some(kind) = super::guard::special_kind(&meta) {
+        return Err(super::guard::special_error(shown, kind));
+    }
     if is_binary_extension(path) {
         return Err(binary(shown, meta.len()));
     }
-    let file = std::fs::File::open(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
+    let file = super::guard::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()

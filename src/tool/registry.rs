@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::adapter::{LogCalls, Pipeline, ValidateArgs};
+use super::adapter::{GuardPaths, LogCalls, Pipeline, ValidateArgs};
 use super::{Tool, ToolError};
 use crate::provider::ToolSpec;
 
@@ -40,13 +40,30 @@ impl Registry {
     }
 
     /// Adds a tool; a later tool with the same name replaces the earlier one. Every tool is
-    /// wrapped so its arguments are validated against its schema before it runs, and logged.
+    /// wrapped so its arguments are validated against its schema before it runs, the paths it
+    /// changes are kept inside the boundaries of [`super::guard`], and it is logged.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.entries.retain(|e| e.tool.name() != tool.name());
-        let wrapped = Pipeline::new(tool).layer(LogCalls).layer(ValidateArgs::default());
+        let wrapped = Pipeline::new(tool)
+            .layer(LogCalls)
+            .layer(ValidateArgs::default())
+            .layer(GuardPaths);
         self.entries.push(Entry {
             tool: Arc::new(wrapped),
         });
+    }
+
+    /// Adds a tool that must not replace one already registered (config and library tools
+    /// never shadow a built-in). The error names the tool.
+    pub fn register_new(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        if self.get(tool.name()).is_some() {
+            return Err(format!(
+                "a tool named `{}` already exists (built-in tools cannot be replaced)",
+                tool.name()
+            ));
+        }
+        self.register(tool);
+        Ok(())
     }
 
     /// Keeps only what `filter` and `deny` allow, then at most `max` tools. Returns notices

@@ -38,6 +38,8 @@ impl Tool for RemoveTool {
             let shown = str_arg(&args, "path")?;
             let recursive = args["recursive"].as_bool().unwrap_or(false);
             let path = ctx.resolve(shown);
+            // Also kept by the registry's guard; repeated so the tool is safe on its own.
+            super::guard::check_destructive(&ctx.root, &path, shown)?;
             let meta = match std::fs::symlink_metadata(&path) {
                 Ok(meta) => meta,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -45,10 +47,8 @@ impl Tool for RemoveTool {
                 }
                 Err(e) => return Err(ToolError::io(format!("cannot inspect {shown}"), &e)),
             };
-            if path == ctx.root || ctx.root.starts_with(&path) {
-                return Err(ToolError::invalid(format!(
-                    "refusing to remove {shown}: it contains the project root"
-                )));
+            if let Some(kind) = super::guard::special_kind(&meta) {
+                return Err(super::guard::special_error(shown, kind));
             }
             if !meta.is_dir() {
                 std::fs::remove_file(&path).map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
@@ -62,12 +62,23 @@ impl Tool for RemoveTool {
                 )));
             }
             // Snapshot every file and directory below, deepest last, before deleting anything.
+            // Special files inside are refused up front: nothing is deleted then.
+            let entries = walkdir(&path)?;
+            for entry in &entries {
+                if let Some(kind) = std::fs::symlink_metadata(entry)
+                    .ok()
+                    .as_ref()
+                    .and_then(super::guard::special_kind)
+                {
+                    return Err(super::guard::special_error(&ctx.display(entry), kind));
+                }
+            }
             let mut files = 0usize;
-            for entry in walkdir(&path)? {
+            for entry in entries {
                 ctx.snapshots
                     .record(&entry, ctx.op)
                     .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&entry)), &e))?;
-                if !entry.is_dir() {
+                if !std::fs::symlink_metadata(&entry).is_ok_and(|m| m.is_dir()) {
                     files += 1;
                 }
             }

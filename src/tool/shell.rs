@@ -7,9 +7,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 use tokio::sync::mpsc;
 
+use super::capture::Capture;
 use super::{Keep, Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
 /// Default timeout in seconds.
@@ -66,15 +66,15 @@ enum Chunk {
     Err(Vec<u8>),
 }
 
-async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::UnboundedSender<Chunk>, is_err: bool) {
-    let mut buf = vec![0u8; 16 * 1024];
+async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::Sender<Chunk>, is_err: bool) {
+    let mut buf = vec![0u8; 64 * 1024];
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
             break;
         }
         let bytes = buf[..n].to_vec();
         let chunk = if is_err { Chunk::Err(bytes) } else { Chunk::Out(bytes) };
-        if tx.send(chunk).is_err() {
+        if tx.send(chunk).await.is_err() {
             break;
         }
     }
@@ -98,17 +98,45 @@ pub enum Ending {
     Interrupted,
 }
 
-/// The outcome of [`run_process`].
+/// The outcome of [`run_process`]: each stream bounded in memory (see [`Capture`]).
 #[derive(Debug)]
 pub struct ProcessRun {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
+    pub stdout: Capture,
+    pub stderr: Capture,
     pub ending: Ending,
 }
 
-/// Runs `command` with the shell in its own process group, feeding `stdin` (or nothing),
-/// streaming output chunks to the call's pane, and killing the whole group on timeout, on
-/// interrupt, or when the shell exits (so no background child outlives the call).
+/// Live output sent to the pane at most this often; what arrives in between is coalesced.
+const LIVE_EVERY: Duration = Duration::from_millis(50);
+/// Of coalesced live output, only this much of the end is sent.
+const LIVE_MAX_BYTES: usize = 64 * 1024;
+
+/// Live output waiting to be sent, bounded.
+#[derive(Default)]
+struct Live(Vec<u8>);
+
+impl Live {
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+        if self.0.len() > 2 * LIVE_MAX_BYTES {
+            let cut = self.0.len() - LIVE_MAX_BYTES;
+            self.0.drain(..cut);
+        }
+    }
+
+    fn flush(&mut self, ctx: &ToolContext) {
+        if !self.0.is_empty() {
+            let text = String::from_utf8_lossy(&self.0);
+            ctx.output(crate::secrets::redact(&text));
+            self.0.clear();
+        }
+    }
+}
+
+/// Runs `command` with the shell in its own process group (through [`crate::sandbox`], so it
+/// dies with brute and cannot see brute), feeding `stdin` (or nothing), streaming output to
+/// the call's pane, and killing the whole group on timeout, on interrupt, or when the shell
+/// exits (so no background child outlives the call). Output is kept bounded in memory.
 pub async fn run_process(
     command: &str,
     cwd: &std::path::Path,
@@ -117,22 +145,22 @@ pub async fn run_process(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ProcessRun, ToolError> {
-    let mut child = Command::new(shell_program())
-        .arg("-c")
-        .arg(command)
+    let mut spawn = crate::sandbox::command(shell_program(), ["-c", command]);
+    spawn
         .current_dir(cwd)
         .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        // brute's own provider keys stay out of commands the model runs (and so out of
-        // transcripts and session files).
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("BRUTE_API_KEY")
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+        .kill_on_drop(true);
+    // brute's own provider keys stay out of commands the model runs (and so out of
+    // transcripts and session files).
+    for var in crate::secrets::KEY_VARS {
+        spawn.env_remove(var);
+    }
+    let mut child = crate::sandbox::spawn(spawn)
+        .await
         .map_err(|e| ToolError::io("cannot start the shell", &e))?;
     let pid = child.id().unwrap_or(0);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -141,7 +169,8 @@ pub async fn run_process(
             let _ = pipe.write_all(&input).await;
         });
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    // A small channel: a command printing faster than brute keeps up waits on its pipe.
+    let (tx, mut rx) = mpsc::channel(16);
     if let Some(out) = child.stdout.take() {
         tokio::spawn(pump(out, tx.clone(), false));
     }
@@ -151,8 +180,12 @@ pub async fn run_process(
     drop(tx);
     // Kills the group if this future is dropped (the turn was abandoned).
     let guard = GroupGuard(pid);
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
+    let overflow = ctx.overflow_dir.as_deref();
+    let mut stdout = Capture::new("stdout", &ctx.call_id, overflow);
+    let mut stderr = Capture::new("stderr", &ctx.call_id, overflow);
+    let mut live = Live::default();
+    let mut live_tick = tokio::time::interval(LIVE_EVERY);
+    live_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut pipes_open = true;
@@ -160,13 +193,14 @@ pub async fn run_process(
     let ending = loop {
         tokio::select! {
             chunk = rx.recv(), if pipes_open => match chunk {
-                Some(Chunk::Out(bytes)) => { ctx.output(String::from_utf8_lossy(&bytes)); stdout.extend_from_slice(&bytes); }
-                Some(Chunk::Err(bytes)) => { ctx.output(String::from_utf8_lossy(&bytes)); stderr.extend_from_slice(&bytes); }
+                Some(Chunk::Out(bytes)) => { live.push(&bytes); stdout.push(&bytes); }
+                Some(Chunk::Err(bytes)) => { live.push(&bytes); stderr.push(&bytes); }
                 None => {
                     pipes_open = false;
                     if let Some(s) = status { break Ending::Exited(s); }
                 }
             },
+            _ = live_tick.tick() => live.flush(ctx),
             exited = child.wait(), if status.is_none() => {
                 let s = exited.map_err(|e| ToolError::io("waiting for the command", &e))?;
                 // Background children left in the group would hold the pipes open forever.
@@ -187,13 +221,14 @@ pub async fn run_process(
         let drain = async {
             while let Some(chunk) = rx.recv().await {
                 match chunk {
-                    Chunk::Out(bytes) => stdout.extend_from_slice(&bytes),
-                    Chunk::Err(bytes) => stderr.extend_from_slice(&bytes),
+                    Chunk::Out(bytes) => stdout.push(&bytes),
+                    Chunk::Err(bytes) => stderr.push(&bytes),
                 }
             }
         };
         let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     }
+    live.flush(ctx);
     Ok(ProcessRun { stdout, stderr, ending })
 }
 
@@ -204,13 +239,13 @@ async fn run(
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let ProcessRun { stdout, stderr, ending } = run_process(command, cwd, None, &[], timeout, ctx).await?;
-    let mut content = String::from_utf8_lossy(&stdout).into_owned();
-    if !stderr.is_empty() {
+    let mut content = stdout.text();
+    if stderr.total() > 0 {
         if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
         }
         content.push_str("STDERR:\n");
-        content.push_str(&String::from_utf8_lossy(&stderr));
+        content.push_str(&stderr.text());
     }
     let mut footer = |line: String| {
         if !content.is_empty() && !content.ends_with('\n') {
@@ -218,6 +253,10 @@ async fn run(
         }
         content.push_str(&line);
     };
+    // Notes about output too long to keep go last, where the kept end is.
+    for note in [stdout.note(), stderr.note()].into_iter().flatten() {
+        footer(note);
+    }
     match ending {
         Ending::Exited(status) => {
             use std::os::unix::process::ExitStatusExt;

@@ -46,7 +46,8 @@ impl Tool for WriteTool {
             if path.is_dir() {
                 return Err(ToolError::invalid(format!("{shown} is a directory")));
             }
-            let old = match std::fs::read(&path) {
+            super::guard::refuse_special(&path, shown)?;
+            let old = match super::guard::read_bounded(&path, super::guard::MAX_FILE_BYTES) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
