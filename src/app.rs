@@ -96,6 +96,18 @@ mod tests {
     }
 }
 
+/// The id of the start-up question that asks to turn paused checkpoints on.
+pub const CHECKPOINT_QUESTION: &str = "brute:checkpoints";
+/// The answer to [`CHECKPOINT_QUESTION`] that turns them on.
+pub const CHECKPOINT_YES: &str = "Checkpoint this tree";
+
+/// The notice for paused checkpoints.
+pub fn checkpoints_paused_notice(reason: &str) -> String {
+    format!(
+        "turn checkpoints are off: {reason}, and a checkpoint would copy that tree into brute's data directory. /undo covers single tool calls only; start brute in a project directory for whole-turn undo"
+    )
+}
+
 /// Which session an agent records into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SessionChoice {
@@ -114,6 +126,9 @@ pub enum SessionChoice {
 /// for a resumed session, what it already holds.
 pub struct Built {
     pub agent: Agent,
+    /// Why turn checkpoints are paused until the person agrees to copy the tree (started in
+    /// `/`, in `$HOME`, or in a large tree that is not a repository); `None` when they run.
+    pub checkpoints_paused: Option<String>,
     pub notices: Vec<String>,
     pub history: Vec<crate::provider::Message>,
     pub todos: Vec<crate::protocol::TodoItem>,
@@ -235,7 +250,14 @@ pub fn build_agent_with(
     };
     let mut agent = Agent::new(state.clone(), executor, config, events.clone());
     let (mut history, mut todos, mut durations) = (Vec::new(), Vec::new(), Default::default());
-    if let Some((recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
+    let mut checkpoints_paused = None;
+    if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
+        if !recorder.has_history()
+            && let Some(reason) = session::checkpoint::copy_warning(root)
+        {
+            recorder.set_checkpoints(false);
+            checkpoints_paused = Some(reason);
+        }
         history = loaded.history.clone();
         todos = loaded.todos.clone();
         if !todos.is_empty() {
@@ -248,6 +270,7 @@ pub fn build_agent_with(
     }
     Ok(Built {
         agent,
+        checkpoints_paused,
         notices,
         history,
         todos,

@@ -17,6 +17,10 @@ pub mod exit {
     pub const MAX_TURNS: i32 = 3;
     /// Interrupted with Ctrl-C.
     pub const INTERRUPTED: i32 = 130;
+    /// Ended by SIGTERM (128 + 15), after stopping the turn like Ctrl-C.
+    pub const TERMINATED: i32 = 143;
+    /// Ended by SIGHUP (128 + 1): the terminal went away.
+    pub const HANGUP: i32 = 129;
 }
 
 const AFTER_HELP: &str = "\

@@ -12,6 +12,7 @@ pub mod oneshot;
 pub mod protocol;
 pub mod provider;
 pub mod sandbox;
+pub mod sanitize;
 pub mod secrets;
 pub mod session;
 pub mod tool;

@@ -88,6 +88,15 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Runs `future` to completion, then leaves without waiting for blocking work that cannot be
+/// stopped (a read stuck in the kernel must not keep brute from exiting after Ctrl-C).
+fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
+    let runtime = runtime()?;
+    let output = runtime.block_on(future);
+    runtime.shutdown_background();
+    Ok(output)
+}
+
 /// `brute` without `-p`: the terminal UI when a terminal is there.
 #[cfg(feature = "tui")]
 fn interactive(settings: &config::Settings, root: &std::path::Path, session: &SessionChoice) -> anyhow::Result<i32> {
@@ -97,7 +106,7 @@ fn interactive(settings: &config::Settings, root: &std::path::Path, session: &Se
         return Ok(exit::USAGE);
     }
     init_logging();
-    runtime()?.block_on(brute::tui::run(settings, root, session))
+    block_on(brute::tui::run(settings, root, session))?
 }
 
 #[cfg(not(feature = "tui"))]
@@ -146,7 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         quiet: cli.quiet,
         session,
     };
-    runtime()?.block_on(brute::oneshot::run(&settings, &root, options))
+    block_on(brute::oneshot::run(&settings, &root, options))?
 }
 
 /// The session store of this directory.

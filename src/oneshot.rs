@@ -109,6 +109,19 @@ struct Printer {
     quiet: bool,
     calls: HashMap<String, (String, String)>,
     text_open: bool,
+    /// stdout / stderr are terminals: what goes there is sanitized, so text from the model,
+    /// files or commands cannot retitle the window, write the clipboard or move the cursor.
+    clean_out: bool,
+    clean_err: bool,
+}
+
+/// `text` made safe for a terminal when `clean`, else as it is (a pipe gets exact bytes).
+fn for_terminal(text: &str, clean: bool) -> std::borrow::Cow<'_, str> {
+    if clean {
+        std::borrow::Cow::Owned(crate::sanitize::sanitize(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 impl Printer {
@@ -129,7 +142,7 @@ impl Printer {
         }
         match event {
             Event::TextDelta { text } if text_mode => {
-                let _ = out.write_all(text.as_bytes());
+                let _ = out.write_all(for_terminal(text, self.clean_out).as_bytes());
                 let _ = out.flush();
                 self.text_open = !text.ends_with('\n');
             }
@@ -160,7 +173,12 @@ impl Printer {
                 } else {
                     "ok".to_owned()
                 };
-                let _ = writeln!(err, "[{name}] {key} — {status} ({duration_ms} ms)");
+                let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
+                if self.text_open && self.clean_out && self.clean_err {
+                    // On one terminal, tool lines start on their own line after answer text.
+                    let _ = writeln!(err);
+                }
+                let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
             }
             Event::Retrying {
                 attempt,
@@ -174,10 +192,10 @@ impl Printer {
                 );
             }
             Event::Notice { message } => {
-                let _ = writeln!(err, "note: {message}");
+                let _ = writeln!(err, "note: {}", for_terminal(message, self.clean_err));
             }
             Event::Error { message } => {
-                let _ = writeln!(err, "error: {message}");
+                let _ = writeln!(err, "error: {}", for_terminal(message, self.clean_err));
             }
             Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
                 let _ = writeln!(out);
@@ -214,7 +232,8 @@ impl Printer {
                     .map(|(_, k)| k.clone())
                     .unwrap_or_default();
                 let status = if *is_error { "error" } else { "ok" };
-                let _ = writeln!(err, "    ↳ [{name}] {key} — {status} ({duration_ms} ms)");
+                let line = format!("    ↳ [{name}] {key} — {status} ({duration_ms} ms)");
+                let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
             }
             _ => {}
         }
@@ -276,9 +295,12 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         quiet: options.quiet,
         calls: HashMap::new(),
         text_open: false,
+        clean_out: std::io::stdout().is_terminal(),
+        clean_err: std::io::stderr().is_terminal(),
     };
     let mut report = Report::default();
-    for notice in built.notices {
+    let paused = built.checkpoints_paused.as_deref().map(app::checkpoints_paused_notice);
+    for notice in built.notices.into_iter().chain(paused) {
         let event = Event::Notice { message: notice };
         report.record(&event);
         printer.print(&event);
@@ -289,12 +311,17 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         let end = agent.run_turn(prompt, &mut ops_rx).await;
         (end, agent)
     });
-    // One listener for the whole run, so a signal between two polls is not lost.
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let mut interrupts = 0u32;
+    // One listener per signal for the whole run, so a signal between two polls is not lost.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut stops = 0u32;
+    // SIGTERM / SIGHUP end the run like Ctrl-C, with the conventional 128 + signal code.
+    let mut signal_code: Option<i32> = None;
     let mut outcome = TurnOutcome::Error;
     loop {
-        tokio::select! {
+        let code = tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
                 report.record(&event);
@@ -313,19 +340,24 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
                     }
                     _ => {}
                 }
+                continue;
             }
-            _ = sigint.recv() => {
-                interrupts += 1;
-                if interrupts > 1 {
-                    let _ = std::io::stdout().flush();
-                    return Ok(exit::INTERRUPTED);
-                }
-                if options.format == OutputFormat::Text {
-                    eprintln!("\ninterrupting… (Ctrl-C again to quit at once)");
-                }
-                let _ = ops_tx.send(Op::Interrupt);
-            }
+            _ = sigint.recv() => exit::INTERRUPTED,
+            _ = sigterm.recv() => exit::TERMINATED,
+            _ = sighup.recv() => exit::HANGUP,
+        };
+        stops += 1;
+        if code != exit::INTERRUPTED {
+            signal_code = Some(code);
         }
+        if stops > 1 {
+            let _ = std::io::stdout().flush();
+            return Ok(signal_code.unwrap_or(code));
+        }
+        if options.format == OutputFormat::Text && code == exit::INTERRUPTED {
+            eprintln!("\ninterrupting… (Ctrl-C again to quit at once)");
+        }
+        let _ = ops_tx.send(Op::Interrupt);
     }
     let (provider, session_id) = turn
         .await
@@ -348,6 +380,9 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         let _ = writeln!(std::io::stdout(), "{summary}");
     }
     let _ = std::io::stdout().flush();
+    if let Some(code) = signal_code {
+        return Ok(code);
+    }
     Ok(match outcome {
         TurnOutcome::Done => exit::OK,
         TurnOutcome::Error => exit::ERROR,

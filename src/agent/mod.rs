@@ -146,6 +146,14 @@ impl Agent {
         self
     }
 
+    /// Turns the per-turn checkpoints of the session on or off (see
+    /// [`crate::session::Recorder::set_checkpoints`]).
+    pub fn set_checkpoints(&mut self, on: bool) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.set_checkpoints(on);
+        }
+    }
+
     /// Restores tool call durations (from a resumed session).
     pub fn with_durations(mut self, durations: std::collections::BTreeMap<String, u64>) -> Self {
         self.durations = durations;

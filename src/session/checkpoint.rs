@@ -15,6 +15,48 @@ use super::objects::ObjectStore;
 /// A tree with more entries than this is not checkpointed (brute started in a home directory
 /// or a huge monorepo would otherwise copy it all).
 pub const MAX_ENTRIES: usize = 200_000;
+
+/// A tree that is not a repository and holds more than this many entries is not checkpointed
+/// without asking: it is more likely a home or downloads folder than a project.
+pub const UNASKED_ENTRIES: usize = 20_000;
+/// The same for total file bytes.
+pub const UNASKED_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Why checkpointing `root` needs the person's consent, if it does: it is `/` or the home
+/// directory, or it is not a repository (no `.git` or `.brute`) and is large. The size walk
+/// stops at the limits, so it is cheap whatever the tree.
+pub fn copy_warning(root: &Path) -> Option<String> {
+    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    if real.parent().is_none() {
+        return Some("brute was started in `/`".to_owned());
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    if let Some(home) = home
+        && (real == home || Some(&real) == home.canonicalize().ok().as_ref())
+    {
+        return Some("brute was started in your home directory".to_owned());
+    }
+    if root.join(".git").exists() || root.join(".brute").exists() {
+        return None;
+    }
+    let (mut entries, mut bytes) = (0usize, 0u64);
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker.flatten() {
+        entries += 1;
+        bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if entries > UNASKED_ENTRIES || bytes > UNASKED_BYTES {
+            return Some(format!(
+                "{} is not a repository and holds more than {UNASKED_ENTRIES} files or 1 GiB",
+                root.display()
+            ));
+        }
+    }
+    None
+}
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Files modified this recently are re-read even when their metadata matches (an edit within
@@ -79,6 +121,11 @@ impl Scanner {
     }
 
     /// Seeds the metadata cache (e.g. with the last manifest of a resumed session).
+    /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
+    pub fn has_known(&self) -> bool {
+        !self.previous.is_empty()
+    }
+
     pub fn remember(&mut self, manifest: Manifest) {
         self.previous = manifest;
     }

@@ -94,6 +94,18 @@ impl Recorder {
         &self.file.id
     }
 
+    /// Turns the per-turn checkpoints off (the tree is too big or too personal to copy
+    /// without asking) or back on.
+    pub fn set_checkpoints(&mut self, on: bool) {
+        self.checkpoints_off = !on;
+    }
+
+    /// Whether this session has checkpointed the tree before, or seeds from one that has (the
+    /// person already let brute copy it).
+    pub fn has_history(&self) -> bool {
+        !self.turns.is_empty() || self.scanner.has_known()
+    }
+
     fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
         let scan = self.scanner.scan()?;
         let id = checkpoint::save_manifest(self.store.objects(), &scan.manifest)?;

@@ -18,7 +18,7 @@ use crate::protocol::{Event, EventSink};
 use crate::provider::ToolCall;
 
 /// How long an interrupted tool may take to stop by itself before it is abandoned.
-const INTERRUPT_GRACE: Duration = Duration::from_secs(3);
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
 /// The outcome of one tool call, as it goes back to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +167,12 @@ impl Executor {
             };
             // Release the queue place even if no FileQueue layer took it.
             drop(ctx.take_ticket());
+            // A key a command printed (`env`, a config file) never reaches the model, the
+            // screen or the session file.
+            let mut record = record;
+            if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.content) {
+                record.content = clean;
+            }
             events.emit(Event::ToolResult {
                 call_id: record.call.id.clone(),
                 name: record.call.name.clone(),

@@ -80,14 +80,24 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::Sender<Chunk>, is_err:
     }
 }
 
-/// Sends SIGKILL to every process in the group led by `pid`.
-pub fn kill_group(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
+/// How long an interrupted or timed-out command has between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Sends `signal` to every process in the group led by `pid`.
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(pid)
+        && pid > 0
+    {
         // SAFETY: killpg has no memory-safety preconditions; a stale group id only fails.
         unsafe {
-            libc::killpg(pid, libc::SIGKILL);
+            libc::killpg(pid, signal);
         }
     }
+}
+
+/// Sends SIGKILL to every process in the group led by `pid`.
+pub fn kill_group(pid: u32) {
+    signal_group(pid, libc::SIGKILL);
 }
 
 /// How a process run ended.
@@ -212,8 +222,11 @@ pub async fn run_process(
             _ = ctx.cancel.cancelled() => break Ending::Interrupted,
         }
     };
-    drop(guard);
     if !matches!(ending, Ending::Exited(_)) {
+        // TERM first so the command can clean up (lock files, temp dirs), KILL after a grace.
+        signal_group(pid, libc::SIGTERM);
+        // Whether or not the leader went in time, whatever is left in the group goes now.
+        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
         kill_group(pid);
         let _ = child.wait().await;
         // Collect what the pipes still hold: they close once the killed group is gone. A
@@ -228,6 +241,7 @@ pub async fn run_process(
         };
         let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
     }
+    drop(guard);
     live.flush(ctx);
     Ok(ProcessRun { stdout, stderr, ending })
 }

@@ -9,6 +9,7 @@ pub mod app;
 pub mod commands;
 pub mod composer;
 pub mod dialog;
+pub mod fatal;
 pub mod markdown;
 pub mod sanitize;
 pub mod transcript;
@@ -65,8 +66,31 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
     for notice in built.notices {
         app.notice(transcript::NoticeKind::Info, notice);
     }
+    if let Some(reason) = &built.checkpoints_paused {
+        app.on_event(Event::QuestionAsked {
+            call_id: crate::app::CHECKPOINT_QUESTION.to_owned(),
+            questions: vec![crate::protocol::Question {
+                question: format!(
+                    "{reason}. Checkpoints at each turn (for /undo of whole turns) would copy this tree into brute's data directory. Copy it?"
+                ),
+                header: Some("Checkpoints".to_owned()),
+                options: vec![
+                    crate::protocol::QuestionOption {
+                        label: crate::app::CHECKPOINT_YES.to_owned(),
+                        description: Some("whole-turn /undo, shell changes included".to_owned()),
+                    },
+                    crate::protocol::QuestionOption {
+                        label: "Not now".to_owned(),
+                        description: Some("/undo covers single tool calls only".to_owned()),
+                    },
+                ],
+                multiple: false,
+                default: Some("Not now".to_owned()),
+            }],
+        });
+    }
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-    let agent_task = tokio::spawn(agent_loop(
+    let mut agent_task = tokio::spawn(agent_loop(
         built.agent,
         ops_rx,
         events,
@@ -77,14 +101,22 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
     let mut terminal = enter()?;
     let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx).await;
     leave(app.mouse_captured);
+    // Stop the turn the way Esc does (commands get TERM, then KILL after a grace), give it
+    // that long to record its results, then drop what is left.
+    let _ = ops_tx.send(Op::Interrupt);
     let _ = ops_tx.send(Op::Shutdown);
-    agent_task.abort();
+    // A closed channel ends the agent's loop once the turn is over.
+    drop(ops_tx);
+    let grace = Duration::from_secs(6);
+    if tokio::time::timeout(grace, &mut agent_task).await.is_err() {
+        agent_task.abort();
+    }
     let transcript = app.transcript_text();
     if !transcript.trim().is_empty() {
         let mut out = stdout().lock();
         let _ = writeln!(out, "{}", transcript.trim_end());
     }
-    result.map(|()| 0)
+    result
 }
 
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
@@ -135,6 +167,16 @@ async fn agent_loop(
             Op::Clear => agent.clear(),
             Op::SetModel { model } => agent.state().set_model(model),
             Op::Shutdown => break,
+            Op::AnswerQuestion { call_id, answers } if call_id == crate::app::CHECKPOINT_QUESTION => {
+                let yes = answers.is_some_and(|a| a.first().is_some_and(|a| a == crate::app::CHECKPOINT_YES));
+                agent.set_checkpoints(yes);
+                let message = if yes {
+                    "turn checkpoints are on: /undo takes back whole turns".to_owned()
+                } else {
+                    crate::app::checkpoints_paused_notice("you chose not to copy this tree")
+                };
+                events.emit(Event::Notice { message });
+            }
             Op::Interrupt | Op::AnswerQuestion { .. } => {}
         }
     }
@@ -150,12 +192,16 @@ fn replaced(agent: &Agent, events: &EventSink, history_changed: bool) {
     }
 }
 
+/// Runs until the person quits (exit code 0) or a SIGTERM / SIGHUP arrives (143 / 129).
 async fn event_loop(
     terminal: &mut Term,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Event>,
     ops: &mpsc::UnboundedSender<Op>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<i32> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
     let mut input = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -169,6 +215,8 @@ async fn event_loop(
                 Some(Err(e)) => return Err(e.into()),
                 None => vec![Action::Quit],
             },
+            _ = sigterm.recv() => return Ok(crate::cli::exit::TERMINATED),
+            _ = sighup.recv() => return Ok(crate::cli::exit::HANGUP),
             event = rx.recv() => {
                 if let Some(event) = event {
                     app.on_event(event);
@@ -189,7 +237,7 @@ async fn event_loop(
                 Action::Op(op) => {
                     let _ = ops.send(op);
                 }
-                Action::Quit => return Ok(()),
+                Action::Quit => return Ok(0),
                 Action::Copy(text) => copy_osc52(&text),
                 Action::ToggleMouse => {
                     let _ = if app.mouse_captured {
@@ -241,6 +289,7 @@ fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
 }
 
 fn enter() -> anyhow::Result<Term> {
+    fatal::install();
     terminal::enable_raw_mode()?;
     let mut out = stdout();
     execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
