@@ -23,6 +23,11 @@ impl Tmux {
     /// Starts brute with `extra` arguments appended (already shell-safe).
     fn start_with(sb: &Sandbox, server: &MockServer, name: &str, extra: &str) -> Option<Self> {
         if Command::new("tmux").arg("-V").output().is_err() {
+            // CI installs tmux (.ci/run): there a missing tmux is a failure, not a skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "tmux is not installed, and CI must run the pty tests"
+            );
             eprintln!("skipping: tmux is not installed (apt-get install tmux)");
             return None;
         }
@@ -38,12 +43,15 @@ impl Tmux {
             bin = bin.display(),
             url = server.url("/v1"),
         );
+        // OSC 52 and titles would reach tmux (a buffer, the pane title) if brute let them out.
+        let tmux_conf = sb.home.path().join("tmux.conf");
+        std::fs::write(&tmux_conf, "set -s set-clipboard on\nset -g allow-rename on\n").unwrap();
         let status = Command::new("tmux")
             .args([
                 "-L",
                 &socket,
                 "-f",
-                "/dev/null",
+                tmux_conf.to_str().unwrap(),
                 "new-session",
                 "-d",
                 "-x",
@@ -65,6 +73,37 @@ impl Tmux {
             .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
             .output()
             .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn format(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display", "-p", format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The clipboard buffers tmux holds (OSC 52 writes create one).
+    fn buffers(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "list-buffers"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The pid of brute in the pane (the pane's shell runs `env … brute`, which execs).
+    fn brute_pid(&self) -> i32 {
+        let shell: i32 = self.format("#{pane_pid}").parse().unwrap();
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+        children.split_whitespace().next().unwrap().parse().unwrap()
+    }
+
+    /// `stty -a` of the pane's terminal.
+    fn stty(&self) -> String {
+        let tty = self.format("#{pane_tty}");
+        let out = Command::new("stty").args(["-F", &tty, "-a"]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -284,4 +323,61 @@ fn headless_run_asks_a_person_at_the_terminal() {
     });
     let results = tool_results(&server.requests()[1]);
     assert_eq!(results[0].1, "The user answered:\n1. Which color? → blue\n");
+}
+
+#[test]
+fn headless_output_at_a_terminal_cannot_retitle_or_touch_the_clipboard() {
+    let sb = Sandbox::new();
+    sb.write("x.txt", "plain\n");
+    let server = MockServer::start();
+    let evil_path = serde_json::json!({"file_path": "\u{1b}]0;EVIL-TOOL-TITLE\u{7}x.txt"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("r1", "read", &evil_path)])));
+    server.push(Reply::sse(openai_sse(
+        "Answer \u{1b}]0;EVIL-TITLE\u{7}with \u{1b}]52;c;RVZJTC1DTElQ\u{7}escapes \u{1b}]2;EVIL-TWO\u{1b}\\done.",
+        &[],
+    )));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "osc", "-p 'show me'") else {
+        return;
+    };
+    let screen = tmux.wait_for("the answer and exit", |s| s.contains("BRUTE-EXITED-0"));
+    assert!(screen.contains("Answer with escapes done."), "{screen}");
+    assert!(
+        screen.contains("[read] x.txt — error"),
+        "the tool line is shown, defanged: {screen}"
+    );
+    let title = tmux.format("#{pane_title}");
+    assert!(!title.contains("EVIL"), "the title was changed to {title}");
+    assert_eq!(tmux.buffers(), "", "OSC 52 reached the clipboard");
+}
+
+/// Starts the UI, sends `signal` to brute, and checks that the terminal is back to normal.
+fn terminal_restored_after(signal: i32, name: &str, code: i32) {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let Some(tmux) = Tmux::start(&sb, &server, name) else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    assert!(tmux.alternate_on());
+    assert!(tmux.stty().contains("-icanon"), "raw mode while running");
+    // SAFETY: plain kill(2) on the brute under test.
+    unsafe { libc::kill(tmux.brute_pid(), signal) };
+    tmux.wait_for("brute to exit", |s| s.contains(&format!("BRUTE-EXITED-{code}")));
+    assert!(!tmux.alternate_on(), "the alternate screen was left");
+    let stty = tmux.stty();
+    assert!(
+        !stty.contains("-icanon") && !stty.contains("-echo "),
+        "the terminal is out of raw mode: {stty}"
+    );
+}
+
+#[test]
+fn the_terminal_is_restored_after_an_abort() {
+    terminal_restored_after(libc::SIGABRT, "abort", 134);
+}
+
+#[test]
+fn sigterm_and_sighup_end_the_ui_cleanly() {
+    terminal_restored_after(libc::SIGTERM, "term", 143);
+    terminal_restored_after(libc::SIGHUP, "hup", 129);
 }
