@@ -230,6 +230,7 @@ command = "printf '[%s][%s][%s]' {{a}} {{b}} {{opt}}"
 
 /// Peak RSS in KiB of a finished child, from wait4.
 fn run_measuring_rss(mut cmd: std::process::Command) -> (i32, i64) {
+    #[allow(clippy::zombie_processes)] // reaped by the wait4 below, which std cannot do
     let child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
