@@ -22,6 +22,11 @@ impl Tmux {
 
     /// Starts brute with `extra` arguments appended (already shell-safe).
     fn start_with(sb: &Sandbox, server: &MockServer, name: &str, extra: &str) -> Option<Self> {
+        Self::start_in(sb, server, name, extra, sb.project.path())
+    }
+
+    /// Starts brute in `dir` with `extra` arguments appended.
+    fn start_in(sb: &Sandbox, server: &MockServer, name: &str, extra: &str, dir: &std::path::Path) -> Option<Self> {
         if Command::new("tmux").arg("-V").output().is_err() {
             // CI installs tmux (.ci/run): there a missing tmux is a failure, not a skip.
             assert!(
@@ -60,7 +65,7 @@ impl Tmux {
                 "32",
                 "-c",
             ])
-            .arg(sb.project.path())
+            .arg(dir)
             .arg(command)
             .status()
             .unwrap();
@@ -380,4 +385,41 @@ fn the_terminal_is_restored_after_an_abort() {
 fn sigterm_and_sighup_end_the_ui_cleanly() {
     terminal_restored_after(libc::SIGTERM, "term", 143);
     terminal_restored_after(libc::SIGHUP, "hup", 129);
+}
+
+#[test]
+fn started_in_home_the_ui_asks_before_checkpointing() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.home.path().join("personal.txt"), "mine\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w1", "write", r#"{"file_path":"personal.txt","content":"changed\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Changed it.", &[])));
+    let Some(tmux) = Tmux::start_in(&sb, &server, "home", "", sb.home.path()) else {
+        return;
+    };
+    tmux.wait_for("the checkpoint question", |s| {
+        s.contains("brute was started in your home directory") && s.contains("Checkpoint this tree")
+    });
+    // "Not now" is the default; take the other option.
+    tmux.keys(&["1"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("checkpoints on", |s| s.contains("turn checkpoints are on"));
+    tmux.text("change it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Changed it.") && s.contains(" idle │"));
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo dialog", |s| s.contains("Rewind the conversation too?"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo report", |s| s.contains("restored personal.txt"));
+    assert_eq!(
+        std::fs::read_to_string(sb.home.path().join("personal.txt")).unwrap(),
+        "mine\n"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }

@@ -22,6 +22,16 @@ pub const UNASKED_ENTRIES: usize = 20_000;
 /// The same for total file bytes.
 pub const UNASKED_BYTES: u64 = 1024 * 1024 * 1024;
 
+/// Where brute's data directory (the parent of the object store) lies inside `root`, as the
+/// walker spells paths under `root`; `None` when it is elsewhere.
+fn own_data_dir(root: &Path, objects: &ObjectStore) -> Option<PathBuf> {
+    let data = objects.dir().parent()?;
+    let data = data.canonicalize().unwrap_or_else(|_| data.to_path_buf());
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let rel = data.strip_prefix(&real_root).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| root.join(rel))
+}
+
 /// Why checkpointing `root` needs the person's consent, if it does: it is `/` or the home
 /// directory, or it is not a repository (no `.git` or `.brute`) and is large. The size walk
 /// stops at the limits, so it is cheap whatever the tree.
@@ -120,12 +130,12 @@ impl Scanner {
         }
     }
 
-    /// Seeds the metadata cache (e.g. with the last manifest of a resumed session).
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
     pub fn has_known(&self) -> bool {
         !self.previous.is_empty()
     }
 
+    /// Seeds the metadata cache (e.g. with the last manifest of a resumed session).
     pub fn remember(&mut self, manifest: Manifest) {
         self.previous = manifest;
     }
@@ -143,10 +153,13 @@ impl Scanner {
         let mut scan = Scan::default();
         let now = SystemTime::now();
         let mut pack = self.objects.pack();
+        // brute's own data directory inside the tree (started in $HOME) is never part of a
+        // checkpoint: it changes while being read, and undo must never touch it.
+        let own = own_data_dir(&self.root, &self.objects);
         let walker = ignore::WalkBuilder::new(&self.root)
             .hidden(false)
             .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
+            .filter_entry(move |e| e.file_name() != ".git" && own.as_deref() != Some(e.path()))
             .build();
         for entry in walker.flatten() {
             if entry.depth() == 0 {
