@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use brute::protocol::{Event, TurnOutcome};
+use brute::protocol::{Display, Event, ToolResult, TurnOutcome};
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -50,7 +50,7 @@ fn big_transcript() -> App {
     for i in 0..3334 {
         app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-        app.on_event(Event::TurnStarted { prompt: String::new() });
+        app.on_event(Event::TurnStarted { prompt: "q".into() });
         app.on_event(Event::TextDelta {
             text: format!("Step {i}: I will **read** `src/file{i}.rs` and then:\n\n- check it\n- fix it\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
         });
@@ -59,14 +59,17 @@ fn big_transcript() -> App {
             call_id: id.clone(),
             name: "read".into(),
             arguments: json!({"file_path": format!("src/file{i}.rs")}),
+            summary: format!("src/file{i}.rs"),
+            display: Display::Text,
         });
-        app.on_event(Event::ToolResult {
+        app.on_event(Event::ToolResult(ToolResult {
             call_id: id,
             name: "read".into(),
             content: (1..=30).map(|n| format!("{n}\tlet x{n} = {n};\n")).collect(),
             is_error: false,
             duration_ms: 3,
-        });
+            display: Display::Text,
+        }));
         app.on_event(Event::TurnFinished {
             outcome: TurnOutcome::Done,
             text: String::new(),

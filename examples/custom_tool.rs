@@ -45,7 +45,6 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
     let config = AgentConfig {
         system_prompt: "You are a helpful assistant. Use your tools.".into(),
         max_turns: 5,
-        interactive: false,
     };
     let mut agent = Agent::new(state, executor, config, events);
     let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
@@ -56,7 +55,7 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
     let mut transcript = String::new();
     while let Ok(event) = rx.try_recv() {
         match event {
-            Event::ToolResult { name, content, .. } => transcript.push_str(&format!("[{name} → {content}]\n")),
+            Event::ToolResult(result) => transcript.push_str(&format!("[{} → {}]\n", result.name, result.content)),
             Event::TurnFinished { text, .. } => transcript.push_str(&text),
             _ => {}
         }

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::agent::conversation::{Conversation, Resumer};
+use crate::agent::requests::Requests;
 use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
 use crate::config::{ProviderKind, Settings, paths};
@@ -96,18 +98,6 @@ mod tests {
     }
 }
 
-/// The id of the start-up question that asks to turn paused checkpoints on.
-pub const CHECKPOINT_QUESTION: &str = "brute:checkpoints";
-/// The answer to [`CHECKPOINT_QUESTION`] that turns them on.
-pub const CHECKPOINT_YES: &str = "Checkpoint this tree";
-
-/// The notice for paused checkpoints.
-pub fn checkpoints_paused_notice(reason: &str) -> String {
-    format!(
-        "turn checkpoints are off: {reason}, and a checkpoint would copy that tree into brute's data directory. /undo covers single tool calls only; start brute in a project directory for whole-turn undo"
-    )
-}
-
 /// Which session an agent records into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SessionChoice {
@@ -122,17 +112,13 @@ pub enum SessionChoice {
     Resume(String),
 }
 
-/// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap) and,
-/// for a resumed session, what it already holds.
+/// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap).
 pub struct Built {
     pub agent: Agent,
     /// Why turn checkpoints are paused until the person agrees to copy the tree (started in
     /// `/`, in `$HOME`, or in a large tree that is not a repository); `None` when they run.
     pub checkpoints_paused: Option<String>,
     pub notices: Vec<String>,
-    pub history: Vec<crate::provider::Message>,
-    pub todos: Vec<crate::protocol::TodoItem>,
-    pub durations: std::collections::BTreeMap<String, u64>,
 }
 
 /// Opens (or creates) the session to record into.
@@ -187,7 +173,7 @@ pub fn build_agent_with(
     settings: &Settings,
     root: &Path,
     events: EventSink,
-    interactive: bool,
+    requests: Requests,
     extra: Vec<Arc<dyn Tool>>,
     session: &SessionChoice,
 ) -> Result<Built, SetupError> {
@@ -235,7 +221,8 @@ pub fn build_agent_with(
             root.to_path_buf(),
         )
         .with_skills(skills)
-        .with_overflow_dir(overflow_dir),
+        .with_overflow_dir(overflow_dir)
+        .with_requests(requests),
     );
     let executor = Executor::new(
         Arc::new(registry),
@@ -246,10 +233,8 @@ pub fn build_agent_with(
     let config = AgentConfig {
         system_prompt,
         max_turns: settings.max_turns.value,
-        interactive,
     };
     let mut agent = Agent::new(state.clone(), executor, config, events.clone());
-    let (mut history, mut todos, mut durations) = (Vec::new(), Vec::new(), Default::default());
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()
@@ -258,12 +243,9 @@ pub fn build_agent_with(
             recorder.set_checkpoints(false);
             checkpoints_paused = Some(reason);
         }
-        history = loaded.history.clone();
-        todos = loaded.todos.clone();
-        if !todos.is_empty() {
-            state.set_todos(todos.clone(), &events);
+        if !loaded.todos.is_empty() {
+            state.set_todos(loaded.todos.clone(), &events);
         }
-        durations = loaded.durations.clone();
         agent = agent
             .with_session(recorder, loaded.history)
             .with_durations(loaded.durations);
@@ -272,9 +254,6 @@ pub fn build_agent_with(
         agent,
         checkpoints_paused,
         notices,
-        history,
-        todos,
-        durations,
     })
 }
 
@@ -284,8 +263,83 @@ pub fn build_agent(
     settings: &Settings,
     root: &Path,
     events: EventSink,
-    interactive: bool,
+    requests: Requests,
     session: &SessionChoice,
 ) -> Result<Built, SetupError> {
-    build_agent_with(settings, root, events, interactive, Vec::new(), session)
+    build_agent_with(settings, root, events, requests, Vec::new(), session)
+}
+
+/// Which front end starts a conversation: it decides who answers requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// The terminal UI: every request becomes a dialog.
+    Ui,
+    /// `brute -p` with a person at the terminal: questions are asked there, every other
+    /// request takes its default.
+    HeadlessAtTerminal,
+    /// `brute -p` without a terminal: every request takes its default at once.
+    Headless,
+}
+
+/// A started conversation and what its front end shows first.
+pub struct Started {
+    pub handle: crate::agent::conversation::Handle,
+    pub notices: Vec<String>,
+    pub tools: Vec<String>,
+    pub provider: String,
+    pub session_id: Option<String>,
+}
+
+/// Builds the agent and starts the conversation actor that owns it; the front end then only
+/// sends ops to `handle.ops` and renders what arrives on the receiver of `events`.
+pub fn start(
+    settings: &Settings,
+    root: &Path,
+    events: EventSink,
+    front_end: FrontEnd,
+    extra: Vec<Arc<dyn Tool>>,
+    session: &SessionChoice,
+) -> Result<Started, SetupError> {
+    let requests = match front_end {
+        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal => Requests::new(events.clone()),
+        FrontEnd::Headless => Requests::headless(),
+    };
+    let built = build_agent_with(settings, root, events.clone(), requests.clone(), extra, session)?;
+    let mut notices = built.notices;
+    let agent = built.agent;
+    let tools = agent.tool_names();
+    let provider = agent.provider_name().to_owned();
+    let session_id = agent.session_id();
+    if !agent.history().is_empty() {
+        events.emit(agent.history_event());
+    }
+    let resumer: Resumer = {
+        let (settings, root, events) = (settings.clone(), root.to_path_buf(), events.clone());
+        Box::new(move |id, requests| {
+            build_agent(
+                &settings,
+                &root,
+                events.clone(),
+                requests.clone(),
+                &SessionChoice::Resume(id.to_owned()),
+            )
+            .map(|built| built.agent)
+            .map_err(|e| e.to_string())
+        })
+    };
+    let (mut conversation, ops) = Conversation::new(agent, events, requests, Some(resumer));
+    if let Some(reason) = &built.checkpoints_paused {
+        if front_end == FrontEnd::Ui {
+            conversation.ask_checkpoints(reason);
+        } else {
+            notices.push(session::checkpoint::paused_notice(reason));
+        }
+    }
+    Ok(Started {
+        handle: conversation.spawn(ops),
+        notices,
+        tools,
+        provider,
+        session_id,
+    })
 }

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::app;
 use crate::cli::{OutputFormat, exit};
 use crate::config::Settings;
-use crate::protocol::{Event, EventSink, Op, Question, TurnOutcome, Usage};
+use crate::protocol::{Event, EventSink, Op, Question, RequestKind, Response, TurnOutcome, Usage};
 
 /// Options of one headless run.
 #[derive(Debug, Clone)]
@@ -42,21 +42,6 @@ pub fn interactive() -> bool {
     cfg!(feature = "tui") && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// The argument worth showing for a call, e.g. the path or the command.
-pub fn key_argument(arguments: &Value) -> String {
-    const KEYS: &[&str] = &["file_path", "path", "command", "pattern", "glob", "url", "name", "task"];
-    let value = KEYS
-        .iter()
-        .find_map(|k| arguments.get(*k).and_then(Value::as_str))
-        .unwrap_or("");
-    let first_line = value.lines().next().unwrap_or("");
-    match first_line.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &first_line[..cut]),
-        None if first_line.len() < value.len() => format!("{first_line}…"),
-        None => first_line.to_owned(),
-    }
-}
-
 /// Everything the json format reports at the end.
 #[derive(Default)]
 struct Report {
@@ -81,17 +66,11 @@ impl Report {
                 self.calls
                     .push(json!({"id": call_id, "name": name, "arguments": arguments}));
             }
-            Event::ToolResult {
-                call_id,
-                content,
-                is_error,
-                duration_ms,
-                ..
-            } => {
-                if let Some(call) = self.index.get(call_id).and_then(|i| self.calls.get_mut(*i)) {
-                    call["result"] = json!(content);
-                    call["is_error"] = json!(is_error);
-                    call["duration_ms"] = json!(duration_ms);
+            Event::ToolResult(result) => {
+                if let Some(call) = self.index.get(&result.call_id).and_then(|i| self.calls.get_mut(*i)) {
+                    call["result"] = json!(result.content);
+                    call["is_error"] = json!(result.is_error);
+                    call["duration_ms"] = json!(result.duration_ms);
                 }
             }
             Event::Usage { usage } => self.usage.add(*usage),
@@ -147,29 +126,26 @@ impl Printer {
                 self.text_open = !text.ends_with('\n');
             }
             Event::ToolCallStarted {
-                call_id,
-                name,
-                arguments,
-                ..
+                call_id, name, summary, ..
             } => {
-                self.calls
-                    .insert(call_id.clone(), (name.clone(), key_argument(arguments)));
+                self.calls.insert(call_id.clone(), (name.clone(), summary.clone()));
             }
-            Event::ToolResult {
-                call_id,
-                name,
-                content,
-                is_error,
-                duration_ms,
-            } if !self.quiet => {
-                let (_, key) = self
+            Event::ToolResult(result) if !self.quiet => {
+                let name = &result.name;
+                let duration_ms = result.duration_ms;
+                let key = self
                     .calls
-                    .get(call_id)
-                    .cloned()
-                    .unwrap_or_else(|| (name.clone(), String::new()));
-                let status = if *is_error {
-                    let first = content.lines().next().unwrap_or("").trim_start_matches("Error: ");
-                    format!("error: {}", key_argument(&json!({"name": first})))
+                    .get(&result.call_id)
+                    .map(|(_, key)| key.clone())
+                    .unwrap_or_default();
+                let status = if result.is_error {
+                    let first = result
+                        .content
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("Error: ");
+                    format!("error: {}", crate::tool::key_argument(&json!({"name": first})))
                 } else {
                     "ok".to_owned()
                 };
@@ -212,27 +188,19 @@ impl Printer {
         match event {
             Event::Nested { parent_call_id, event } => self.print_nested(parent_call_id, event, err),
             Event::ToolCallStarted {
-                call_id,
-                name,
-                arguments,
+                call_id, name, summary, ..
             } => {
                 self.calls
-                    .insert(format!("{parent}/{call_id}"), (name.clone(), key_argument(arguments)));
+                    .insert(format!("{parent}/{call_id}"), (name.clone(), summary.clone()));
             }
-            Event::ToolResult {
-                call_id,
-                name,
-                is_error,
-                duration_ms,
-                ..
-            } if !self.quiet => {
+            Event::ToolResult(result) if !self.quiet => {
                 let key = self
                     .calls
-                    .get(&format!("{parent}/{call_id}"))
+                    .get(&format!("{parent}/{}", result.call_id))
                     .map(|(_, k)| k.clone())
                     .unwrap_or_default();
-                let status = if *is_error { "error" } else { "ok" };
-                let line = format!("    ↳ [{name}] {key} — {status} ({duration_ms} ms)");
+                let status = if result.is_error { "error" } else { "ok" };
+                let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
                 let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
             }
             _ => {}
@@ -287,9 +255,13 @@ fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
 pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::Result<i32> {
     let started = Instant::now();
     let (events, mut rx) = EventSink::channel();
-    let interactive = interactive();
-    let built = app::build_agent(settings, root, events, interactive, &options.session)?;
-    let mut agent = built.agent;
+    let front_end = if interactive() {
+        app::FrontEnd::HeadlessAtTerminal
+    } else {
+        app::FrontEnd::Headless
+    };
+    let conversation = app::start(settings, root, events, front_end, Vec::new(), &options.session)?;
+    let ops_tx = conversation.handle.ops.clone();
     let mut printer = Printer {
         format: options.format,
         quiet: options.quiet,
@@ -299,17 +271,13 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         clean_err: std::io::stderr().is_terminal(),
     };
     let mut report = Report::default();
-    let paused = built.checkpoints_paused.as_deref().map(app::checkpoints_paused_notice);
-    for notice in built.notices.into_iter().chain(paused) {
+    for notice in conversation.notices {
         let event = Event::Notice { message: notice };
         report.record(&event);
         printer.print(&event);
     }
-    let (ops_tx, mut ops_rx) = mpsc::unbounded_channel::<Op>();
-    let prompt = options.prompt.clone();
-    let turn = tokio::spawn(async move {
-        let end = agent.run_turn(prompt, &mut ops_rx).await;
-        (end, agent)
+    let _ = ops_tx.send(Op::UserTurn {
+        text: options.prompt.clone(),
     });
     // One listener per signal for the whole run, so a signal between two polls is not lost.
     use tokio::signal::unix::{SignalKind, signal};
@@ -327,13 +295,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
                 report.record(&event);
                 printer.print(&event);
                 match &event {
-                    Event::QuestionAsked { call_id, questions } => {
-                        let (call_id, questions, ops) = (call_id.clone(), questions.clone(), ops_tx.clone());
-                        tokio::task::spawn_blocking(move || {
-                            let answers = ask_in_terminal(&questions);
-                            let _ = ops.send(Op::AnswerQuestion { call_id, answers });
-                        });
-                    }
+                    Event::Request { id, kind } => answer_request(id, kind, &ops_tx),
                     Event::TurnFinished { outcome: finished, .. } => {
                         outcome = *finished;
                         break;
@@ -359,10 +321,10 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         }
         let _ = ops_tx.send(Op::Interrupt);
     }
-    let (provider, session_id) = turn
-        .await
-        .map(|(_, agent)| (agent.provider_name().to_owned(), agent.session_id().map(str::to_owned)))
-        .unwrap_or_default();
+    // The turn is over and recorded; let the conversation end.
+    let _ = ops_tx.send(Op::Shutdown);
+    drop(ops_tx);
+    let _ = conversation.handle.task.await;
     if options.format == OutputFormat::Json {
         let summary = json!({
             "outcome": outcome,
@@ -370,9 +332,9 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             "tool_calls": report.calls,
             "usage": report.usage,
             "duration_ms": started.elapsed().as_millis() as u64,
-            "provider": provider,
+            "provider": conversation.provider,
             "model": settings.model.value,
-            "session": session_id,
+            "session": conversation.session_id,
             "errors": report.errors,
             "notices": report.notices,
         });
@@ -389,4 +351,29 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         TurnOutcome::MaxTurns => exit::MAX_TURNS,
         TurnOutcome::Interrupted => exit::INTERRUPTED,
     })
+}
+
+/// Answers a request from the core: a question is asked at the terminal (off the async
+/// threads); every other kind takes its documented default, since `-p` has nobody to confirm
+/// anything.
+fn answer_request(id: &str, kind: &RequestKind, ops: &mpsc::UnboundedSender<Op>) {
+    let (id, ops) = (id.to_owned(), ops.clone());
+    match kind {
+        RequestKind::Question { questions } => {
+            let questions = questions.clone();
+            tokio::task::spawn_blocking(move || {
+                let response = match ask_in_terminal(&questions) {
+                    Some(answers) => Response::Answers { answers },
+                    None => Response::Declined,
+                };
+                let _ = ops.send(Op::Respond { id, response });
+            });
+        }
+        other => {
+            let _ = ops.send(Op::Respond {
+                id,
+                response: other.default_response(),
+            });
+        }
+    }
 }

@@ -16,16 +16,16 @@ pub enum Op {
     /// Stop the running turn: the stream and running tools are cancelled and every pending
     /// tool call still gets a result.
     Interrupt,
-    /// The person's answer to a `question` call; `None` means the dialog was cancelled.
-    AnswerQuestion {
-        call_id: String,
-        answers: Option<Vec<String>>,
-    },
-    /// Take back the last turn's file changes (and, with `rewind_conversation`, the turn
-    /// itself); files the person changed since are skipped unless `force`.
-    Undo { rewind_conversation: bool, force: bool },
-    /// Re-apply what the last undo took back.
+    /// The person's answer to a [`Event::Request`] (a question, an undo confirmation, …).
+    Respond { id: String, response: Response },
+    /// Take back the last turn's file changes (and, if the person confirms it in the
+    /// [`RequestKind::Undo`] request that follows, the turn itself); files the person changed
+    /// since are skipped unless `force`.
+    Undo { force: bool },
+    /// Re-apply what the last undo took back (confirmed through a request like undo).
     Redo { force: bool },
+    /// Take a queued prompt back out of the queue (the front end puts it in its composer).
+    Unqueue { index: usize },
     /// Switch to a saved session of this project.
     Resume { id: String },
     /// Forget the conversation and start a new one.
@@ -48,6 +48,101 @@ pub enum TurnOutcome {
     Interrupted,
     /// A provider error or a critical tool error ended the turn.
     Error,
+}
+
+/// How a front end shows a tool call. Tools describe their own presentation, so front ends
+/// never match on tool names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Display {
+    /// Plain text (files, searches, pages).
+    #[default]
+    Text,
+    /// A unified diff: `-`/`+` lines coloured.
+    Diff,
+    /// A command's output: live while it runs, the end matters most.
+    Output,
+    /// The todo list.
+    Todos,
+    /// A sub-agent: its own calls show inside the pane.
+    Agent,
+}
+
+/// What a front end needs to draw a call of a restored conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CallView {
+    /// One line saying what the call does (its key argument).
+    pub summary: String,
+    pub display: Display,
+    /// How long it took (0 when unknown).
+    pub duration_ms: u64,
+}
+
+/// One finished tool call: the one shape the executor emits, the history keeps and the
+/// session records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub name: String,
+    /// What the model gets (truncated, keys redacted).
+    pub content: String,
+    pub is_error: bool,
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub display: Display,
+}
+
+/// What the core asks the person. Every kind has a documented default, taken when nobody can
+/// answer (in `brute -p` every kind but `question` takes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestKind {
+    /// The `question` tool's questions. Default: nobody is there to answer.
+    Question { questions: Vec<Question> },
+    /// Confirm an undo (or redo) of a whole turn, showing what it will restore. Default:
+    /// cancelled.
+    Undo {
+        redo: bool,
+        /// What will change, one line a path (`restored src/a.rs (+1 -2)`), and what will be
+        /// skipped.
+        summary: String,
+    },
+    /// A yes/no question from brute itself (e.g. copying a big tree for checkpoints).
+    /// Default: no.
+    Consent {
+        title: String,
+        message: String,
+        yes: String,
+        no: String,
+    },
+}
+
+impl RequestKind {
+    /// The answer taken when no person can give one.
+    pub fn default_response(&self) -> Response {
+        match self {
+            RequestKind::Question { .. } => Response::NoPerson,
+            RequestKind::Undo { .. } => Response::Declined,
+            RequestKind::Consent { .. } => Response::Consent { yes: false },
+        }
+    }
+}
+
+/// A person's answer to a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "response", rename_all = "snake_case")]
+pub enum Response {
+    /// Dismissed (Esc, Ctrl-C).
+    Declined,
+    /// Nobody is there to answer (headless, no terminal).
+    NoPerson,
+    /// The answers to a [`RequestKind::Question`], one per question.
+    Answers { answers: Vec<String> },
+    /// Go ahead with an undo/redo; `rewind_conversation` takes the turn out of the
+    /// conversation too.
+    Undo { rewind_conversation: bool },
+    /// A [`RequestKind::Consent`] answer.
+    Consent { yes: bool },
 }
 
 /// Token counts reported by the provider.
@@ -111,19 +206,31 @@ pub enum Event {
         call_id: String,
         name: String,
         arguments: Value,
+        /// One line saying what the call does, from the tool.
+        #[serde(default)]
+        summary: String,
+        #[serde(default)]
+        display: Display,
     },
     /// A chunk of live output from a running tool (e.g. shell).
     ToolOutputDelta { call_id: String, chunk: String },
     /// A tool call finished (successfully or not).
-    ToolResult {
-        call_id: String,
-        name: String,
-        content: String,
-        is_error: bool,
-        duration_ms: u64,
+    ToolResult(ToolResult),
+    /// The core asks the person something; answer with [`Op::Respond`] and the same `id`.
+    /// Several may be outstanding: front ends queue them.
+    Request {
+        id: String,
+        #[serde(flatten)]
+        kind: RequestKind,
     },
-    /// The `question` tool wants answers from the person.
-    QuestionAsked { call_id: String, questions: Vec<Question> },
+    /// A request is no longer waiting (answered, or its turn was interrupted).
+    RequestClosed { id: String },
+    /// The prompts waiting for the running turn to end, oldest first.
+    QueueChanged { prompts: Vec<String> },
+    /// An interrupt gave the queued prompts back: the front end puts them in its composer.
+    QueueReturned { prompts: Vec<String> },
+    /// The model requests use from now on (also mid-turn, from the next request).
+    ModelChanged { model: String },
     /// Token usage of one model request.
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).
@@ -137,9 +244,9 @@ pub enum Event {
     HistoryReplaced {
         messages: Vec<crate::provider::Message>,
         todos: Vec<TodoItem>,
-        /// How long each tool call took, by call id (for the restored panes).
+        /// How to draw each tool call, by call id (for the restored panes).
         #[serde(default)]
-        durations: std::collections::BTreeMap<String, u64>,
+        calls: std::collections::BTreeMap<String, CallView>,
     },
     /// The session's todo list changed (it is shown to the person).
     TodosUpdated { todos: Vec<TodoItem> },

@@ -5,9 +5,10 @@ mod support;
 
 use std::sync::Arc;
 
+use brute::agent::requests::Requests;
 use brute::agent::state::AgentState;
 use brute::agent::{Agent, AgentConfig};
-use brute::protocol::{Event, EventSink, Op, TurnOutcome};
+use brute::protocol::{Event, EventSink, Op, RequestKind, Response, TurnOutcome};
 use brute::provider::Message;
 use brute::provider::replay::ReplayProvider;
 use brute::tool::exec::Executor;
@@ -24,22 +25,22 @@ struct Setup {
 fn setup(script: &str, interactive: bool, max_turns: u32, extra: Vec<Arc<dyn brute::tool::Tool>>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-    let state = Arc::new(AgentState::new(
-        provider,
-        "replay".into(),
-        100,
-        dir.path().to_path_buf(),
-    ));
+    let (sink, events) = EventSink::channel();
+    let requests = if interactive {
+        Requests::new(sink.clone())
+    } else {
+        Requests::headless()
+    };
+    let state =
+        Arc::new(AgentState::new(provider, "replay".into(), 100, dir.path().to_path_buf()).with_requests(requests));
     let mut registry = brute::app::builtin_tools();
     for tool in extra {
         registry.register(tool);
     }
-    let (sink, events) = EventSink::channel();
     let executor = Executor::new(Arc::new(registry), Arc::default(), state.clone(), sink.clone());
     let config = AgentConfig {
         system_prompt: "test".into(),
         max_turns,
-        interactive,
     };
     Setup {
         agent: Agent::new(state, executor, config, sink),
@@ -73,13 +74,19 @@ async fn questions_go_to_the_front_end_and_answers_come_back() {
     let (ops_tx, mut ops) = mpsc::unbounded_channel();
     let front_end = tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
-            if let Event::QuestionAsked { call_id, questions } = event {
+            if let Event::Request {
+                id,
+                kind: RequestKind::Question { questions },
+            } = event
+            {
                 assert_eq!(questions.len(), 2);
                 assert_eq!(questions[0].options[1].label, "postgres");
                 ops_tx
-                    .send(Op::AnswerQuestion {
-                        call_id,
-                        answers: Some(vec!["2".into(), "5432".into()]),
+                    .send(Op::Respond {
+                        id,
+                        response: Response::Answers {
+                            answers: vec!["2".into(), "5432".into()],
+                        },
                     })
                     .unwrap();
             }
@@ -102,8 +109,13 @@ async fn a_cancelled_dialog_says_the_user_declined() {
     let (ops_tx, mut ops) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
-            if let Event::QuestionAsked { call_id, .. } = event {
-                ops_tx.send(Op::AnswerQuestion { call_id, answers: None }).unwrap();
+            if let Event::Request { id, .. } = event {
+                ops_tx
+                    .send(Op::Respond {
+                        id,
+                        response: Response::Declined,
+                    })
+                    .unwrap();
             }
         }
     });
@@ -115,12 +127,19 @@ async fn a_cancelled_dialog_says_the_user_declined() {
 async fn an_empty_answer_takes_the_default_and_interrupt_answers_the_question() {
     let mut s = setup(ASK, true, 10, Vec::new());
     let (ops_tx, mut ops) = mpsc::unbounded_channel();
-    ops_tx
-        .send(Op::AnswerQuestion {
-            call_id: "q1".into(),
-            answers: Some(vec![String::new(), String::new()]),
-        })
-        .unwrap();
+    tokio::spawn(async move {
+        while let Some(event) = s.events.recv().await {
+            if let Event::Request { id, .. } = event {
+                let answers = vec![String::new(), String::new()];
+                ops_tx
+                    .send(Op::Respond {
+                        id,
+                        response: Response::Answers { answers },
+                    })
+                    .unwrap();
+            }
+        }
+    });
     s.agent.run_turn("x".into(), &mut ops).await;
     assert!(tool_results(&s.agent)[0].1.contains("Which database? → sqlite"));
 
@@ -128,7 +147,7 @@ async fn an_empty_answer_takes_the_default_and_interrupt_answers_the_question() 
     let (ops_tx, mut ops) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
-            if let Event::QuestionAsked { .. } = event {
+            if let Event::Request { .. } = event {
                 ops_tx.send(Op::Interrupt).unwrap();
             }
         }

@@ -107,7 +107,6 @@ impl Project {
         let config = AgentConfig {
             system_prompt: "test".into(),
             max_turns: 10,
-            interactive: false,
         };
         Agent::new(state, executor, config, sink).with_session(self.recorder(), Vec::new())
     }

@@ -77,13 +77,14 @@ command = "echo bad >&2; exit 4"
             (
                 "t",
                 "task",
-                r#"{"task":"What does notes.txt say?","description":"read notes"}"#,
+                r#"{"task":"What does src/lib.rs say?","description":"read lib"}"#,
             ),
         ],
     )));
     server.push(Reply::sse(openai_sse(
         "",
-        &[("sub_r", "read", r#"{"file_path":"notes.txt"}"#)],
+        // Not notes.txt: the patch of the same message may or may not have run yet.
+        &[("sub_r", "read", r#"{"file_path":"src/lib.rs"}"#)],
     )));
     server.push(Reply::sse(openai_sse("Report: notes.txt says hello there.", &[])));
     server.push(Reply::sse(openai_sse(
@@ -146,7 +147,7 @@ command = "echo bad >&2; exit 4"
     assert_eq!(r["tr"], "[~] 1: greet\n");
     assert_eq!(r["t"], "Report: notes.txt says hello there.");
     // The sub-agent had its own context and read-only tools.
-    assert_eq!(requests[3].body["messages"][1]["content"], "What does notes.txt say?");
+    assert_eq!(requests[3].body["messages"][1]["content"], "What does src/lib.rs say?");
     let sub_tools: Vec<&str> = requests[3].body["tools"]
         .as_array()
         .unwrap()
@@ -154,7 +155,10 @@ command = "echo bad >&2; exit 4"
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(sub_tools, ["read", "fs_search", "fetch", "skill"]);
-    assert_eq!(results_by_id(&requests[4])["sub_r"], "1\thello there\n");
+    assert_eq!(
+        results_by_id(&requests[4])["sub_r"],
+        "1\tpub fn greet() -> &'static str { \"hello\" }\n"
+    );
 
     let r = results_by_id(&requests[6]);
     assert_eq!(r["rm"], "Removed notes.txt.");

@@ -201,7 +201,9 @@ fn prompt_tool_pane_undo_question_and_quit() {
 
     tmux.text("/undo");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the undo dialog", |s| s.contains("Rewind the conversation too?"));
+    tmux.wait_for("the undo dialog", |s| {
+        s.contains("Undo the last turn") && s.contains("code and conversation")
+    });
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("the undo report", |s| {
         s.contains("restored notes.txt (+1 -1)") && s.contains(" idle │")
@@ -412,7 +414,9 @@ fn started_in_home_the_ui_asks_before_checkpointing() {
     tmux.wait_for("the answer", |s| s.contains("Changed it.") && s.contains(" idle │"));
     tmux.text("/undo");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the undo dialog", |s| s.contains("Rewind the conversation too?"));
+    tmux.wait_for("the undo dialog", |s| {
+        s.contains("Undo the last turn") && s.contains("code and conversation")
+    });
     tmux.keys(&["Enter"]);
     tmux.wait_for("the undo report", |s| s.contains("restored personal.txt"));
     assert_eq!(

@@ -424,7 +424,7 @@ fn eight_sleeps_run_concurrently() {
     let started = Instant::now();
     let records = h.batch(&calls);
     let elapsed = started.elapsed();
-    assert!(records.iter().all(|r| r.content == "done\n"));
+    assert!(records.iter().all(|r| r.result.content == "done\n"));
     assert!(elapsed < Duration::from_millis(1900), "took {elapsed:?}");
 }
 
@@ -449,11 +449,11 @@ fn interrupt_kills_the_command_and_answers_every_call() {
         cancel,
     );
     assert_eq!(records.len(), 2);
-    assert!(records[0].is_error);
+    assert!(records[0].result.is_error);
     assert!(
-        records[0].content.starts_with("Error: Interrupted: so-far\n"),
+        records[0].result.content.starts_with("Error: Interrupted: so-far\n"),
         "{}",
-        records[0].content
+        records[0].result.content
     );
     assert_eq!(processes_with(marker), 0);
 }
@@ -588,8 +588,11 @@ fn panics_retryable_and_critical_errors() {
         std::sync::Arc::new(fatal),
     ]);
     let records = h.batch(&[("panicky", json!({})), ("flaky", json!({})), ("fatal", json!({}))]);
-    assert_eq!(records[0].content, "Error: Panic: the tool panicked: boom");
-    assert_eq!(records[1].content, "Error: Network: connection reset (retryable)");
+    assert_eq!(records[0].result.content, "Error: Panic: the tool panicked: boom");
+    assert_eq!(
+        records[1].result.content,
+        "Error: Network: connection reset (retryable)"
+    );
     assert_eq!(
         records[2].critical.as_deref(),
         Some("Error: Corrupt: the index is corrupt")

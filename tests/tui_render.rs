@@ -2,7 +2,9 @@
 //! dialog variant, Markdown with code, the status line states, popups, a 60x20 terminal.
 #![cfg(feature = "tui")]
 
-use brute::protocol::{Event, Question, QuestionOption, TurnOutcome, Usage};
+use brute::protocol::{
+    Display, Event, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome, Usage,
+};
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -39,22 +41,40 @@ fn typed(app: &mut App, text: &str) {
     }
 }
 
-fn started(app: &mut App, id: &str, name: &str, args: serde_json::Value) {
-    app.on_event(Event::ToolCallStarted {
-        call_id: id.into(),
-        name: name.into(),
-        arguments: args,
-    });
+/// How the built-in tool `name` asks to be shown (what the executor would send).
+fn display_of(name: &str) -> Display {
+    brute::app::builtin_tools()
+        .get(name)
+        .map_or(Display::Text, |t| t.display())
 }
 
-fn finished(app: &mut App, id: &str, name: &str, content: &str, is_error: bool, ms: u64) {
-    app.on_event(Event::ToolResult {
+fn started_event(id: &str, name: &str, args: serde_json::Value) -> Event {
+    Event::ToolCallStarted {
+        call_id: id.into(),
+        name: name.into(),
+        summary: brute::tool::key_argument(&args),
+        arguments: args,
+        display: display_of(name),
+    }
+}
+
+fn started(app: &mut App, id: &str, name: &str, args: serde_json::Value) {
+    app.on_event(started_event(id, name, args));
+}
+
+fn finished_event(id: &str, name: &str, content: &str, is_error: bool, ms: u64) -> Event {
+    Event::ToolResult(ToolResult {
         call_id: id.into(),
         name: name.into(),
         content: content.into(),
         is_error,
         duration_ms: ms,
-    });
+        display: display_of(name),
+    })
+}
+
+fn finished(app: &mut App, id: &str, name: &str, content: &str, is_error: bool, ms: u64) {
+    app.on_event(finished_event(id, name, content, is_error, ms));
 }
 
 fn user_turn(app: &mut App, text: &str) {
@@ -136,23 +156,19 @@ fn sub_agent_activity_sits_in_its_pane() {
         parent_call_id: "t".into(),
         event: Box::new(event),
     };
-    a.on_event(nested(Event::ToolCallStarted {
-        call_id: "s1".into(),
-        name: "fs_search".into(),
-        arguments: json!({"pattern": "parse"}),
-    }));
-    a.on_event(nested(Event::ToolResult {
-        call_id: "s1".into(),
-        name: "fs_search".into(),
-        content: "src/config.rs:3:fn parse".into(),
-        is_error: false,
-        duration_ms: 4,
-    }));
-    a.on_event(nested(Event::ToolCallStarted {
-        call_id: "s2".into(),
-        name: "read".into(),
-        arguments: json!({"file_path": "src/config.rs"}),
-    }));
+    a.on_event(nested(started_event("s1", "fs_search", json!({"pattern": "parse"}))));
+    a.on_event(nested(finished_event(
+        "s1",
+        "fs_search",
+        "src/config.rs:3:fn parse",
+        false,
+        4,
+    )));
+    a.on_event(nested(started_event(
+        "s2",
+        "read",
+        json!({"file_path": "src/config.rs"}),
+    )));
     insta::assert_snapshot!(render(&mut a, 60, 10));
 }
 
@@ -195,18 +211,20 @@ fn question(text: &str, options: &[&str], multiple: bool, default: Option<&str>)
 #[test]
 fn question_dialog_variants() {
     let mut a = app();
-    a.on_event(Event::QuestionAsked {
-        call_id: "q".into(),
-        questions: vec![
-            question(
-                "Which database should the service use?",
-                &["sqlite", "postgres"],
-                false,
-                Some("postgres"),
-            ),
-            question("Which features?", &["auth", "search", "billing"], true, None),
-            question("Anything else?", &[], false, None),
-        ],
+    a.on_event(Event::Request {
+        id: "q".into(),
+        kind: RequestKind::Question {
+            questions: vec![
+                question(
+                    "Which database should the service use?",
+                    &["sqlite", "postgres"],
+                    false,
+                    Some("postgres"),
+                ),
+                question("Which features?", &["auth", "search", "billing"], true, None),
+                question("Anything else?", &[], false, None),
+            ],
+        },
     });
     let single = render(&mut a, 70, 20);
     key(&mut a, KeyCode::Enter);
@@ -221,9 +239,11 @@ fn question_dialog_variants() {
     let actions = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(
         actions,
-        vec![brute::tui::app::Action::Op(brute::protocol::Op::AnswerQuestion {
-            call_id: "q".into(),
-            answers: Some(vec!["postgres".into(), "auth, billing".into(), "use port 8080".into()]),
+        vec![brute::tui::app::Action::Op(brute::protocol::Op::Respond {
+            id: "q".into(),
+            response: Response::Answers {
+                answers: vec!["postgres".into(), "auth, billing".into(), "use port 8080".into()]
+            },
         })]
     );
     insta::assert_snapshot!("single", single);
@@ -231,19 +251,21 @@ fn question_dialog_variants() {
     insta::assert_snapshot!("free_text", free_text);
 
     let mut a = app();
-    a.on_event(Event::QuestionAsked {
-        call_id: "q2".into(),
-        questions: vec![question("Proceed?", &["yes", "no"], false, None)],
+    a.on_event(Event::Request {
+        id: "q2".into(),
+        kind: RequestKind::Question {
+            questions: vec![question("Proceed?", &["yes", "no"], false, None)],
+        },
     });
     let actions = a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     assert_eq!(
         actions,
-        vec![brute::tui::app::Action::Op(brute::protocol::Op::AnswerQuestion {
-            call_id: "q2".into(),
-            answers: None
+        vec![brute::tui::app::Action::Op(brute::protocol::Op::Respond {
+            id: "q2".into(),
+            response: Response::Declined,
         })]
     );
-    assert!(a.dialog.is_none());
+    assert!(a.modals.is_empty());
 }
 
 #[test]
@@ -344,25 +366,60 @@ fn keys_send_ops() {
         text: String::new(),
     });
     typed(&mut a, "/undo");
-    assert!(a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)).is_empty());
-    assert!(a.dialog.is_some(), "/undo asks whether to rewind the conversation too");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::Undo { force: false })],
+        "/undo asks the core, which answers with a confirmation request"
+    );
+    let undo_request = |a: &mut App, id: &str| {
+        a.on_event(Event::Request {
+            id: id.into(),
+            kind: RequestKind::Undo {
+                redo: false,
+                summary: "undo turn 1 (\"go\"):\n  restored src/lib.rs (+1 -2)\n  deleted notes.txt (+0 -3)".into(),
+            },
+        });
+    };
+    undo_request(&mut a, "u1");
     let undo_dialog = render(&mut a, 70, 16);
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo {
-            rewind_conversation: true,
-            force: false
+        vec![Action::Op(Op::Respond {
+            id: "u1".into(),
+            response: Response::Undo {
+                rewind_conversation: true
+            },
         })],
-        "the default takes back code and conversation"
+        "Enter takes the default: code and conversation"
     );
-    typed(&mut a, "/undo");
-    key(&mut a, KeyCode::Enter);
+    undo_request(&mut a, "u2");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
+        vec![Action::Op(Op::Respond {
+            id: "u2".into(),
+            response: Response::Undo {
+                rewind_conversation: true
+            },
+        })],
+        "y confirms"
+    );
+    undo_request(&mut a, "u3");
     key(&mut a, KeyCode::Down);
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo {
-            rewind_conversation: false,
-            force: false
+        vec![Action::Op(Op::Respond {
+            id: "u3".into(),
+            response: Response::Undo {
+                rewind_conversation: false
+            },
+        })]
+    );
+    undo_request(&mut a, "u4");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE)),
+        vec![Action::Op(Op::Respond {
+            id: "u4".into(),
+            response: Response::Declined,
         })]
     );
     insta::assert_snapshot!("undo_dialog", undo_dialog);
@@ -371,14 +428,81 @@ fn keys_send_ops() {
     assert!(a.transcript_text().contains("unknown command /nope; /help lists them"));
     key(&mut a, KeyCode::Up);
     assert_eq!(a.composer.text(), "/nope", "history");
+    let ctrl_c = |a: &mut App| a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(ctrl_c(&mut a).is_empty(), "a non-empty composer is cleared first");
+    assert!(a.composer.is_empty());
     assert!(
-        a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
-            .is_empty()
+        ctrl_c(&mut a).is_empty(),
+        "then the first press on an idle, empty composer arms"
     );
+    assert_eq!(ctrl_c(&mut a), vec![Action::Quit], "and the second quits");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_turn_declines_dialogs_and_prompts_queue() {
+    use brute::protocol::Op;
+    use brute::tui::app::Action;
+    let mut a = app();
+    user_turn(&mut a, "long job");
+    let ctrl_c = |a: &mut App| a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(ctrl_c(&mut a), vec![Action::Op(Op::Interrupt)], "while a turn runs");
+    assert_eq!(ctrl_c(&mut a), vec![Action::Op(Op::Interrupt)], "never quits mid-turn");
+    // A dialog open during a turn: Ctrl-C declines it and interrupts.
+    a.on_event(Event::Request {
+        id: "q".into(),
+        kind: RequestKind::Question {
+            questions: vec![question("Proceed?", &["yes", "no"], false, None)],
+        },
+    });
     assert_eq!(
-        a.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-        vec![Action::Quit]
+        ctrl_c(&mut a),
+        vec![
+            Action::Op(Op::Respond {
+                id: "q".into(),
+                response: Response::Declined
+            }),
+            Action::Op(Op::Interrupt)
+        ]
     );
+    assert!(a.modals.is_empty());
+    // Prompts sent during the turn are queued and shown; Up takes the newest back.
+    typed(&mut a, "next one");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::UserTurn {
+            text: "next one".into()
+        })]
+    );
+    a.on_event(Event::QueueChanged {
+        prompts: vec!["next one".into()],
+    });
+    let screen = render(&mut a, 60, 12);
+    assert!(screen.contains("queued: next one"), "{screen}");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE)),
+        vec![Action::Op(Op::Unqueue { index: 0 })]
+    );
+    assert_eq!(a.composer.text(), "next one");
+    // An interrupt gives queued prompts back to the composer.
+    a.composer.clear();
+    a.on_event(Event::QueueReturned {
+        prompts: vec!["a".into(), "b".into()],
+    });
+    assert_eq!(a.composer.text(), "a\n\nb");
+    // Two requests at once queue instead of overwriting each other.
+    for id in ["r1", "r2"] {
+        a.on_event(Event::Request {
+            id: id.into(),
+            kind: RequestKind::Question {
+                questions: vec![question("Which?", &["x"], false, None)],
+            },
+        });
+    }
+    assert_eq!(a.modals.len(), 2);
+    assert!(render(&mut a, 70, 16).contains("1 more waiting"));
+    a.on_event(Event::RequestClosed { id: "r1".into() });
+    assert_eq!(a.modals.len(), 1);
+    assert_eq!(a.modals[0].id(), "r2");
 }
 
 #[test]
@@ -429,7 +553,16 @@ fn a_restored_history_shows_panes_with_their_durations() {
     a.on_event(Event::HistoryReplaced {
         messages,
         todos: Vec::new(),
-        durations: [("r".to_owned(), 12u64)].into_iter().collect(),
+        calls: [(
+            "r".to_owned(),
+            brute::protocol::CallView {
+                summary: "a.txt".into(),
+                display: Display::Text,
+                duration_ms: 12,
+            },
+        )]
+        .into_iter()
+        .collect(),
     });
     let screen = render(&mut a, 50, 14);
     assert!(screen.contains("✓ read  a.txt  12 ms"), "{screen}");
@@ -488,9 +621,11 @@ fn random_keys_events_and_sizes_never_panic() {
                 ),
                 _ => {
                     if rng.bool() {
-                        a.on_event(Event::QuestionAsked {
-                            call_id: format!("q{step}"),
-                            questions: vec![question("Q?", &["a", "b"][..rng.usize(0..3)], rng.bool(), None)],
+                        a.on_event(Event::Request {
+                            id: format!("q{step}"),
+                            kind: RequestKind::Question {
+                                questions: vec![question("Q?", &["a", "b"][..rng.usize(0..3)], rng.bool(), None)],
+                            },
                         });
                     } else {
                         a.on_event(Event::TurnFinished {

@@ -5,22 +5,23 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod conversation;
 pub mod prompt;
 pub mod question;
+pub mod requests;
 pub mod skills;
 pub mod state;
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{Event, EventSink, Op, TurnOutcome, Usage};
+use crate::protocol::{CallView, Event, EventSink, Op, TurnOutcome, Usage};
 use crate::provider::{ChatRequest, Delta, Message, StopReason, ToolCall};
 use crate::tool::ToolError;
-use crate::tool::exec::{CallRecord, Executor, PendingCall};
+use crate::tool::exec::{CallRecord, Executor};
 use state::AgentState;
 
 /// The default cap on model requests per user turn.
@@ -32,8 +33,6 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// Model requests allowed per user turn.
     pub max_turns: u32,
-    /// Whether a person can answer `question` calls.
-    pub interactive: bool,
 }
 
 /// How a user turn ended, with the final text and the error that ended it, if any.
@@ -66,38 +65,76 @@ pub fn decide(tool_calls: usize, iteration: u32, max_turns: u32) -> Step {
     }
 }
 
-/// Ops that arrive while a turn runs.
+/// What a conversation keeps between ops and hands to a running turn: the prompts queued
+/// behind it, and what arrived that is not the turn's to handle.
 #[derive(Default)]
-struct Inbox {
-    answers: HashMap<String, Option<Vec<String>>>,
-    queued_prompts: Vec<String>,
-    shutdown: bool,
+pub struct Inbox {
+    /// Prompts sent while a turn runs, oldest first; they run after it.
+    pub queue: Vec<String>,
+    /// Answers to requests the conversation itself made (not a tool's), for its owner.
+    pub unclaimed: Vec<(String, crate::protocol::Response)>,
+    /// The front end asked to end the conversation.
+    pub shutdown: bool,
 }
 
 impl Inbox {
-    fn take(&mut self, op: Op, cancel: &CancellationToken) {
+    /// Applies an op that arrived while a turn runs. Every op has a defined effect:
+    /// interrupt and shutdown cancel the turn, answers reach their request, prompts are
+    /// queued, a model switch applies from the next request, and undo, redo, resume and
+    /// clear are refused with a notice (they would change what the running turn works on).
+    fn take(&mut self, op: Op, cancel: &CancellationToken, state: &AgentState, events: &EventSink) {
         match op {
             Op::Interrupt => cancel.cancel(),
             Op::Shutdown => {
                 self.shutdown = true;
                 cancel.cancel();
             }
-            Op::AnswerQuestion { call_id, answers } => {
-                self.answers.insert(call_id, answers);
+            Op::Respond { id, response } => {
+                if let Some(response) = state.requests.resolve(&id, response) {
+                    self.unclaimed.push((id, response));
+                }
             }
-            Op::UserTurn { text } => self.queued_prompts.push(text),
-            // Front ends send these only between turns.
-            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::SetModel { .. } | Op::Resume { .. } => {}
+            Op::UserTurn { text } => {
+                self.queue.push(text);
+                events.emit(Event::QueueChanged {
+                    prompts: self.queue.clone(),
+                });
+            }
+            Op::Unqueue { index } => {
+                if index < self.queue.len() {
+                    self.queue.remove(index);
+                    events.emit(Event::QueueChanged {
+                        prompts: self.queue.clone(),
+                    });
+                }
+            }
+            Op::SetModel { model } => {
+                state.set_model(model.clone());
+                events.emit(Event::ModelChanged { model });
+            }
+            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } => {
+                let what = match op {
+                    Op::Undo { .. } => "/undo",
+                    Op::Redo { .. } => "/redo",
+                    Op::Clear => "/clear",
+                    _ => "/resume",
+                };
+                events.emit(Event::Notice {
+                    message: format!("{what} is not possible while a turn runs; press Esc to stop the turn first"),
+                });
+            }
         }
     }
 }
 
-/// Awaits `future` while handling ops (interrupts, answers) as they arrive.
+/// Awaits `future` while handling ops (interrupts, answers, queued prompts) as they arrive.
 async fn with_ops<F: Future>(
     future: F,
     ops: &mut UnboundedReceiver<Op>,
     inbox: &mut Inbox,
     cancel: &CancellationToken,
+    state: &AgentState,
+    events: &EventSink,
 ) -> F::Output {
     tokio::pin!(future);
     let mut ops_open = true;
@@ -105,7 +142,7 @@ async fn with_ops<F: Future>(
         tokio::select! {
             output = &mut future => return output,
             op = ops.recv(), if ops_open => match op {
-                Some(op) => inbox.take(op, cancel),
+                Some(op) => inbox.take(op, cancel, state, events),
                 None => ops_open = false,
             },
         }
@@ -114,7 +151,7 @@ async fn with_ops<F: Future>(
 
 /// One conversation with a model and its tools.
 pub struct Agent {
-    recorder: Option<crate::session::Recorder>,
+    recorder: Option<Arc<Mutex<crate::session::Recorder>>>,
     /// Tool call durations by call id, for front ends redrawing a restored history.
     durations: std::collections::BTreeMap<String, u64>,
     state: Arc<AgentState>,
@@ -139,8 +176,24 @@ impl Agent {
         }
     }
 
-    /// Records this agent's session (and continues `history`, e.g. a resumed session's).
+    /// Records this agent's session (and continues `history`, e.g. a resumed session's). Each
+    /// tool result is written the moment it exists, by the executor.
     pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {
+        let recorder = Arc::new(Mutex::new(recorder));
+        let for_results = recorder.clone();
+        let events = self.events.clone();
+        self.executor.set_sink(Arc::new(move |result| {
+            let written = for_results
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .tool_result(result);
+            if let Err(error) = written {
+                tracing::warn!(%error, "session write failed");
+                events.emit(Event::Notice {
+                    message: format!("could not save the session: {error}"),
+                });
+            }
+        }));
         self.history = history;
         self.recorder = Some(recorder);
         self
@@ -149,9 +202,10 @@ impl Agent {
     /// Turns the per-turn checkpoints of the session on or off (see
     /// [`crate::session::Recorder::set_checkpoints`]).
     pub fn set_checkpoints(&mut self, on: bool) {
-        if let Some(recorder) = &mut self.recorder {
-            recorder.set_checkpoints(on);
-        }
+        self.record(|r| {
+            r.set_checkpoints(on);
+            Ok(())
+        });
     }
 
     /// Restores tool call durations (from a resumed session).
@@ -165,21 +219,54 @@ impl Agent {
         &self.durations
     }
 
-    /// The session being recorded, if any.
-    pub fn session_id(&self) -> Option<&str> {
-        self.recorder.as_ref().map(|r| r.id())
+    /// How to draw each tool call of the history (for [`Event::HistoryReplaced`]).
+    pub fn call_views(&self) -> std::collections::BTreeMap<String, CallView> {
+        let mut views = std::collections::BTreeMap::new();
+        for message in &self.history {
+            if let Message::Assistant { tool_calls, .. } = message {
+                for call in tool_calls {
+                    let (_, summary, display) = self.executor.view(call);
+                    let duration_ms = self.durations.get(&call.id).copied().unwrap_or(0);
+                    views.insert(
+                        call.id.clone(),
+                        CallView {
+                            summary,
+                            display,
+                            duration_ms,
+                        },
+                    );
+                }
+            }
+        }
+        views
     }
 
-    /// The recorder, for listing checkpoints.
-    pub fn recorder(&self) -> Option<&crate::session::Recorder> {
-        self.recorder.as_ref()
+    /// The event that redraws a front end's transcript from this conversation.
+    pub fn history_event(&self) -> Event {
+        Event::HistoryReplaced {
+            messages: self.history.clone(),
+            todos: self.state.todos(),
+            calls: self.call_views(),
+        }
+    }
+
+    /// The session being recorded, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.recorder
+            .as_ref()
+            .map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).id().to_owned())
+    }
+
+    /// Runs `f` on the session recorder, if there is one.
+    pub fn with_recorder<T>(&self, f: impl FnOnce(&mut crate::session::Recorder) -> T) -> Option<T> {
+        self.recorder
+            .as_ref()
+            .map(|r| f(&mut r.lock().unwrap_or_else(|e| e.into_inner())))
     }
 
     /// Runs a session write; a failure is reported, never fatal.
-    fn record(&mut self, write: impl FnOnce(&mut crate::session::Recorder) -> std::io::Result<()>) {
-        if let Some(recorder) = &mut self.recorder
-            && let Err(error) = write(recorder)
-        {
+    fn record(&self, write: impl FnOnce(&mut crate::session::Recorder) -> std::io::Result<()>) {
+        if let Some(Err(error)) = self.with_recorder(write) {
             tracing::warn!(%error, "session write failed");
             self.events.emit(Event::Notice {
                 message: format!("could not save the session: {error}"),
@@ -225,18 +312,29 @@ impl Agent {
         self.usage = Usage::default();
     }
 
+    /// What an undo (or `redo`) of a whole turn would do now, for the confirmation; `None`
+    /// without a session or when there is nothing to move.
+    pub fn preview_move(&self, redo: bool, force: bool) -> Option<Result<crate::session::TurnMove, String>> {
+        self.with_recorder(|r| r.preview(redo, force))
+            .and_then(|result| result.map_err(|e| e.to_string()).transpose())
+    }
+
     /// Undoes the last turn: with a session, every file the turn changed (by any tool,
     /// shell included) and, with `rewind`, the conversation; without one, the last tool call's
     /// file changes. Returns what happened, for the person, and whether the history changed.
     pub fn undo(&mut self, rewind: bool, force: bool) -> (String, bool) {
-        let Some(recorder) = &mut self.recorder else {
+        let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
                 false,
             );
         };
         self.executor.snapshots().clear();
-        match recorder.undo(&mut self.history, rewind, force) {
+        let moved = recorder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .undo(&mut self.history, rewind, force);
+        match moved {
             Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
             Ok(None) => ("nothing to undo".to_owned(), false),
             Err(e) => (format!("undo failed: {e}"), false),
@@ -246,14 +344,18 @@ impl Agent {
     /// Re-applies what the last undo took back (files, and the conversation if it was
     /// rewound). Returns what happened and whether the history changed.
     pub fn redo(&mut self, force: bool) -> (String, bool) {
-        let Some(recorder) = &mut self.recorder else {
+        let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
                 false,
             );
         };
         self.executor.snapshots().clear();
-        match recorder.redo(&mut self.history, force) {
+        let moved = recorder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .redo(&mut self.history, force);
+        match moved {
             Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
             Ok(None) => ("nothing to redo".to_owned(), false),
             Err(e) => (format!("redo failed: {e}"), false),
@@ -279,11 +381,23 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         let mut inbox = Inbox::default();
+        self.run_turn_in(prompt, ops, &mut inbox, cancel).await
+    }
+
+    /// Runs one user turn, handling the ops that arrive meanwhile into `inbox` (queued prompts
+    /// and answers the turn does not own stay there for the conversation).
+    pub async fn run_turn_in(
+        &mut self,
+        prompt: String,
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: CancellationToken,
+    ) -> TurnEnd {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
         self.record(|r| r.begin_turn(&prompt, history_len));
         self.push_message(Message::User { text: prompt });
-        let end = self.drive(ops, &mut inbox, &cancel).await;
+        let end = self.drive(ops, inbox, &cancel).await;
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
         self.record(|r| r.end_turn());
@@ -344,7 +458,7 @@ impl Agent {
                         _ = cancel.cancelled() => None,
                     }
                 };
-                with_ops(cancellable, ops, inbox, cancel).await
+                with_ops(cancellable, ops, inbox, cancel, &self.state, &self.events).await
             };
             let completion = match completion {
                 None => {
@@ -387,15 +501,14 @@ impl Agent {
             let records = self.run_calls(&calls, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
-                let duration_ms = record.duration.as_millis() as u64;
-                self.durations.insert(record.call.id.clone(), duration_ms);
-                let call_id = record.call.id.clone();
-                self.record(|r| r.timing(&call_id, duration_ms));
-                self.push_message(Message::Tool {
-                    call_id: record.call.id,
-                    name: record.call.name,
-                    content: record.content,
-                    is_error: record.is_error,
+                let result = record.result;
+                self.durations.insert(result.call_id.clone(), result.duration_ms);
+                // The session already has it: the executor recorded it as it finished.
+                self.history.push(Message::Tool {
+                    call_id: result.call_id,
+                    name: result.name,
+                    content: result.content,
+                    is_error: result.is_error,
                 });
             }
             if let Some(message) = critical {
@@ -419,8 +532,8 @@ impl Agent {
         }
     }
 
-    /// Runs one message's calls: all concurrently except `question`, which goes to the front
-    /// end. Returns the records in call order.
+    /// Runs one message's calls, all started at once in call order (so they run side by side
+    /// and calls on one file queue in that order). Returns the records in call order.
     async fn run_calls(
         &self,
         calls: &[ToolCall],
@@ -428,103 +541,26 @@ impl Agent {
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
-        let is_question =
-            |call: &ToolCall| call.name == "question" && self.executor.registry().get("question").is_some();
-        // Start everything first, in call order, so the calls run side by side.
-        let pending: Vec<Option<PendingCall>> = calls
-            .iter()
-            .map(|call| {
-                if is_question(call) {
-                    None
-                } else if cancel.is_cancelled() {
-                    Some(self.never_ran(call))
-                } else {
-                    Some(self.executor.start(call, cancel))
-                }
-            })
-            .collect();
+        let mut pending = Vec::with_capacity(calls.len());
+        for call in calls {
+            pending.push(if cancel.is_cancelled() {
+                Err(self.executor.never_ran(call, &interrupted()))
+            } else {
+                Ok(self.executor.start(call, cancel))
+            });
+        }
         let mut records = Vec::with_capacity(calls.len());
-        for (call, pending) in calls.iter().zip(pending) {
+        for pending in pending {
             let record = match pending {
-                Some(pending) => with_ops(pending.finish(cancel, &self.executor), ops, inbox, cancel).await,
-                None if cancel.is_cancelled() => self.never_ran(call).finish(cancel, &self.executor).await,
-                None => self.ask(call, ops, inbox, cancel).await,
+                Ok(pending) => {
+                    let finishing = pending.finish(cancel, &self.executor);
+                    with_ops(finishing, ops, inbox, cancel, &self.state, &self.events).await
+                }
+                Err(record) => record,
             };
             records.push(record);
         }
         records
-    }
-
-    /// A call that will not run because the turn was interrupted: announced and answered.
-    fn never_ran(&self, call: &ToolCall) -> PendingCall {
-        self.executor.announce(call);
-        let pending = PendingCall::answered(call, &interrupted());
-        self.executor.report(&CallRecord {
-            call: call.clone(),
-            content: crate::tool::exec::error_content(&interrupted()),
-            is_error: true,
-            critical: None,
-            duration: std::time::Duration::ZERO,
-        });
-        pending
-    }
-
-    /// Hands a `question` call to the front end and waits for the answer (or an interrupt).
-    async fn ask(
-        &self,
-        call: &ToolCall,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
-        cancel: &CancellationToken,
-    ) -> CallRecord {
-        let started = std::time::Instant::now();
-        self.executor.announce(call);
-        let outcome = self
-            .executor
-            .registry()
-            .prepare(&call.name, &call.arguments)
-            .and_then(|(_, args)| question::parse(&args));
-        let (content, is_error) = match outcome {
-            Err(error) => (crate::tool::exec::error_content(&error), true),
-            Ok(_) if !self.config.interactive => (question::NO_USER.to_owned(), false),
-            Ok(questions) => {
-                self.events.emit(Event::QuestionAsked {
-                    call_id: call.id.clone(),
-                    questions: questions.clone(),
-                });
-                let waiting = async {
-                    loop {
-                        if let Some(answer) = inbox.answers.remove(&call.id) {
-                            return Some(answer);
-                        }
-                        if cancel.is_cancelled() {
-                            return None;
-                        }
-                        tokio::select! {
-                            op = ops.recv() => match op {
-                                Some(op) => inbox.take(op, cancel),
-                                None => return None,
-                            },
-                            _ = cancel.cancelled() => {}
-                        }
-                    }
-                };
-                match waiting.await {
-                    Some(Some(answers)) => (question::format_answers(&questions, &answers), false),
-                    Some(None) => (question::DECLINED.to_owned(), false),
-                    None => (crate::tool::exec::error_content(&interrupted()), true),
-                }
-            }
-        };
-        let record = CallRecord {
-            call: call.clone(),
-            content,
-            is_error,
-            critical: None,
-            duration: started.elapsed(),
-        };
-        self.executor.report(&record);
-        record
     }
 }
 

@@ -5,7 +5,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::protocol::Question;
+use crate::protocol::{Question, RequestKind, Response};
 use crate::tool::{Params, Tool, ToolContext, ToolError, ToolOutput};
 
 /// The result when nobody can answer.
@@ -13,8 +13,8 @@ pub const NO_USER: &str = "No interactive user is present to answer questions. P
 /// The result when the person cancelled the dialog.
 pub const DECLINED: &str = "The user declined to answer (the dialog was cancelled). Do not assume an answer; continue without it or stop and explain.";
 
-/// The `question` tool's definition. It is never run by the executor: the agent hands it to
-/// the front end.
+/// The `question` tool: an ordinary tool that asks through the request service
+/// ([`ToolContext::ask`]), so every front end answers it the way it answers any request.
 pub struct QuestionTool;
 
 impl Tool for QuestionTool {
@@ -43,8 +43,27 @@ impl Tool for QuestionTool {
             .build()
     }
 
-    fn call<'a>(&'a self, _args: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Err(ToolError::new("Internal", "question is answered by the front end")) })
+    fn summary(&self, args: &Value) -> String {
+        let first = args["questions"][0]["question"].as_str().unwrap_or("");
+        crate::tool::key_argument(&json!({ "name": first }))
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let questions = parse(&args)?;
+            let kind = RequestKind::Question {
+                questions: questions.clone(),
+            };
+            match ctx.ask(kind).await {
+                Response::Answers { answers } => Ok(ToolOutput::text(format_answers(&questions, &answers))),
+                Response::NoPerson => Ok(ToolOutput::text(NO_USER)),
+                _ if ctx.cancel.is_cancelled() => Err(ToolError::new(
+                    "Interrupted",
+                    "the user interrupted the turn before answering",
+                )),
+                _ => Ok(ToolOutput::text(DECLINED)),
+            }
+        })
     }
 }
 

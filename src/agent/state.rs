@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::requests::Requests;
 use super::skills::Skill;
 use crate::protocol::{Event, EventSink, TodoItem};
 use crate::provider::Provider;
@@ -19,6 +20,8 @@ pub struct AgentState {
     pub overflow_dir: Option<PathBuf>,
     todos: Mutex<Vec<TodoItem>>,
     temperature: Mutex<Option<f32>>,
+    /// How tools ask the person (see [`Requests`]); headless unless a front end listens.
+    pub requests: Requests,
 }
 
 impl AgentState {
@@ -32,7 +35,14 @@ impl AgentState {
             overflow_dir: None,
             todos: Mutex::new(Vec::new()),
             temperature: Mutex::new(None),
+            requests: Requests::headless(),
         }
+    }
+
+    /// Routes this agent's requests to the person (shared by its sub-agents).
+    pub fn with_requests(mut self, requests: Requests) -> Self {
+        self.requests = requests;
+        self
     }
 
     pub fn with_skills(mut self, skills: Vec<Skill>) -> Self {

@@ -32,6 +32,13 @@ fn own_data_dir(root: &Path, objects: &ObjectStore) -> Option<PathBuf> {
     (!rel.as_os_str().is_empty()).then(|| root.join(rel))
 }
 
+/// The notice for paused checkpoints (see [`copy_warning`]).
+pub fn paused_notice(reason: &str) -> String {
+    format!(
+        "turn checkpoints are off: {reason}, and a checkpoint would copy that tree into brute's data directory. /undo covers single tool calls only; start brute in a project directory for whole-turn undo"
+    )
+}
+
 /// Why checkpointing `root` needs the person's consent, if it does: it is `/` or the home
 /// directory, or it is not a repository (no `.git` or `.brute`) and is large. The size walk
 /// stops at the limits, so it is cheap whatever the tree.
@@ -322,6 +329,35 @@ pub fn apply(
     reverse: bool,
     force: bool,
 ) -> std::io::Result<MoveReport> {
+    apply_or_preview(root, objects, changes, current, reverse, force, false)
+}
+
+/// What [`apply`] would do, without changing anything (for the undo dialog).
+pub fn preview(
+    root: &Path,
+    objects: &ObjectStore,
+    changes: &[Change],
+    current: &Manifest,
+    reverse: bool,
+    force: bool,
+) -> std::io::Result<MoveReport> {
+    apply_or_preview(root, objects, changes, current, reverse, force, true)
+}
+
+/// Reads what a path holds now for the +/- counts (regular files only, bounded).
+fn current_bytes(path: &Path) -> Option<Vec<u8>> {
+    crate::tool::guard::read_bounded(path, crate::tool::guard::MAX_FILE_BYTES).ok()
+}
+
+fn apply_or_preview(
+    root: &Path,
+    objects: &ObjectStore,
+    changes: &[Change],
+    current: &Manifest,
+    reverse: bool,
+    force: bool,
+    dry_run: bool,
+) -> std::io::Result<MoveReport> {
     let mut report = MoveReport::default();
     let mut plan: Vec<(&str, Option<&FileState>)> = Vec::new();
     for change in changes {
@@ -350,7 +386,9 @@ pub fn apply(
     for (path, _) in creates {
         let full = root.join(path);
         let existed = full.is_dir();
-        std::fs::create_dir_all(&full)?;
+        if !dry_run {
+            std::fs::create_dir_all(&full)?;
+        }
         if !existed {
             report.moved.push(Moved {
                 path: (*path).to_owned(),
@@ -363,13 +401,15 @@ pub fn apply(
     for (path, to) in plan.iter().filter(|(_, to)| to.is_some_and(|s| !s.dir)) {
         let Some(state) = to else { continue };
         let full = root.join(path);
-        let old = std::fs::read(&full).ok();
+        let old = current_bytes(&full);
         let bytes = objects.get(&state.id)?;
-        if full.is_dir() {
-            std::fs::remove_dir_all(&full)?;
+        if !dry_run {
+            if full.is_dir() {
+                std::fs::remove_dir_all(&full)?;
+            }
+            crate::tool::mutation::write_atomic(&full, &bytes)?;
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))?;
         }
-        crate::tool::mutation::write_atomic(&full, &bytes)?;
-        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))?;
         let (added, removed) = line_counts(old.as_deref().unwrap_or_default(), &bytes);
         let action = if old.is_some() { "restored" } else { "re-created" };
         report.moved.push(Moved {
@@ -386,7 +426,13 @@ pub fn apply(
         match std::fs::symlink_metadata(&full) {
             Ok(meta) if meta.is_dir() => {
                 // Only an empty directory goes (anything left in it is not ours to delete).
-                if std::fs::remove_dir(&full).is_ok() {
+                let empty = std::fs::read_dir(&full).is_ok_and(|mut d| d.next().is_none());
+                let gone = if dry_run {
+                    empty
+                } else {
+                    std::fs::remove_dir(&full).is_ok()
+                };
+                if gone {
                     report.moved.push(Moved {
                         path: path.to_owned(),
                         action: "deleted",
@@ -396,8 +442,10 @@ pub fn apply(
                 }
             }
             Ok(_) => {
-                let old = std::fs::read(&full).unwrap_or_default();
-                std::fs::remove_file(&full)?;
+                let old = current_bytes(&full).unwrap_or_default();
+                if !dry_run {
+                    std::fs::remove_file(&full)?;
+                }
                 let (_, removed) = line_counts(&old, b"");
                 report.moved.push(Moved {
                     path: path.to_owned(),

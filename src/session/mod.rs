@@ -63,10 +63,14 @@ pub enum Record {
     },
     /// The person cleared the conversation.
     Clear,
-    /// How long a tool call took (shown again when the session is resumed).
+    /// How long a tool call took (written by earlier versions; now part of `tool_result`).
     Timing {
         call_id: String,
         duration_ms: u64,
+    },
+    /// A finished tool call, written as soon as it finished.
+    ToolResult {
+        result: crate::protocol::ToolResult,
     },
 }
 
@@ -154,10 +158,47 @@ pub fn replay(text: &str) -> Loaded {
             Record::Timing { call_id, duration_ms } => {
                 loaded.durations.insert(call_id, duration_ms);
             }
+            Record::ToolResult { result } => {
+                loaded.durations.insert(result.call_id.clone(), result.duration_ms);
+                loaded.history.push(Message::Tool {
+                    call_id: result.call_id,
+                    name: result.name,
+                    content: result.content,
+                    is_error: result.is_error,
+                });
+            }
         }
     }
+    order_tool_results(&mut loaded.history);
     close_dangling_calls(&mut loaded.history);
     loaded
+}
+
+/// Puts the tool results that follow an assistant message into the order of its calls
+/// (results are recorded as they finish, which may be out of order).
+pub fn order_tool_results(history: &mut [Message]) {
+    let mut i = 0;
+    while i < history.len() {
+        let order: Vec<String> = match &history[i] {
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let start = i + 1;
+        let mut end = start;
+        while end < history.len() && matches!(history[end], Message::Tool { .. }) {
+            end += 1;
+        }
+        history[start..end].sort_by_key(|m| match m {
+            Message::Tool { call_id, .. } => order.iter().position(|id| id == call_id).unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        });
+        i = end.max(start);
+    }
 }
 
 /// Gives every tool call without a result one, so the next request is valid.

@@ -172,6 +172,12 @@ impl Recorder {
         })
     }
 
+    /// Records a finished tool call the moment it exists (in finishing order; replay puts
+    /// results back in call order).
+    pub fn tool_result(&mut self, result: &crate::protocol::ToolResult) -> std::io::Result<()> {
+        self.file.append(&Record::ToolResult { result: result.clone() })
+    }
+
     pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
         self.file.append(&Record::Message {
             message: message.clone(),
@@ -189,6 +195,43 @@ impl Recorder {
 
     pub fn clear(&mut self) -> std::io::Result<()> {
         self.file.append(&Record::Clear)
+    }
+
+    /// What [`Recorder::undo`] (or, with `redo`, [`Recorder::redo`]) would do now, changing
+    /// nothing: for the confirmation dialog. `None` when there is nothing to move.
+    pub fn preview(&mut self, redo: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
+        let Some(index) = (if redo { self.redo_index() } else { self.undo_index() }) else {
+            return Ok(None);
+        };
+        let turn = self.turns[index].clone();
+        let end = turn.end.clone().unwrap_or_default();
+        let changes = checkpoint::diff(
+            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
+            &checkpoint::load_manifest(self.store.objects(), &end)?,
+        );
+        let current = self.scanner.scan()?.manifest;
+        let report = checkpoint::preview(
+            self.store.root(),
+            self.store.objects(),
+            &changes,
+            &current,
+            !redo,
+            force,
+        )?;
+        let rewound = if redo { !turn.stash.is_empty() } else { true };
+        Ok(Some(TurnMove::of(turn, report, rewound)))
+    }
+
+    fn undo_index(&self) -> Option<usize> {
+        self.turns.iter().rposition(|t| !t.undone && t.end.is_some())
+    }
+
+    fn redo_index(&self) -> Option<usize> {
+        let active = self.turns.iter().rposition(|t| !t.undone);
+        self.turns
+            .iter()
+            .enumerate()
+            .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
     }
 
     /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
@@ -213,7 +256,7 @@ impl Recorder {
     /// person changed it since (then it is skipped, or overwritten with `force`). With
     /// `rewind`, the conversation goes back to before the turn too.
     pub fn undo(&mut self, history: &mut Vec<Message>, rewind: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
-        let Some(index) = self.turns.iter().rposition(|t| !t.undone && t.end.is_some()) else {
+        let Some(index) = self.undo_index() else {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
@@ -234,13 +277,7 @@ impl Recorder {
 
     /// Re-applies the turn undone last (only while no newer turn has run since).
     pub fn redo(&mut self, history: &mut Vec<Message>, force: bool) -> std::io::Result<Option<TurnMove>> {
-        let active = self.turns.iter().rposition(|t| !t.undone);
-        let Some(index) = self
-            .turns
-            .iter()
-            .enumerate()
-            .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
-        else {
+        let Some(index) = self.redo_index() else {
             return Ok(None);
         };
         let turn = self.turns[index].clone();

@@ -100,6 +100,12 @@ impl Tool for Pipeline {
     fn mutated_path(&self, args: &Value) -> Option<String> {
         self.tool.mutated_path(args)
     }
+    fn summary(&self, args: &Value) -> String {
+        self.tool.summary(args)
+    }
+    fn display(&self) -> crate::protocol::Display {
+        self.tool.display()
+    }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Next {
             layers: &self.layers,

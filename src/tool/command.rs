@@ -152,6 +152,10 @@ impl Tool for CommandTool {
         &self.spec.description
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Output
+    }
+
     fn parameters(&self) -> Value {
         self.schema.clone()
     }

@@ -1,6 +1,9 @@
 //! The executor: runs one assistant message's tool calls concurrently, serializes mutations
 //! of the same file in call order, turns every failure (bad arguments, unknown tool, error,
-//! panic, interrupt) into a result, truncates, and announces each result as soon as it is ready.
+//! panic, interrupt) into a result, truncates, and publishes each result as soon as it is
+//! ready. It is the only emitter of [`Event::ToolCallStarted`] and [`Event::ToolResult`], and
+//! hands every [`ToolResult`] to its [`ResultSink`] (the session file) the moment it exists,
+//! so a crash never loses a finished call.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -14,21 +17,32 @@ use tokio_util::sync::CancellationToken;
 use super::mutation::{MutationQueue, queue_key};
 use super::{Registry, Snapshots, ToolContext, ToolError, truncate};
 use crate::agent::state::AgentState;
-use crate::protocol::{Event, EventSink};
+use crate::protocol::{Display, Event, EventSink, ToolResult};
 use crate::provider::ToolCall;
 
 /// How long an interrupted tool may take to stop by itself before it is abandoned.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
-/// The outcome of one tool call, as it goes back to the model.
+/// The outcome of one tool call: the typed result, the call it answers, and whether the turn
+/// must stop.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
     pub call: ToolCall,
-    pub content: String,
-    pub is_error: bool,
+    pub result: ToolResult,
     /// Set when the tool failed critically: the turn must stop.
     pub critical: Option<String>,
-    pub duration: Duration,
+}
+
+/// Where finished results go as soon as they exist (the session recorder).
+pub type ResultSink = Arc<dyn Fn(&ToolResult) + Send + Sync>;
+
+/// Emits a finished call's result and hands it to the sink: the one place a result is
+/// published.
+fn publish(events: &EventSink, sink: Option<&ResultSink>, record: &CallRecord) {
+    if let Some(sink) = sink {
+        sink(&record.result);
+    }
+    events.emit(Event::ToolResult(record.result.clone()));
 }
 
 /// Formats a tool error the way the model sees it.
@@ -43,6 +57,7 @@ pub struct Executor {
     snapshots: Arc<Snapshots>,
     agent: Arc<AgentState>,
     events: EventSink,
+    sink: Option<ResultSink>,
 }
 
 /// A started call; [`PendingCall::finish`] yields its record.
@@ -61,6 +76,27 @@ impl Executor {
             snapshots,
             agent,
             events,
+            sink: None,
+        }
+    }
+
+    /// Hands every finished result to `sink` as well (the session file).
+    pub fn set_sink(&mut self, sink: ResultSink) {
+        self.sink = Some(sink);
+    }
+
+    /// How a call is shown: its tool's summary and display kind (generic for unknown tools).
+    pub fn view(&self, call: &ToolCall) -> (Value, String, Display) {
+        let arguments = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        match self.registry.get(&call.name) {
+            Some(tool) => {
+                let summary = tool.summary(&arguments);
+                (arguments, summary, tool.display())
+            }
+            None => {
+                let summary = super::key_argument(&arguments);
+                (arguments, summary, Display::Text)
+            }
         }
     }
 
@@ -79,23 +115,31 @@ impl Executor {
 
     /// Announces a call to the front ends.
     pub fn announce(&self, call: &ToolCall) {
-        let arguments = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        let (arguments, summary, display) = self.view(call);
         self.events.emit(Event::ToolCallStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments,
+            summary,
+            display,
         });
     }
 
-    /// Emits the result event for a finished call.
+    /// Publishes a finished call's result (event and session).
     pub fn report(&self, record: &CallRecord) {
-        self.events.emit(Event::ToolResult {
-            call_id: record.call.id.clone(),
-            name: record.call.name.clone(),
-            content: record.content.clone(),
-            is_error: record.is_error,
-            duration_ms: record.duration.as_millis() as u64,
-        });
+        publish(&self.events, self.sink.as_ref(), record);
+    }
+
+    /// A result for `call` that never ran (the turn was interrupted first), published.
+    pub fn never_ran(&self, call: &ToolCall, error: &ToolError) -> CallRecord {
+        self.announce(call);
+        let record = failed(call, error, Instant::now(), self.display_of(call));
+        self.report(&record);
+        record
+    }
+
+    fn display_of(&self, call: &ToolCall) -> Display {
+        self.registry.get(&call.name).map_or(Display::Text, |t| t.display())
     }
 
     /// Starts one call. Must be called in the model's call order: that order decides the
@@ -103,10 +147,11 @@ impl Executor {
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
         self.announce(call);
         let started = Instant::now();
+        let display = self.display_of(call);
         let (tool, args) = match self.registry.prepare(&call.name, &call.arguments) {
             Ok(prepared) => prepared,
             Err(error) => {
-                let record = failed(call, &error, started);
+                let record = failed(call, &error, started, display);
                 self.report(&record);
                 return PendingCall {
                     call: call.clone(),
@@ -133,6 +178,7 @@ impl Executor {
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();
+        let sink = self.sink.clone();
         let call_for_task = call.clone();
         let handle = tokio::spawn(async move {
             let outcome = AssertUnwindSafe(tool.call(args, &ctx)).catch_unwind().await;
@@ -144,14 +190,19 @@ impl Executor {
                         truncate::truncate(&output.content, output.keep, overflow_dir.as_deref(), &ctx.call_id)
                     };
                     CallRecord {
+                        result: ToolResult {
+                            call_id: call_for_task.id.clone(),
+                            name: call_for_task.name.clone(),
+                            content,
+                            is_error: false,
+                            duration_ms: millis(started),
+                            display,
+                        },
                         call: call_for_task,
-                        content,
-                        is_error: false,
                         critical: None,
-                        duration: started.elapsed(),
                     }
                 }
-                Ok(Err(error)) => failed(&call_for_task, &error, started),
+                Ok(Err(error)) => failed(&call_for_task, &error, started, display),
                 Err(panic) => {
                     let message = panic
                         .downcast_ref::<&str>()
@@ -162,6 +213,7 @@ impl Executor {
                         &call_for_task,
                         &ToolError::new("Panic", format!("the tool panicked: {message}")),
                         started,
+                        display,
                     )
                 }
             };
@@ -170,16 +222,10 @@ impl Executor {
             // A key a command printed (`env`, a config file) never reaches the model, the
             // screen or the session file.
             let mut record = record;
-            if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.content) {
-                record.content = clean;
+            if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.result.content) {
+                record.result.content = clean;
             }
-            events.emit(Event::ToolResult {
-                call_id: record.call.id.clone(),
-                name: record.call.name.clone(),
-                content: record.content.clone(),
-                is_error: record.is_error,
-                duration_ms: record.duration.as_millis() as u64,
-            });
+            publish(&events, sink.as_ref(), &record);
             record
         });
         PendingCall {
@@ -191,29 +237,27 @@ impl Executor {
     }
 }
 
-fn failed(call: &ToolCall, error: &ToolError, started: Instant) -> CallRecord {
-    let message = error_content(error);
+fn millis(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display) -> CallRecord {
+    let message = crate::secrets::redact(&error_content(error)).into_owned();
     CallRecord {
         call: call.clone(),
         critical: error.critical.then(|| message.clone()),
-        content: message,
-        is_error: true,
-        duration: started.elapsed(),
+        result: ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: message,
+            is_error: true,
+            duration_ms: millis(started),
+            display,
+        },
     }
 }
 
 impl PendingCall {
-    /// A call that never ran, answered with `error` (e.g. interrupted before it started).
-    pub fn answered(call: &ToolCall, error: &ToolError) -> Self {
-        let started = Instant::now();
-        Self {
-            call: call.clone(),
-            started,
-            handle: None,
-            ready: Some(failed(call, error, started)),
-        }
-    }
-
     /// Waits for the call. After `cancel` fires, the tool gets a short grace period to stop
     /// by itself (shell kills its process group and reports the output so far); a tool that
     /// does not is abandoned with an `Interrupted` result.
@@ -222,7 +266,12 @@ impl PendingCall {
             return record;
         }
         let Some(mut handle) = self.handle.take() else {
-            return failed(&self.call, &ToolError::new("Internal", "call lost"), self.started);
+            return failed(
+                &self.call,
+                &ToolError::new("Internal", "call lost"),
+                self.started,
+                Display::Text,
+            );
         };
         let joined = tokio::select! {
             joined = &mut handle => Some(joined),
@@ -239,6 +288,7 @@ impl PendingCall {
                     &self.call,
                     &ToolError::new("Panic", format!("the tool task failed: {join_error}")),
                     self.started,
+                    executor.display_of(&self.call),
                 );
                 executor.report(&record);
                 record
@@ -249,6 +299,7 @@ impl PendingCall {
                     &self.call,
                     &ToolError::new("Interrupted", "the user interrupted this call"),
                     self.started,
+                    executor.display_of(&self.call),
                 );
                 executor.report(&record);
                 record

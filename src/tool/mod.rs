@@ -29,7 +29,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{Event, EventSink};
+use crate::protocol::{Display, Event, EventSink};
 pub use adapter::{FnTool, Middleware, Next, Pipeline, fn_tool};
 pub use mutation::Snapshots;
 pub use params::Params;
@@ -207,6 +207,12 @@ impl ToolContext {
         });
     }
 
+    /// Asks the person (a question, …) and waits; the kind's default when nobody can answer,
+    /// `Declined` when the turn is interrupted first.
+    pub async fn ask(&self, kind: crate::protocol::RequestKind) -> crate::protocol::Response {
+        self.agent.requests.ask(kind, &self.cancel).await
+    }
+
     /// Shows a path relative to the project root when it lies inside it.
     pub fn display(&self, path: &Path) -> String {
         path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
@@ -238,8 +244,42 @@ pub trait Tool: Send + Sync {
     fn mutated_path(&self, _args: &Value) -> Option<String> {
         None
     }
+    /// One line saying what a call does, for the person (its key argument by default).
+    fn summary(&self, args: &Value) -> String {
+        key_argument(args)
+    }
+    /// How front ends show this tool's calls.
+    fn display(&self) -> Display {
+        Display::Text
+    }
     /// Runs the tool. Arguments were already validated against [`Tool::parameters`].
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// The argument worth showing for a call (a path, a command, a pattern…), first line only,
+/// cut at 80 characters: the default [`Tool::summary`].
+pub fn key_argument(arguments: &Value) -> String {
+    const KEYS: &[&str] = &[
+        "file_path",
+        "path",
+        "command",
+        "pattern",
+        "glob",
+        "url",
+        "name",
+        "description",
+        "task",
+    ];
+    let value = KEYS
+        .iter()
+        .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    let first_line = value.lines().next().unwrap_or("");
+    match first_line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &first_line[..cut]),
+        None if first_line.len() < value.len() => format!("{first_line}…"),
+        None => first_line.to_owned(),
+    }
 }
 
 /// Reads a required string argument (validation guarantees presence; this guards anyway).

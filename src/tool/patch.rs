@@ -32,6 +32,10 @@ impl Tool for PatchTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Diff
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;

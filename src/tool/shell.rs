@@ -27,6 +27,10 @@ impl Tool for ShellTool {
         "Run a shell command (bash -c) in the project root; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files."
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Output
+    }
+
     fn parameters(&self) -> Value {
         Params::new()
             .string("command", "The command line to run", true)

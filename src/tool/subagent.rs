@@ -69,6 +69,10 @@ impl Tool for SubAgentTool {
         &self.description
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Agent
+    }
+
     fn parameters(&self) -> Value {
         Params::new()
             .string(
@@ -93,7 +97,8 @@ impl Tool for SubAgentTool {
                     ctx.root.clone(),
                 )
                 .with_skills(parent.skills.clone())
-                .with_overflow_dir(parent.overflow_dir.clone()),
+                .with_overflow_dir(parent.overflow_dir.clone())
+                .with_requests(parent.requests.clone()),
             );
             let skills: Vec<_> = parent.skills.iter().map(|s| s.summary()).collect();
             let executor = Executor::new(
@@ -105,7 +110,6 @@ impl Tool for SubAgentTool {
             let config = AgentConfig {
                 system_prompt: prompt::build(&self.system_prompt, &ctx.root, &skills),
                 max_turns: self.max_turns,
-                interactive: false,
             };
             let mut agent = Agent::new(state, executor, config, events);
             // Nobody sends ops to a sub-agent; the parent's cancellation reaches it directly.

@@ -39,6 +39,10 @@ impl Tool for TodoWriteTool {
         "Replace the session's todo list (shown to the user). Use it to plan multi-step work and keep statuses current; keep at most one item in_progress."
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Todos
+    }
+
     fn parameters(&self) -> Value {
         let item = json!({"type": "object", "properties": {
             "id": {"type": "string"},
@@ -77,6 +81,10 @@ impl Tool for TodoReadTool {
 
     fn description(&self) -> &str {
         "Show the session's current todo list."
+    }
+
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Todos
     }
 
     fn parameters(&self) -> Value {

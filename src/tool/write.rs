@@ -38,6 +38,10 @@ impl Tool for WriteTool {
         args["file_path"].as_str().map(str::to_owned)
     }
 
+    fn display(&self) -> crate::protocol::Display {
+        crate::protocol::Display::Diff
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "file_path")?;

@@ -4,12 +4,15 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::commands::{COMMANDS, UNDO_BOTH, UNDO_CODE};
+use std::collections::VecDeque;
+
+use super::commands::COMMANDS;
 use super::composer::Composer;
-use super::dialog::{Dialog, DialogOutcome, Purpose};
+use super::confirm::{Confirm, ConfirmOutcome};
+use super::dialog::{Dialog, DialogOutcome};
 use super::sanitize::sanitize;
 use super::transcript::{Cached, Entry, NoticeKind, ToolPane, ToolStatus, ViewFlags};
-use crate::protocol::{Event, Op, TodoItem, TurnOutcome, Usage};
+use crate::protocol::{Event, Op, RequestKind, Response, TodoItem, TurnOutcome, Usage};
 
 /// What the event loop must do after an update.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,11 +42,33 @@ pub struct Popup {
     pub selected: usize,
 }
 
+/// A dialog answering one request of the core.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Modal {
+    /// The `question` tool's questions.
+    Question { id: String, dialog: Dialog },
+    /// An undo/redo confirmation or a consent.
+    Confirm(Confirm),
+}
+
+impl Modal {
+    /// The request this dialog answers.
+    pub fn id(&self) -> &str {
+        match self {
+            Modal::Question { id, .. } => id,
+            Modal::Confirm(confirm) => &confirm.id,
+        }
+    }
+}
+
 /// The whole interactive state.
 pub struct App {
     pub entries: Vec<Cached>,
     pub composer: Composer,
-    pub dialog: Option<Dialog>,
+    /// Open requests, oldest first; the first is shown, the rest wait their turn.
+    pub modals: VecDeque<Modal>,
+    /// Prompts sent while a turn runs, waiting for it (the core's queue, as last reported).
+    pub queued: Vec<String>,
     pub popup: Option<Popup>,
     pub session: SessionInfo,
     pub usage: Usage,
@@ -73,7 +98,8 @@ impl App {
         Self {
             entries: Vec::new(),
             composer: Composer::new(),
-            dialog: None,
+            modals: VecDeque::new(),
+            queued: Vec::new(),
             popup: None,
             session,
             usage: Usage::default(),
@@ -156,7 +182,11 @@ impl App {
     pub fn on_event(&mut self, event: Event) {
         self.dirty = true;
         match event {
-            Event::TurnStarted { .. } => self.busy = true,
+            Event::TurnStarted { prompt } => {
+                self.busy = true;
+                self.push(Entry::User(sanitize(&prompt)));
+                self.scroll = 0;
+            }
             Event::RequestStarted { .. } => {}
             Event::TextDelta { text } => self.append_stream(false, &text),
             Event::ReasoningDelta { text } => self.append_stream(true, &text),
@@ -175,33 +205,52 @@ impl App {
             Event::ToolCallStarted {
                 call_id,
                 name,
-                arguments,
+                summary,
+                display,
+                ..
             } => {
                 self.running_tools += 1;
-                self.push(Entry::Tool(ToolPane::new(&call_id, &name, &arguments)));
+                self.push(Entry::Tool(ToolPane::new(&call_id, &name, &summary, display)));
             }
             Event::ToolOutputDelta { call_id, chunk } => {
                 if let Some((pane, _)) = self.pane_mut(&call_id) {
                     pane.push_live(&chunk);
                 }
             }
-            Event::ToolResult {
-                call_id,
-                content,
-                is_error,
-                duration_ms,
-                ..
-            } => {
+            Event::ToolResult(result) => {
                 self.running_tools = self.running_tools.saturating_sub(1);
-                if let Some((pane, _)) = self.pane_mut(&call_id) {
-                    pane.result = sanitize(&content);
-                    pane.status = ToolStatus::Done { is_error, duration_ms };
+                if let Some((pane, _)) = self.pane_mut(&result.call_id) {
+                    pane.result = sanitize(&result.content);
+                    pane.status = ToolStatus::Done {
+                        is_error: result.is_error,
+                        duration_ms: result.duration_ms,
+                    };
                 }
             }
-            Event::QuestionAsked { call_id, questions } => {
-                if !questions.is_empty() {
-                    self.dialog = Some(Dialog::new(Purpose::Question(call_id), questions));
+            Event::Request { id, kind } => self.open_request(id, kind),
+            Event::RequestClosed { id } => self.modals.retain(|m| m.id() != id),
+            Event::QueueChanged { prompts } => self.queued = prompts,
+            Event::QueueReturned { prompts } => {
+                let mut text = prompts.join("\n\n");
+                if !self.composer.is_empty() {
+                    text = format!("{}\n\n{text}", self.composer.text());
                 }
+                self.composer.set(&text);
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "the interrupt kept {} queued prompt{} from running: back in the composer to send again or drop",
+                        prompts.len(),
+                        if prompts.len() == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            Event::ModelChanged { model } => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("model: {} (from the next request)", sanitize(&model)),
+                );
+                self.session.model = model;
             }
             Event::Usage { usage } => self.usage.add(usage),
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
@@ -221,12 +270,24 @@ impl App {
                 self.notice(NoticeKind::Info, format!("todo list:\n{}", rendered.trim_end()));
             }
             Event::Nested { parent_call_id, event } => self.on_nested(&parent_call_id, *event),
-            Event::HistoryReplaced {
-                messages,
-                todos,
-                durations,
-            } => self.load_history(&messages, todos, &durations),
+            Event::HistoryReplaced { messages, todos, calls } => self.load_history(&messages, todos, &calls),
         }
+    }
+
+    /// Opens the dialog for a request (queued behind any already open).
+    fn open_request(&mut self, id: String, kind: RequestKind) {
+        let modal = match &kind {
+            RequestKind::Question { questions } if !questions.is_empty() => Modal::Question {
+                id,
+                dialog: Dialog::new(questions.clone()),
+            },
+            RequestKind::Question { .. } => return,
+            other => match Confirm::for_request(&id, other) {
+                Some(confirm) => Modal::Confirm(confirm),
+                None => return,
+            },
+        };
+        self.modals.push_back(modal);
     }
 
     /// Rebuilds the transcript from a conversation (a resumed session, or after undo).
@@ -234,7 +295,7 @@ impl App {
         &mut self,
         messages: &[crate::provider::Message],
         todos: Vec<TodoItem>,
-        durations: &std::collections::BTreeMap<String, u64>,
+        calls: &std::collections::BTreeMap<String, crate::protocol::CallView>,
     ) {
         use crate::provider::Message;
         self.entries.clear();
@@ -248,8 +309,13 @@ impl App {
                         self.push(Entry::Assistant(sanitize(text)));
                     }
                     for call in tool_calls {
-                        let arguments = serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
-                        self.push(Entry::Tool(ToolPane::new(&call.id, &call.name, &arguments)));
+                        let view = calls.get(&call.id).cloned().unwrap_or_default();
+                        self.push(Entry::Tool(ToolPane::new(
+                            &call.id,
+                            &call.name,
+                            &view.summary,
+                            view.display,
+                        )));
                     }
                 }
                 Message::Tool {
@@ -262,7 +328,7 @@ impl App {
                         pane.result = sanitize(content);
                         pane.status = ToolStatus::Done {
                             is_error: *is_error,
-                            duration_ms: durations.get(call_id).copied().unwrap_or(0),
+                            duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),
                         };
                     }
                 }
@@ -282,18 +348,17 @@ impl App {
             Event::ToolCallStarted {
                 call_id,
                 name,
-                arguments,
-            } => pane.children.push(ToolPane::new(&call_id, &name, &arguments)),
-            Event::ToolResult {
-                call_id,
-                content,
-                is_error,
-                duration_ms,
+                summary,
+                display,
                 ..
-            } => {
-                if let Some(child) = Self::find_pane(pane.children.iter_mut(), &call_id) {
-                    child.result = sanitize(&content);
-                    child.status = ToolStatus::Done { is_error, duration_ms };
+            } => pane.children.push(ToolPane::new(&call_id, &name, &summary, display)),
+            Event::ToolResult(result) => {
+                if let Some(child) = Self::find_pane(pane.children.iter_mut(), &result.call_id) {
+                    child.result = sanitize(&result.content);
+                    child.status = ToolStatus::Done {
+                        is_error: result.is_error,
+                        duration_ms: result.duration_ms,
+                    };
                 }
             }
             Event::Nested { event, .. } => {
@@ -301,10 +366,12 @@ impl App {
                 if let Event::ToolCallStarted {
                     call_id,
                     name,
-                    arguments,
+                    summary,
+                    display,
+                    ..
                 } = *event
                 {
-                    pane.children.push(ToolPane::new(&call_id, &name, &arguments));
+                    pane.children.push(ToolPane::new(&call_id, &name, &summary, display));
                 }
             }
             _ => {}
@@ -319,10 +386,12 @@ impl App {
 
     /// A bracketed paste.
     pub fn on_paste(&mut self, text: &str) {
-        if let Some(dialog) = &mut self.dialog {
+        if let Some(Modal::Question { dialog, .. }) = self.modals.front_mut() {
             for c in text.chars().filter(|c| !c.is_control()) {
                 dialog.type_char(c);
             }
+        } else if !self.modals.is_empty() {
+            // A confirmation takes keys, not text.
         } else {
             self.composer.paste(&sanitize(text));
             self.update_popup();
@@ -335,18 +404,11 @@ impl App {
         self.dirty = true;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
-            if self.ctrl_c_armed {
-                return vec![Action::Quit];
-            }
-            self.ctrl_c_armed = true;
-            self.composer.clear();
-            self.popup = None;
-            self.notice(NoticeKind::Info, "press Ctrl-C again to quit");
-            return Vec::new();
+            return self.ctrl_c();
         }
         self.ctrl_c_armed = false;
-        if self.dialog.is_some() {
-            return self.dialog_key(key);
+        if !self.modals.is_empty() {
+            return self.modal_key(key);
         }
         match (key.code, ctrl) {
             (KeyCode::Char('l'), true) => return vec![Action::Redraw],
@@ -376,6 +438,13 @@ impl App {
                 self.scroll = 0;
                 return Vec::new();
             }
+            // Up on an empty composer takes the newest queued prompt back to edit or drop.
+            (KeyCode::Up, false) if self.composer.is_empty() && !self.queued.is_empty() => {
+                let index = self.queued.len() - 1;
+                let text = self.queued.remove(index);
+                self.composer.set(&text);
+                return vec![Action::Op(Op::Unqueue { index })];
+            }
             _ => {}
         }
         if let Some(actions) = self.popup_key(key) {
@@ -403,70 +472,105 @@ impl App {
         Vec::new()
     }
 
-    fn dialog_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        let Some(dialog) = &mut self.dialog else {
+    /// Ctrl-C, as in Codex and Claude Code: declines an open dialog and interrupts the turn;
+    /// else clears a non-empty composer; else interrupts a running turn; on an idle, empty
+    /// composer, a second press quits.
+    fn ctrl_c(&mut self) -> Vec<Action> {
+        self.popup = None;
+        if !self.modals.is_empty() {
+            return self.decline_all();
+        }
+        if !self.composer.is_empty() {
+            self.composer.clear();
+            self.ctrl_c_armed = false;
+            return Vec::new();
+        }
+        if self.busy {
+            self.ctrl_c_armed = false;
+            return vec![Action::Op(Op::Interrupt)];
+        }
+        if self.ctrl_c_armed {
+            return vec![Action::Quit];
+        }
+        self.ctrl_c_armed = true;
+        self.notice(NoticeKind::Info, "press Ctrl-C again to quit");
+        Vec::new()
+    }
+
+    /// Declines every open dialog and interrupts the running turn.
+    fn decline_all(&mut self) -> Vec<Action> {
+        let mut actions: Vec<Action> = self
+            .modals
+            .drain(..)
+            .map(|modal| {
+                Action::Op(Op::Respond {
+                    id: modal.id().to_owned(),
+                    response: Response::Declined,
+                })
+            })
+            .collect();
+        if self.busy {
+            actions.push(Action::Op(Op::Interrupt));
+        }
+        actions
+    }
+
+    /// Keys for the dialog in front.
+    fn modal_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if key.code == KeyCode::Esc {
+            // Esc declines the dialog, and a question dialog's turn is interrupted with it.
+            let Some(modal) = self.modals.pop_front() else {
+                return Vec::new();
+            };
+            if matches!(modal, Modal::Question { .. }) {
+                self.notice(NoticeKind::Info, "question declined");
+            }
+            let mut actions = vec![Action::Op(Op::Respond {
+                id: modal.id().to_owned(),
+                response: Response::Declined,
+            })];
+            if self.busy {
+                actions.push(Action::Op(Op::Interrupt));
+            }
+            return actions;
+        }
+        let response = match self.modals.front_mut() {
+            Some(Modal::Question { dialog, .. }) => match question_key(dialog, key) {
+                DialogOutcome::Open => None,
+                DialogOutcome::Answered(answers) => Some(Response::Answers { answers }),
+                DialogOutcome::Cancelled => Some(Response::Declined),
+            },
+            Some(Modal::Confirm(confirm)) => {
+                let outcome = match key.code {
+                    KeyCode::Up => {
+                        confirm.up();
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::Down | KeyCode::Tab => {
+                        confirm.down();
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::Enter => confirm.enter(),
+                    KeyCode::Char(c) => confirm.key(c),
+                    _ => ConfirmOutcome::Open,
+                };
+                match outcome {
+                    ConfirmOutcome::Open => None,
+                    ConfirmOutcome::Done(response) => Some(response),
+                }
+            }
+            None => None,
+        };
+        let Some(response) = response else {
             return Vec::new();
         };
-        let outcome = match key.code {
-            KeyCode::Esc => DialogOutcome::Cancelled,
-            KeyCode::Up => {
-                dialog.up();
-                DialogOutcome::Open
-            }
-            KeyCode::Down | KeyCode::Tab => {
-                dialog.down();
-                DialogOutcome::Open
-            }
-            KeyCode::Char(' ') => {
-                dialog.space();
-                DialogOutcome::Open
-            }
-            KeyCode::Char(c) => {
-                dialog.type_char(c);
-                DialogOutcome::Open
-            }
-            KeyCode::Backspace => {
-                dialog.backspace();
-                DialogOutcome::Open
-            }
-            KeyCode::Enter => dialog.enter(),
-            _ => DialogOutcome::Open,
+        let Some(modal) = self.modals.pop_front() else {
+            return Vec::new();
         };
-        let purpose = dialog.purpose.clone();
-        if outcome != DialogOutcome::Open {
-            self.dialog = None;
-        }
-        match (outcome, purpose) {
-            (DialogOutcome::Open, _) => Vec::new(),
-            (DialogOutcome::Answered(answers), Purpose::Undo { force }) => match answers.first().map(String::as_str) {
-                Some(UNDO_BOTH) => vec![Action::Op(Op::Undo {
-                    rewind_conversation: true,
-                    force,
-                })],
-                Some(UNDO_CODE) => vec![Action::Op(Op::Undo {
-                    rewind_conversation: false,
-                    force,
-                })],
-                _ => {
-                    self.notice(NoticeKind::Info, "undo cancelled");
-                    Vec::new()
-                }
-            },
-            (DialogOutcome::Cancelled, Purpose::Undo { .. }) => {
-                self.notice(NoticeKind::Info, "undo cancelled");
-                Vec::new()
-            }
-            (DialogOutcome::Answered(answers), Purpose::Question(call_id)) => {
-                vec![Action::Op(Op::AnswerQuestion {
-                    call_id,
-                    answers: Some(answers),
-                })]
-            }
-            (DialogOutcome::Cancelled, Purpose::Question(call_id)) => {
-                self.notice(NoticeKind::Info, "question declined");
-                vec![Action::Op(Op::AnswerQuestion { call_id, answers: None })]
-            }
-        }
+        vec![Action::Op(Op::Respond {
+            id: modal.id().to_owned(),
+            response,
+        })]
     }
 
     /// Keys for an open completion popup; `None` when the key is not the popup's.
@@ -527,23 +631,21 @@ impl App {
             self.composer.submit();
             return self.command(text.trim());
         }
-        if self.busy {
-            self.notice(
-                NoticeKind::Info,
-                "a turn is running: wait for it, or press Esc to interrupt",
-            );
-            return Vec::new();
-        }
+        // While a turn runs the core queues it (shown above the composer); otherwise the turn
+        // starts at once and shows the prompt when it does.
         let message = self.composer.submit();
-        self.push(Entry::User(sanitize(&message)));
         self.scroll = 0;
+        if self.busy {
+            self.queued.push(message.clone());
+        }
+        // Idle, the core starts the turn at once: Esc already interrupts it.
         self.busy = true;
         vec![Action::Op(Op::UserTurn { text: message })]
     }
 
     /// What the status line says the agent is doing.
     pub fn state_label(&self) -> String {
-        if self.dialog.is_some() {
+        if !self.modals.is_empty() {
             "waiting for your answer".to_owned()
         } else if self.running_tools > 0 {
             format!(
@@ -565,6 +667,34 @@ impl App {
             .map(|e| e.entry.plain())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// Keys for a question dialog.
+fn question_key(dialog: &mut Dialog, key: KeyEvent) -> DialogOutcome {
+    match key.code {
+        KeyCode::Up => {
+            dialog.up();
+            DialogOutcome::Open
+        }
+        KeyCode::Down | KeyCode::Tab => {
+            dialog.down();
+            DialogOutcome::Open
+        }
+        KeyCode::Char(' ') => {
+            dialog.space();
+            DialogOutcome::Open
+        }
+        KeyCode::Char(c) => {
+            dialog.type_char(c);
+            DialogOutcome::Open
+        }
+        KeyCode::Backspace => {
+            dialog.backspace();
+            DialogOutcome::Open
+        }
+        KeyCode::Enter => dialog.enter(),
+        _ => DialogOutcome::Open,
     }
 }
 

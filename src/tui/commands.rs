@@ -1,9 +1,8 @@
 //! Slash commands: their list (for the popup and /help) and what each does to the [`App`].
 
 use super::app::{Action, App};
-use super::dialog::{Dialog, Purpose};
 use super::transcript::NoticeKind;
-use crate::protocol::{Op, Usage};
+use crate::protocol::Op;
 
 /// The slash commands, with their help lines.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -23,29 +22,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave brute"),
 ];
 
-/// The answers of the dialog `/undo` opens.
-pub(super) const UNDO_BOTH: &str = "code and conversation";
-pub(super) const UNDO_CODE: &str = "code only";
-
 impl App {
     /// Runs a slash command typed in the composer.
     pub(super) fn command(&mut self, line: &str) -> Vec<Action> {
         let (name, arg) = line.split_once(' ').map_or((line, ""), |(n, a)| (n, a.trim()));
-        let idle_only = |app: &mut Self, action: Action| {
-            if app.busy {
-                app.notice(
-                    NoticeKind::Info,
-                    format!("{name} waits until the turn ends (Esc interrupts it)"),
-                );
-                Vec::new()
-            } else {
-                vec![action]
-            }
-        };
         match name {
             "/help" => {
                 let mut help = String::from(
-                    "keys: Enter send · Shift/Alt+Enter newline · Esc interrupt · Ctrl-C twice quit · Ctrl-L redraw\n      PgUp/PgDn scroll · Ctrl-E expand tool output · Ctrl-R show thinking · @path mention a file\ncommands:",
+                    "keys: Enter send (queued while a turn runs; Up on an empty composer takes it back) · Shift/Alt+Enter newline\n      Esc or Ctrl-C interrupt · Ctrl-C clears the composer; twice on an empty one quits · Ctrl-L redraw\n      PgUp/PgDn scroll · Ctrl-E expand tool output · Ctrl-R show thinking · @path mention a file\ncommands:",
                 );
                 for (command, text) in COMMANDS {
                     help.push_str(&format!("\n  {command:<8} {text}"));
@@ -53,30 +37,10 @@ impl App {
                 self.notice(NoticeKind::Info, help);
                 Vec::new()
             }
-            "/undo" if self.busy => {
-                self.notice(NoticeKind::Info, "/undo waits until the turn ends (Esc interrupts it)");
-                Vec::new()
-            }
-            "/undo" => {
-                // Ask what to take back: code only, or code and conversation (the default).
-                let question = crate::protocol::Question {
-                    question: "Undo the last turn: restore the files it changed. Rewind the conversation too?".into(),
-                    header: Some("undo".into()),
-                    options: [UNDO_BOTH, UNDO_CODE, "cancel"]
-                        .iter()
-                        .map(|l| crate::protocol::QuestionOption {
-                            label: (*l).into(),
-                            description: None,
-                        })
-                        .collect(),
-                    multiple: false,
-                    default: Some(UNDO_BOTH.into()),
-                };
-                let purpose = Purpose::Undo { force: arg == "force" };
-                self.dialog = Some(Dialog::new(purpose, vec![question]));
-                Vec::new()
-            }
-            "/redo" => idle_only(self, Action::Op(Op::Redo { force: arg == "force" })),
+            // The core answers these: a confirmation to undo or redo a turn, or a notice when
+            // a turn runs (they would change what it works on).
+            "/undo" => vec![Action::Op(Op::Undo { force: arg == "force" })],
+            "/redo" => vec![Action::Op(Op::Redo { force: arg == "force" })],
             "/resume" if arg.is_empty() => {
                 let list = if self.sessions.is_empty() {
                     "(no saved sessions here)".to_owned()
@@ -89,17 +53,8 @@ impl App {
                 );
                 Vec::new()
             }
-            "/resume" => idle_only(self, Action::Op(Op::Resume { id: arg.to_owned() })),
-            "/clear" => {
-                let actions = idle_only(self, Action::Op(Op::Clear));
-                if !actions.is_empty() {
-                    self.entries.clear();
-                    self.usage = Usage::default();
-                    self.scroll = 0;
-                    self.notice(NoticeKind::Info, "new conversation");
-                }
-                actions
-            }
+            "/resume" => vec![Action::Op(Op::Resume { id: arg.to_owned() })],
+            "/clear" => vec![Action::Op(Op::Clear)],
             "/model" if arg.is_empty() => {
                 self.notice(
                     NoticeKind::Info,
@@ -107,11 +62,7 @@ impl App {
                 );
                 Vec::new()
             }
-            "/model" => {
-                self.session.model = arg.to_owned();
-                self.notice(NoticeKind::Info, format!("model set to {arg}"));
-                vec![Action::Op(Op::SetModel { model: arg.to_owned() })]
-            }
+            "/model" => vec![Action::Op(Op::SetModel { model: arg.to_owned() })],
             "/tools" => {
                 let list = if self.tools.is_empty() {
                     "(none)".to_owned()

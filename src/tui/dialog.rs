@@ -15,19 +15,9 @@ pub enum DialogOutcome {
     Cancelled,
 }
 
-/// Whom the answers go to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Purpose {
-    /// The model's `question` call with this id.
-    Question(String),
-    /// The `/undo` choice (code only, or code and conversation).
-    Undo { force: bool },
-}
-
 /// An open question dialog.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialog {
-    pub purpose: Purpose,
     pub questions: Vec<Question>,
     pub index: usize,
     pub answers: Vec<String>,
@@ -38,9 +28,8 @@ pub struct Dialog {
 }
 
 impl Dialog {
-    pub fn new(purpose: Purpose, questions: Vec<Question>) -> Self {
+    pub fn new(questions: Vec<Question>) -> Self {
         let mut dialog = Self {
-            purpose,
             questions,
             index: 0,
             answers: Vec::new(),
@@ -174,14 +163,11 @@ mod tests {
 
     #[test]
     fn single_multiple_other_and_defaults() {
-        let mut d = Dialog::new(
-            Purpose::Question("c".into()),
-            vec![
-                q(&["a", "b", "c"], false, Some("b")),
-                q(&["x", "y", "z"], true, None),
-                q(&[], false, None),
-            ],
-        );
+        let mut d = Dialog::new(vec![
+            q(&["a", "b", "c"], false, Some("b")),
+            q(&["x", "y", "z"], true, None),
+            q(&[], false, None),
+        ]);
         assert_eq!(d.selected, 1, "the default is pre-selected");
         assert_eq!(d.enter(), DialogOutcome::Open);
         d.space();
@@ -195,7 +181,7 @@ mod tests {
             d.enter(),
             DialogOutcome::Answered(vec!["b".into(), "x, z".into(), "hi".into()])
         );
-        let mut d = Dialog::new(Purpose::Question("c".into()), vec![q(&["a", "b"], false, None)]);
+        let mut d = Dialog::new(vec![q(&["a", "b"], false, None)]);
         d.type_char('2');
         assert_eq!(d.enter(), DialogOutcome::Answered(vec!["b".into()]));
     }

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod commands;
 pub mod composer;
+pub mod confirm;
 pub mod dialog;
 pub mod fatal;
 pub mod markdown;
@@ -34,7 +35,6 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
-use crate::agent::Agent;
 use crate::config::Settings;
 use crate::protocol::{Event, EventSink, Op};
 use app::{Action, App, SessionInfo};
@@ -47,56 +47,21 @@ const MAX_FILES: usize = 20_000;
 /// Runs the interactive UI until the person quits; returns the exit code.
 pub async fn run(settings: &Settings, root: &Path, session: &crate::app::SessionChoice) -> anyhow::Result<i32> {
     let (events, mut rx) = EventSink::channel();
-    let built = crate::app::build_agent(settings, root, events.clone(), true, session)?;
-    let tools = built.agent.tool_names();
-    let session = SessionInfo {
-        provider: built.agent.provider_name().to_owned(),
+    let started = crate::app::start(settings, root, events, crate::app::FrontEnd::Ui, Vec::new(), session)?;
+    let info = SessionInfo {
+        provider: started.provider.clone(),
         model: settings.model.value.clone(),
         cwd: shorten_home(root),
     };
-    let mut app = App::new(session, tools, list_files(root));
+    let mut app = App::new(info, started.tools.clone(), list_files(root));
     app.sessions = list_sessions(root);
-    if !built.history.is_empty() {
-        app.on_event(Event::HistoryReplaced {
-            messages: built.history,
-            todos: built.todos,
-            durations: built.durations,
-        });
-    }
-    for notice in built.notices {
+    for notice in started.notices {
         app.notice(transcript::NoticeKind::Info, notice);
     }
-    if let Some(reason) = &built.checkpoints_paused {
-        app.on_event(Event::QuestionAsked {
-            call_id: crate::app::CHECKPOINT_QUESTION.to_owned(),
-            questions: vec![crate::protocol::Question {
-                question: format!(
-                    "{reason}. Checkpoints at each turn (for /undo of whole turns) would copy this tree into brute's data directory. Copy it?"
-                ),
-                header: Some("Checkpoints".to_owned()),
-                options: vec![
-                    crate::protocol::QuestionOption {
-                        label: crate::app::CHECKPOINT_YES.to_owned(),
-                        description: Some("whole-turn /undo, shell changes included".to_owned()),
-                    },
-                    crate::protocol::QuestionOption {
-                        label: "Not now".to_owned(),
-                        description: Some("/undo covers single tool calls only".to_owned()),
-                    },
-                ],
-                multiple: false,
-                default: Some("Not now".to_owned()),
-            }],
-        });
-    }
-    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
-    let mut agent_task = tokio::spawn(agent_loop(
-        built.agent,
-        ops_rx,
-        events,
-        settings.clone(),
-        root.to_path_buf(),
-    ));
+    let crate::agent::conversation::Handle {
+        ops: ops_tx,
+        task: mut agent_task,
+    } = started.handle;
 
     let mut terminal = enter()?;
     let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx).await;
@@ -105,7 +70,7 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
     // that long to record its results, then drop what is left.
     let _ = ops_tx.send(Op::Interrupt);
     let _ = ops_tx.send(Op::Shutdown);
-    // A closed channel ends the agent's loop once the turn is over.
+    // A closed channel ends the conversation once the turn is over.
     drop(ops_tx);
     let grace = Duration::from_secs(6);
     if tokio::time::timeout(grace, &mut agent_task).await.is_err() {
@@ -120,77 +85,6 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
 }
 
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
-
-/// The agent's side: runs turns and the other ops one after another.
-async fn agent_loop(
-    mut agent: Agent,
-    mut ops: mpsc::UnboundedReceiver<Op>,
-    events: EventSink,
-    settings: Settings,
-    root: std::path::PathBuf,
-) {
-    while let Some(op) = ops.recv().await {
-        match op {
-            Op::UserTurn { text } => {
-                agent.run_turn(text, &mut ops).await;
-            }
-            Op::Undo {
-                rewind_conversation,
-                force,
-            } => {
-                let (message, history_changed) = agent.undo(rewind_conversation, force);
-                replaced(&agent, &events, history_changed);
-                events.emit(Event::Notice { message });
-            }
-            Op::Redo { force } => {
-                let (message, history_changed) = agent.redo(force);
-                replaced(&agent, &events, history_changed);
-                events.emit(Event::Notice { message });
-            }
-            Op::Resume { id } => {
-                let choice = crate::app::SessionChoice::Resume(id.clone());
-                match crate::app::build_agent(&settings, &root, events.clone(), true, &choice) {
-                    Ok(built) => {
-                        agent = built.agent;
-                        events.emit(Event::HistoryReplaced {
-                            messages: built.history,
-                            todos: built.todos,
-                            durations: built.durations,
-                        });
-                        events.emit(Event::Notice {
-                            message: format!("resumed session {id}"),
-                        });
-                    }
-                    Err(e) => events.emit(Event::Error { message: e.to_string() }),
-                }
-            }
-            Op::Clear => agent.clear(),
-            Op::SetModel { model } => agent.state().set_model(model),
-            Op::Shutdown => break,
-            Op::AnswerQuestion { call_id, answers } if call_id == crate::app::CHECKPOINT_QUESTION => {
-                let yes = answers.is_some_and(|a| a.first().is_some_and(|a| a == crate::app::CHECKPOINT_YES));
-                agent.set_checkpoints(yes);
-                let message = if yes {
-                    "turn checkpoints are on: /undo takes back whole turns".to_owned()
-                } else {
-                    crate::app::checkpoints_paused_notice("you chose not to copy this tree")
-                };
-                events.emit(Event::Notice { message });
-            }
-            Op::Interrupt | Op::AnswerQuestion { .. } => {}
-        }
-    }
-}
-
-fn replaced(agent: &Agent, events: &EventSink, history_changed: bool) {
-    if history_changed {
-        events.emit(Event::HistoryReplaced {
-            messages: agent.history().to_vec(),
-            todos: agent.state().todos(),
-            durations: agent.durations().clone(),
-        });
-    }
-}
 
 /// Runs until the person quits (exit code 0) or a SIGTERM / SIGHUP arrives (143 / 129).
 async fn event_loop(

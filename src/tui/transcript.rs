@@ -2,9 +2,9 @@
 //! notices. Each entry caches its wrapped lines per width, so a redraw with a long history
 //! only renders what changed.
 
+use crate::protocol::Display;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::markdown;
 use super::sanitize::sanitize;
@@ -32,6 +32,8 @@ pub struct ToolPane {
     pub call_id: String,
     pub name: String,
     pub key_arg: String,
+    /// How the tool asked to be shown.
+    pub display: Display,
     pub status: ToolStatus,
     pub live: String,
     pub result: String,
@@ -40,11 +42,13 @@ pub struct ToolPane {
 }
 
 impl ToolPane {
-    pub fn new(call_id: &str, name: &str, arguments: &Value) -> Self {
+    /// A running call's pane, from the tool's own summary and display kind.
+    pub fn new(call_id: &str, name: &str, summary: &str, display: Display) -> Self {
         Self {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
-            key_arg: sanitize(&crate::oneshot::key_argument(arguments)),
+            key_arg: sanitize(summary),
+            display,
             status: ToolStatus::Running,
             live: String::new(),
             result: String::new(),
@@ -122,7 +126,7 @@ impl ToolPane {
             }
             ToolStatus::Done { .. } => self.result.lines().collect(),
         };
-        let is_diff = matches!(self.name.as_str(), "write" | "patch") && self.status != ToolStatus::Running;
+        let is_diff = self.display == Display::Diff && self.status != ToolStatus::Running;
         let shown = if expanded || self.is_running() {
             body.len()
         } else {

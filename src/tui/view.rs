@@ -7,8 +7,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::app::App;
+use super::app::{App, Modal};
+use super::confirm::Confirm;
+use super::dialog::Dialog;
 use super::wrap::{wrap, wrap_all};
+
+/// Most queued prompts listed above the composer.
+const MAX_QUEUED_LINES: usize = 3;
 
 /// Most composer lines shown before it scrolls.
 const MAX_COMPOSER_LINES: usize = 8;
@@ -19,20 +24,46 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let composer_width = area.width.saturating_sub(2).max(1);
     let composer_lines = composer_rows(app, composer_width).len().clamp(1, MAX_COMPOSER_LINES);
     let popup_height = app.popup.as_ref().map_or(0, |p| p.items.len().min(8) as u16);
-    let [transcript, popup, composer, status] = Layout::vertical([
+    let queued_height = app.queued.len().min(MAX_QUEUED_LINES) as u16;
+    let [transcript, queued, popup, composer, status] = Layout::vertical([
         Constraint::Min(1),
+        Constraint::Length(queued_height),
         Constraint::Length(popup_height),
         Constraint::Length(composer_lines as u16 + 2),
         Constraint::Length(1),
     ])
     .areas(area);
     draw_transcript(frame, app, transcript);
+    draw_queued(frame, app, queued);
     draw_popup(frame, app, popup);
     draw_composer(frame, app, composer);
     draw_status(frame, app, status);
-    if app.dialog.is_some() {
-        draw_dialog(frame, app, transcript);
+    match app.modals.front() {
+        Some(Modal::Question { dialog, .. }) => draw_dialog(frame, dialog, app.modals.len(), transcript),
+        Some(Modal::Confirm(confirm)) => draw_confirm(frame, confirm, app.modals.len(), transcript),
+        None => {}
     }
+}
+
+/// Prompts waiting for the running turn, newest last (Up takes the newest back).
+fn draw_queued(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let skip = app.queued.len().saturating_sub(MAX_QUEUED_LINES);
+    let lines: Vec<Line<'static>> = app
+        .queued
+        .iter()
+        .skip(skip)
+        .map(|prompt| {
+            let first = prompt.lines().next().unwrap_or("");
+            Line::from(vec![
+                Span::styled(" queued: ", Style::new().fg(Color::Yellow)),
+                Span::styled(super::sanitize::sanitize(first), Style::new().fg(Color::Gray)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
@@ -176,7 +207,7 @@ fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         frame.render_widget(Paragraph::new(visible), inner);
     }
-    if app.dialog.is_none() {
+    if app.modals.is_empty() {
         frame.set_cursor_position(Position::new(
             inner.x + cursor_col as u16,
             inner.y + (cursor_row - top) as u16,
@@ -223,8 +254,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
 
-fn draw_dialog(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let Some(dialog) = &app.dialog else { return };
+fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Rect) {
     let q = dialog.question();
     let width = area.width.saturating_sub(4).clamp(20, 80);
     let inner_width = usize::from(width.saturating_sub(2));
@@ -296,6 +326,58 @@ fn draw_dialog(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut title = format!(" Question {}/{} ", dialog.index + 1, dialog.questions.len());
     if let Some(header) = &q.header {
         title.push_str(&format!("· {header} "));
+    }
+    if open > 1 {
+        title.push_str(&format!("· {} more waiting ", open - 1));
+    }
+    let height = (lines.len() as u16 + 2).min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width.saturating_sub(width)) / 2,
+        area.y + area.height.saturating_sub(height) / 2,
+        width.min(area.width),
+        height,
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(title);
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// A confirmation: what will happen, then the choices with their keys.
+fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rect) {
+    let width = area.width.saturating_sub(4).clamp(20, 80);
+    let inner_width = usize::from(width.saturating_sub(2));
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for line in confirm.body.lines() {
+        lines.extend(wrap(&Line::raw(line.to_owned()), inner_width));
+    }
+    lines.push(Line::default());
+    for (i, choice) in confirm.choices.iter().enumerate() {
+        let selected = i == confirm.selected;
+        let style = if selected {
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        let marker = if selected { "›" } else { " " };
+        lines.extend(wrap(
+            &Line::styled(format!("{marker} {} ({}) {}", i + 1, choice.key, choice.label), style),
+            inner_width,
+        ));
+    }
+    lines.push(Line::default());
+    lines.extend(wrap(
+        &Line::styled(
+            "Enter takes the highlighted choice · a letter picks one · n or Esc cancels",
+            Style::new().fg(Color::DarkGray),
+        ),
+        inner_width,
+    ));
+    let mut title = confirm.title.clone();
+    if open > 1 {
+        title.push_str(&format!("· {} more waiting ", open - 1));
     }
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect::new(

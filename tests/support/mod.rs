@@ -434,7 +434,7 @@ impl Harness {
     /// Runs one call; returns (content, is_error).
     pub fn call(&self, name: &str, args: Value) -> (String, bool) {
         let record = self.batch(&[(name, args)]).remove(0);
-        (record.content, record.is_error)
+        (record.result.content, record.result.is_error)
     }
 
     /// Runs calls as one assistant message (concurrently), results in call order.
