@@ -427,3 +427,86 @@ fn started_in_home_the_ui_asks_before_checkpointing() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn model_switch_queue_ctrl_c_and_undo_with_y_in_a_real_terminal() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "original\n");
+    let server = MockServer::start();
+    // Turn 1: a command that runs until the test lets it finish.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s1",
+            "shell",
+            r#"{"command":"while [ ! -e go ]; do sleep 0.02; done; echo finished"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("First done.", &[])));
+    // Turn 2 (the queued prompt): a long command that Ctrl-C interrupts.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s2", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    // Turn 3: an edit to undo with `y`.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w1", "write", r#"{"file_path":"notes.txt","content":"changed\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Changed.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "core") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("first");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the running command", |s| s.contains("running 1 tool"));
+    tmux.text("/model other-model");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the model switch", |s| {
+        s.contains("model: other-model (from the next request)")
+    });
+    tmux.text("second");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the queued prompt", |s| s.contains("queued: second"));
+    std::fs::write(sb.path("go"), "").unwrap();
+    tmux.wait_for("the queued prompt's long command", |s| {
+        s.contains("First done.") && s.contains("│ started")
+    });
+    let requests = server.requests();
+    assert_eq!(requests[0].body["model"], "mock");
+    assert_eq!(requests[1].body["model"], "other-model", "the switch applied mid-turn");
+    let last_user = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(last_user, "second", "the queued prompt ran after the turn");
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("the interrupted command and idle", |s| {
+        s.contains("✗ shell") && s.contains(" idle │")
+    });
+    assert!(screen.contains("Error: Interrupted: started"), "{screen}");
+    assert!(
+        !screen.contains("BRUTE-EXITED"),
+        "Ctrl-C during a turn keeps brute open"
+    );
+    tmux.text("change notes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the edit", |s| s.contains("Changed.") && s.contains(" idle │"));
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "changed\n");
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo dialog", |s| {
+        s.contains("Undo the last turn") && s.contains("restored notes.txt (+1 -1)")
+    });
+    tmux.keys(&["y"]);
+    tmux.wait_for("the undo report", |s| s.contains("undid turn"));
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "original\n");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

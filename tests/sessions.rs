@@ -115,6 +115,53 @@ fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
 }
 
 #[test]
+fn a_finished_call_is_saved_even_if_an_earlier_one_is_still_running_at_a_crash() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("slow", "shell", r#"{"command":"sleep 30"}"#),
+            ("w", "write", r#"{"file_path":"notes.txt","content":"written\n"}"#),
+        ],
+    )));
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "two calls", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // The write, called second, finishes while the first call still runs.
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if line.contains("\"tool_result\"") && line.contains("\"call_id\":\"w\"") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    server.push(Reply::sse(openai_sse("Resumed.", &[])));
+    sb.brute(&server).args(["-p", "go on", "--continue"]).assert().success();
+    let request = &server.requests()[1];
+    assert_valid(request);
+    let results: std::collections::HashMap<String, String> = support::tool_results(request).into_iter().collect();
+    assert!(
+        results["w"].starts_with("Created notes.txt"),
+        "the finished write is not reported as interrupted: {}",
+        results["w"]
+    );
+    assert_eq!(
+        results["slow"],
+        "Error: Interrupted: brute stopped before this call finished"
+    );
+    let order: Vec<String> = support::tool_results(request).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(order, ["slow", "w"], "results follow the call order");
+}
+
+#[test]
 fn undo_and_redo_from_the_shell_after_a_restart() {
     let sb = Sandbox::new();
     sb.write("notes.txt", "mine\n");

@@ -169,8 +169,8 @@ pub fn replay(text: &str) -> Loaded {
             }
         }
     }
-    order_tool_results(&mut loaded.history);
     close_dangling_calls(&mut loaded.history);
+    order_tool_results(&mut loaded.history);
     loaded
 }
 
