@@ -18,6 +18,9 @@ use brute::session::checkpoint::{self, Manifest, Scanner};
 use brute::session::objects::ObjectStore;
 use support::{MockServer, Reply, Sandbox, openai_sse};
 
+/// No run of brute may take longer (it takes well under a second).
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
 /// The mtime every file is back-dated to: long ago, with nanoseconds.
 fn old() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::new(1_600_000_000, 123_456_789)
@@ -176,7 +179,7 @@ fn turn(sb: &Sandbox, server: &MockServer, prompt: &str, command: &str, resume: 
     server.push(Reply::sse(openai_sse("", &[("sh", "shell", &args)])));
     server.push(Reply::sse(openai_sse("Done.", &[])));
     let mut cmd = sb.brute(server);
-    cmd.args(["-p", prompt]);
+    cmd.timeout(RUN_LIMIT).args(["-p", prompt]);
     if resume {
         cmd.arg("--continue");
     }
@@ -237,12 +240,12 @@ fn undo_and_redo_across_processes_restore_byte_identical_trees() {
     assert_checkpoint_is_the_tree("after B2", &sb);
     assert_ne!(s2, s3);
 
-    sb.bare().arg("undo").assert().success();
+    sb.bare().timeout(RUN_LIMIT).arg("undo").assert().success();
     assert_tree("undo of B2", &s2, &root);
-    sb.bare().arg("undo").assert().success();
+    sb.bare().timeout(RUN_LIMIT).arg("undo").assert().success();
     assert_tree("undo of B1 (the racy edit)", &s1, &root);
-    sb.bare().arg("redo").assert().success();
+    sb.bare().timeout(RUN_LIMIT).arg("redo").assert().success();
     assert_tree("redo of B1", &s2, &root);
-    sb.bare().arg("redo").assert().success();
+    sb.bare().timeout(RUN_LIMIT).arg("redo").assert().success();
     assert_tree("redo of B2", &s3, &root);
 }

@@ -17,6 +17,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 use support::{MockServer, Recorded, Reply, Sandbox};
 
+/// No run of brute may take longer (it takes well under a second).
+const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Wire {
     Chat,
@@ -175,6 +178,7 @@ impl Wire {
     /// brute, pointed at `server` with this wire format.
     fn brute(self, sb: &Sandbox, server: &MockServer) -> assert_cmd::Command {
         let mut cmd = sb.bare();
+        cmd.timeout(RUN_LIMIT);
         match self {
             Wire::Chat => {
                 cmd.env("OPENAI_API_KEY", "test-key").args([
