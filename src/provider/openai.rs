@@ -18,7 +18,9 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
         messages.push(match message {
             Message::User { text } => json!({"role": "user", "content": text}),
             Message::Assistant { text, tool_calls } => {
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                // Null content is only accepted beside tool calls (Ollama refuses it otherwise).
+                let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
+                let mut m = json!({"role": "assistant", "content": content});
                 if !tool_calls.is_empty() {
                     m["tool_calls"] = tool_calls
                         .iter()

@@ -41,10 +41,12 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {
+        // Without `strict: false` the API makes every function strict, turning optional
+        // parameters into required ones.
         body["tools"] = req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
+            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": false}))
             .collect();
     }
     body

@@ -1,7 +1,7 @@
 //! Checkpoints of a project tree: a manifest of every file and directory (respecting
 //! .gitignore, never entering `.git`), file contents in the [`ObjectStore`]. Scans are
-//! incremental: a file whose size, mtime and mode did not change keeps its recorded hash
-//! without being read. Works in any directory, git repository or not, and never touches git.
+//! incremental: a file whose size, mtime, ctime and mode did not change keeps its recorded
+//! hash without being read. Works in any directory, git repository or not, and never touches git.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
@@ -88,6 +88,10 @@ pub struct FileState {
     pub size: u64,
     pub mode: u32,
     pub mtime_ns: u64,
+    /// Status-change time: nothing can set it back, so an edit that restores the old size and
+    /// mtime is still seen (0 in manifests written before it was recorded).
+    #[serde(default)]
+    pub ctime_ns: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dir: bool,
 }
@@ -125,6 +129,13 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
         .ok()
         .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn ctime_ns(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (meta.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec().max(0) as u64)
 }
 
 impl Scanner {
@@ -190,6 +201,7 @@ impl Scanner {
                     size: 0,
                     mode: meta.permissions().mode(),
                     mtime_ns: 0,
+                    ctime_ns: 0,
                     dir: true,
                 };
                 scan.manifest.insert(rel, state);
@@ -204,6 +216,7 @@ impl Scanner {
             }
             let mode = meta.permissions().mode();
             let mtime = mtime_ns(&meta);
+            let ctime = ctime_ns(&meta);
             let recent = meta
                 .modified()
                 .ok()
@@ -213,6 +226,7 @@ impl Scanner {
                 && !known.dir
                 && known.size == meta.len()
                 && known.mtime_ns == mtime
+                && known.ctime_ns == ctime
                 && known.mode == mode
                 && !recent
             {
@@ -232,6 +246,7 @@ impl Scanner {
                     size: bytes.len() as u64,
                     mode,
                     mtime_ns: mtime,
+                    ctime_ns: ctime,
                     dir: false,
                 },
             );

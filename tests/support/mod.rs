@@ -216,17 +216,22 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     let _ = writer.shutdown(std::net::Shutdown::Both);
 }
 
-/// The shared fixtures folder, or `None` (tests then skip, saying why).
+/// The shared fixtures folder, or `None` (tests then skip, saying why). Under CI (`CI` set)
+/// a missing folder fails the test instead: CI has it beside its clone (`.ci/run`).
 pub fn fixtures() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/llm-wire");
     if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)"
-        );
-        None
+        return Some(dir);
     }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is absent, and CI must run the tests that read the recorded provider traffic",
+        dir.display()
+    );
+    eprintln!(
+        "skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)"
+    );
+    None
 }
 
 /// Reads a fixture file as text.

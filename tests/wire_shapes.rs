@@ -1,0 +1,805 @@
+//! The requests brute sends, compared by shape with the requests real clients sent in the
+//! recorded conversations of ../shared/fixtures/llm-wire (OpenAI chat through OpenRouter, a
+//! real Ollama's OpenAI-compatible route, Anthropic Messages, OpenAI Responses).
+//!
+//! The real binary runs a two-turn conversation against the mock server (text, a tool call,
+//! its result, an answer; then a second prompt with `--continue`, a call, its result, an
+//! answer), so its four requests line up with the four recorded ones. The comparer checks keys
+//! and value types, never values; each array element is matched with a recorded element of
+//! the same kind (its `type`, else its `role`). Every difference either has a written reason
+//! the real API accepts it (below, per wire) or fails the test, naming the key.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::{MockServer, Recorded, Reply, Sandbox};
+
+/// No run of brute may take longer (it takes well under a second).
+const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wire {
+    Chat,
+    Ollama,
+    Anthropic,
+    Responses,
+}
+
+/// What kind of difference the comparer found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum What {
+    /// brute sends a key no recorded request has at that place.
+    Extra,
+    /// The real client sends a key brute does not.
+    Missing,
+    /// Both send it, with different JSON types.
+    Type,
+    /// brute sends an array element of a kind no recorded request has at that place.
+    Unrecorded,
+}
+
+/// A difference the real API accepts, and why.
+struct Accepted {
+    /// Where, as a pattern: keys joined by `.`, array elements as `[kind]`; a leading `*`
+    /// matches any prefix.
+    at: &'static str,
+    what: What,
+    why: &'static str,
+}
+
+const fn ok(at: &'static str, what: What, why: &'static str) -> Accepted {
+    Accepted { at, what, why }
+}
+
+/// Differences shared by both OpenAI-chat-shaped wires.
+const CHAT_ACCEPTED: &[Accepted] = &[
+    ok(
+        "max_tokens",
+        What::Extra,
+        "a documented Chat Completions parameter (the recorded client set no limit)",
+    ),
+    ok(
+        "messages[system]",
+        What::Unrecorded,
+        "the standard system role; the recorded conversations had no system prompt",
+    ),
+    ok(
+        "messages[assistant+tool_calls].content",
+        What::Type,
+        "null content is documented as allowed when tool_calls are present (Ollama's \
+         openai.go takes the same path); without tool_calls it is not, and that is not accepted",
+    ),
+];
+
+/// Differences of Ollama's route beyond [`CHAT_ACCEPTED`].
+const OLLAMA_ACCEPTED: &[Accepted] = &[
+    ok(
+        "enable_thinking",
+        What::Missing,
+        "not an Ollama parameter (ruby_llm sends it for other servers); Ollama ignores it",
+    ),
+    ok(
+        "messages[assistant+tool_calls].reasoning",
+        What::Missing,
+        "optional: brute does not send a model's reasoning back",
+    ),
+    ok(
+        "messages[assistant+tool_calls].reasoning_content",
+        What::Missing,
+        "optional: brute does not send a model's reasoning back",
+    ),
+    ok(
+        "messages[assistant].reasoning",
+        What::Missing,
+        "optional: brute does not send a model's reasoning back",
+    ),
+    ok(
+        "messages[assistant].reasoning_content",
+        What::Missing,
+        "optional: brute does not send a model's reasoning back",
+    ),
+];
+
+const ANTHROPIC_ACCEPTED: &[Accepted] = &[
+    ok(
+        "*.cache_control",
+        What::Extra,
+        "documented prompt caching breakpoints (system, last tool, last block)",
+    ),
+    ok(
+        "messages[user].content[tool_result].content",
+        What::Type,
+        "tool_result content is documented as a string or an array of content blocks",
+    ),
+];
+
+const RESPONSES_ACCEPTED: &[Accepted] = &[
+    ok("max_output_tokens", What::Extra, "a documented Responses parameter"),
+    ok(
+        "instructions",
+        What::Extra,
+        "the documented place for the system prompt",
+    ),
+    ok(
+        "include",
+        What::Missing,
+        "only asks for encrypted reasoning to send back; brute does not replay reasoning items",
+    ),
+    ok(
+        "input[assistant].content",
+        What::Type,
+        "an input message's content is documented as a string or an array of parts",
+    ),
+];
+
+impl Wire {
+    const ALL: [Wire; 4] = [Wire::Chat, Wire::Ollama, Wire::Anthropic, Wire::Responses];
+
+    /// The recorded conversation brute's four requests are compared with.
+    fn recorded(self) -> &'static str {
+        match self {
+            Wire::Chat => "openai-chat/ruby_llm-openrouter-stream-tool-multiturn",
+            Wire::Ollama => "ollama-openai-compat/ruby_llm-qwen3-stream-tool-multiturn",
+            Wire::Anthropic => "anthropic/ruby_llm-stream-tool-multiturn",
+            Wire::Responses => "openai-responses/ruby_llm-stream-tool-multiturn",
+        }
+    }
+
+    /// The key holding the conversation.
+    fn items(self) -> &'static str {
+        match self {
+            Wire::Responses => "input",
+            _ => "messages",
+        }
+    }
+
+    fn accepted(self) -> Vec<&'static Accepted> {
+        let lists: &[&'static [Accepted]] = match self {
+            Wire::Chat => &[CHAT_ACCEPTED],
+            Wire::Ollama => &[CHAT_ACCEPTED, OLLAMA_ACCEPTED],
+            Wire::Anthropic => &[ANTHROPIC_ACCEPTED],
+            Wire::Responses => &[RESPONSES_ACCEPTED],
+        };
+        lists.iter().flat_map(|l| l.iter()).collect()
+    }
+
+    /// A tool call id in this provider's style.
+    fn call_id(self, n: u32) -> String {
+        match self {
+            Wire::Anthropic => format!("toolu_01Mock{n}"),
+            Wire::Ollama => format!("call_mock{n}"),
+            Wire::Chat | Wire::Responses => format!("call_Mock{n}"),
+        }
+    }
+
+    /// brute, pointed at `server` with this wire format.
+    fn brute(self, sb: &Sandbox, server: &MockServer) -> assert_cmd::Command {
+        let mut cmd = sb.bare();
+        cmd.timeout(RUN_LIMIT);
+        match self {
+            Wire::Chat => {
+                cmd.env("OPENAI_API_KEY", "test-key").args([
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "anthropic/claude-haiku-4.5",
+                    "--base-url",
+                    &server.url("/v1"),
+                ]);
+            }
+            Wire::Ollama => {
+                cmd.env("OLLAMA_HOST", format!("127.0.0.1:{}", server.port)).args([
+                    "--provider",
+                    "ollama",
+                    "--model",
+                    "qwen3",
+                ]);
+            }
+            Wire::Anthropic => {
+                cmd.env("ANTHROPIC_API_KEY", "test-key")
+                    .env("ANTHROPIC_BASE_URL", server.url(""))
+                    .args(["--provider", "anthropic"]);
+            }
+            Wire::Responses => {
+                cmd.env("OPENAI_API_KEY", "test-key").args([
+                    "--provider",
+                    "responses",
+                    "--base-url",
+                    &server.url("/v1"),
+                ]);
+            }
+        }
+        cmd
+    }
+
+    /// A streamed reply of `text` (may be empty) then `calls` (id, name, arguments).
+    fn reply(self, text: &str, calls: &[(&str, &str, &str)]) -> Reply {
+        Reply::sse(match self {
+            Wire::Chat | Wire::Ollama => support::openai_sse(text, calls),
+            Wire::Anthropic => anthropic_sse(text, calls),
+            Wire::Responses => responses_sse(text, calls),
+        })
+    }
+}
+
+/// A streamed Messages response (synthetic, in the documented event shapes).
+fn anthropic_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant",
+        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    let mut index = 0;
+    if !text.is_empty() {
+        event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+        event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    for (id, name, args) in calls {
+        event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        event(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": args}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": 9}}),
+    );
+    event(json!({"type": "message_stop"}));
+    out
+}
+
+/// A streamed Responses answer (synthetic, in the documented event shapes).
+fn responses_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(json!({"type": "response.created", "response": {"id": "resp_mock", "status": "in_progress", "output": []}}));
+    let mut output = Vec::new();
+    if !text.is_empty() {
+        let item = json!({"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        event(json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "message", "id": "msg_mock", "role": "assistant", "status": "in_progress", "content": []}}));
+        event(
+            json!({"type": "response.output_text.delta", "item_id": "msg_mock", "output_index": 0,
+            "content_index": 0, "delta": text}),
+        );
+        event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+        output.push(item);
+    }
+    for (id, name, args) in calls {
+        let index = output.len();
+        let item_id = format!("fc_{id}");
+        event(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "function_call", "id": item_id, "call_id": id, "name": name, "arguments": "", "status": "in_progress"}}));
+        event(
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+            "output_index": index, "delta": args}),
+        );
+        let item = json!({"type": "function_call", "id": item_id, "call_id": id, "name": name,
+            "arguments": args, "status": "completed"});
+        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        output.push(item);
+    }
+    event(
+        json!({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
+        "output": output, "usage": {"input_tokens": 12, "output_tokens": 9}}}),
+    );
+    out
+}
+
+/// A JSON value's type, as the comparer names it.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// What an array element is: its `type`, else its `role` (`+tool_calls` when it has calls).
+fn kind(v: &Value) -> String {
+    if let Some(t) = v["type"].as_str() {
+        return t.to_owned();
+    }
+    match v["role"].as_str() {
+        Some(role) if v["tool_calls"].as_array().is_some_and(|c| !c.is_empty()) => format!("{role}+tool_calls"),
+        Some(role) => role.to_owned(),
+        None => String::new(),
+    }
+}
+
+fn key_at(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+/// Where a value's shape is free (JSON Schemas, tool inputs): only its type is compared.
+const FREE_FORM: &[&str] = &[
+    "tools[function].function.parameters",
+    "tools[function].parameters",
+    "tools[].input_schema",
+    "messages[assistant+tool_calls].content[tool_use].input",
+    "messages[assistant].content[tool_use].input",
+];
+
+/// Every value of the recorded requests of one wire, by pattern (the paired request first).
+struct Shapes<'a> {
+    at: BTreeMap<String, Vec<&'a Value>>,
+}
+
+impl<'a> Shapes<'a> {
+    fn new(requests: &'a [Value]) -> Self {
+        let mut shapes = Self { at: BTreeMap::new() };
+        for r in requests {
+            shapes.index(r, "");
+        }
+        shapes
+    }
+
+    fn index(&mut self, v: &'a Value, at: &str) {
+        self.at.entry(at.to_owned()).or_default().push(v);
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| self.index(x, &key_at(at, k))),
+            Value::Array(a) => a.iter().for_each(|x| self.index(x, &format!("{at}[{}]", kind(x)))),
+            _ => {}
+        }
+    }
+
+    /// A recorded object at `at` that has `key`.
+    fn with_key(&self, at: &str, key: &str) -> Option<&'a Value> {
+        self.at.get(at)?.iter().copied().find(|v| v.get(key).is_some())
+    }
+}
+
+/// One difference between brute's request and the real client's.
+#[derive(Debug)]
+struct Diff {
+    at: String,
+    path: String,
+    what: What,
+    detail: String,
+}
+
+fn compare(b: &Value, r: &Value, at: &str, path: &str, shapes: &Shapes<'_>, out: &mut Vec<Diff>) {
+    let mut diff = |at: &str, path: &str, what: What, detail: String| {
+        out.push(Diff {
+            at: at.to_owned(),
+            path: path.to_owned(),
+            what,
+            detail,
+        })
+    };
+    if type_name(b) != type_name(r) {
+        let detail = format!("brute sends {}, real clients send {}", type_name(b), type_name(r));
+        diff(at, path, What::Type, detail);
+        return;
+    }
+    if FREE_FORM.contains(&at) {
+        return;
+    }
+    match (b, r) {
+        (Value::Object(bm), Value::Object(rm)) => {
+            for (k, rv) in rm {
+                if !bm.contains_key(k) {
+                    let detail = format!("real clients send it ({}), brute does not", type_name(rv));
+                    diff(&key_at(at, k), &key_at(path, k), What::Missing, detail);
+                }
+            }
+            for (k, bv) in bm {
+                let (child_at, child_path) = (key_at(at, k), key_at(path, k));
+                match rm.get(k).or_else(|| shapes.with_key(at, k).and_then(|o| o.get(k))) {
+                    Some(rv) => compare(bv, rv, &child_at, &child_path, shapes, out),
+                    None => {
+                        let detail = format!("brute sends it ({}), no recorded request has it", type_name(bv));
+                        out.push(Diff {
+                            at: child_at,
+                            path: child_path,
+                            what: What::Extra,
+                            detail,
+                        });
+                    }
+                }
+            }
+        }
+        (Value::Array(ba), Value::Array(ra)) => {
+            for (i, bv) in ba.iter().enumerate() {
+                let k = kind(bv);
+                let (child_at, child_path) = (format!("{at}[{k}]"), format!("{path}[{i}]"));
+                let recorded = ra
+                    .iter()
+                    .find(|x| kind(x) == k)
+                    .or_else(|| shapes.at.get(&child_at).and_then(|v| v.first().copied()));
+                match recorded {
+                    Some(rv) => compare(bv, rv, &child_at, &child_path, shapes, out),
+                    None => out.push(Diff {
+                        at: child_at,
+                        path: child_path,
+                        what: What::Unrecorded,
+                        detail: format!("no recorded request has a `{k}` element here"),
+                    }),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_accepted(a: &Accepted, d: &Diff) -> bool {
+    a.what == d.what
+        && match a.at.strip_prefix('*') {
+            Some(suffix) => d.at.ends_with(suffix),
+            None => d.at == a.at,
+        }
+}
+
+/// The recorded requests of `wire`'s folder, the one of `name` first.
+fn recorded_requests(dir: &Path, wire: Wire, name: &str) -> Vec<Value> {
+    let folder = wire.recorded().split('/').next().unwrap_or_default();
+    let mut names: Vec<String> = std::fs::read_dir(dir.join(folder))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".request.json"))
+        .map(|n| format!("{folder}/{n}"))
+        .filter(|n| n != name)
+        .collect();
+    names.sort();
+    names.insert(0, name.to_owned());
+    names
+        .iter()
+        .map(|n| serde_json::from_str(&support::fixture(dir, n)).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .collect()
+}
+
+/// Compares brute's request with the recorded `name`; returns the differences not accepted,
+/// and marks the accepted ones it used.
+fn differences(wire: Wire, dir: &Path, name: &str, brute: &Value, used: &mut [bool]) -> Vec<String> {
+    let recorded = recorded_requests(dir, wire, name);
+    let shapes = Shapes::new(&recorded);
+    let mut diffs = Vec::new();
+    compare(brute, &recorded[0], "", "", &shapes, &mut diffs);
+    let accepted = wire.accepted();
+    // One line per pattern: the first place it occurs, and how many more.
+    let mut grouped: Vec<(Diff, usize)> = Vec::new();
+    for d in diffs {
+        if let Some(i) = accepted.iter().position(|a| is_accepted(a, &d)) {
+            used[i] = true;
+        } else if let Some(g) = grouped.iter_mut().find(|(g, _)| g.at == d.at && g.what == d.what) {
+            g.1 += 1;
+        } else {
+            grouped.push((d, 0));
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(d, more)| {
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{:?} at `{}` ({}{more}): {}", d.what, d.at, d.path, d.detail)
+        })
+        .collect()
+}
+
+/// The conversation's messages or items as kinds, with Anthropic's content blocks.
+fn sequence(wire: Wire, request: &Value) -> Vec<String> {
+    request[wire.items()]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| match m["content"].as_array() {
+            Some(blocks) if wire == Wire::Anthropic => {
+                let kinds: Vec<String> = blocks.iter().map(kind).collect();
+                format!("{}[{}]", kind(m), kinds.join(","))
+            }
+            _ => kind(m),
+        })
+        .collect()
+}
+
+/// brute's sequence, less what the recorded conversations cannot show: the system message
+/// (they had none) and text said beside a tool call (their models said none).
+fn brute_sequence(wire: Wire, request: &Value) -> Vec<String> {
+    let mut seq = sequence(wire, request);
+    if seq.first().is_some_and(|s| s == "system") {
+        seq.remove(0);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (i, s) in seq.iter().enumerate() {
+        match wire {
+            Wire::Anthropic if s.starts_with("assistant[text,tool_use") => {
+                out.push(s.replacen("[text,", "[", 1));
+            }
+            Wire::Responses if s == "assistant" && seq.get(i + 1).is_some_and(|n| n == "function_call") => {}
+            _ => out.push(s.clone()),
+        }
+    }
+    out
+}
+
+/// The recorded sequence, less reasoning items (brute is stateless and does not replay them).
+fn real_sequence(wire: Wire, request: &Value) -> Vec<String> {
+    let mut seq = sequence(wire, request);
+    seq.retain(|s| s != "reasoning");
+    seq
+}
+
+/// How results refer to calls: every result answers a call of the message or items just
+/// before it, and every call's arguments are a JSON object (as a string, or an object for
+/// Anthropic). Returns what breaks that.
+fn broken_links(wire: Wire, request: &Value) -> Vec<String> {
+    let mut broken = Vec::new();
+    let items = request[wire.items()].as_array().cloned().unwrap_or_default();
+    let mut open: Vec<String> = Vec::new();
+    for (i, m) in items.iter().enumerate() {
+        match wire {
+            Wire::Chat | Wire::Ollama => {
+                if let Some(calls) = m["tool_calls"].as_array() {
+                    open = Vec::new();
+                    for c in calls {
+                        if c["type"] != "function" {
+                            broken.push(format!("messages[{i}]: a tool call's type is not \"function\""));
+                        }
+                        let args = c["function"]["arguments"].as_str().map(serde_json::from_str::<Value>);
+                        if !matches!(args, Some(Ok(Value::Object(_)))) {
+                            broken.push(format!(
+                                "messages[{i}]: arguments are not a string holding a JSON object"
+                            ));
+                        }
+                        open.push(c["id"].as_str().unwrap_or_default().to_owned());
+                    }
+                } else if m["role"] == "tool" {
+                    let id = m["tool_call_id"].as_str().unwrap_or_default();
+                    if !open.iter().any(|o| o == id) {
+                        broken.push(format!("messages[{i}]: tool_call_id {id:?} answers no call before it"));
+                    }
+                } else {
+                    open.clear();
+                }
+            }
+            Wire::Anthropic => {
+                let blocks = m["content"].as_array().cloned().unwrap_or_default();
+                if m["role"] == "assistant" {
+                    open = Vec::new();
+                    for b in blocks.iter().filter(|b| b["type"] == "tool_use") {
+                        if !b["input"].is_object() {
+                            broken.push(format!("messages[{i}]: tool_use input is not an object"));
+                        }
+                        open.push(b["id"].as_str().unwrap_or_default().to_owned());
+                    }
+                } else {
+                    for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                        let id = b["tool_use_id"].as_str().unwrap_or_default();
+                        if !open.iter().any(|o| o == id) {
+                            broken.push(format!(
+                                "messages[{i}]: tool_use_id {id:?} answers no tool_use before it"
+                            ));
+                        }
+                    }
+                    open.clear();
+                }
+            }
+            Wire::Responses => match m["type"].as_str() {
+                Some("function_call") => {
+                    let args = m["arguments"].as_str().map(serde_json::from_str::<Value>);
+                    if !matches!(args, Some(Ok(Value::Object(_)))) {
+                        broken.push(format!("input[{i}]: arguments are not a string holding a JSON object"));
+                    }
+                    open.push(m["call_id"].as_str().unwrap_or_default().to_owned());
+                }
+                Some("function_call_output") => {
+                    let id = m["call_id"].as_str().unwrap_or_default();
+                    if !open.iter().any(|o| o == id) {
+                        broken.push(format!("input[{i}]: call_id {id:?} answers no function_call before it"));
+                    }
+                }
+                Some("reasoning") => {}
+                _ => open.clear(),
+            },
+        }
+    }
+    broken
+}
+
+/// Runs the two-turn conversation through the real binary; returns the four requests.
+fn converse(wire: Wire) -> Vec<Recorded> {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "hello from notes\n");
+    sb.write("todo.txt", "buy milk\n");
+    let server = MockServer::start();
+    let (first, second) = (wire.call_id(1), wire.call_id(2));
+    server.push(wire.reply("Let me look.", &[(&first, "read", r#"{"file_path":"notes.txt"}"#)]));
+    server.push(wire.reply("It says hello.", &[]));
+    server.push(wire.reply("", &[(&second, "read", r#"{"file_path":"todo.txt"}"#)]));
+    server.push(wire.reply("Buy milk.", &[]));
+    let out = wire
+        .brute(&sb, &server)
+        .args(["-p", "What is in notes.txt?"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("It says hello."),
+        "{wire:?}: first turn printed {stdout:?}"
+    );
+    wire.brute(&sb, &server)
+        .args(["-p", "And todo.txt?", "--continue"])
+        .assert()
+        .success()
+        .stdout("Buy milk.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{wire:?}: brute sent {} requests", requests.len());
+    requests
+}
+
+/// brute's four requests against the recorded four, for one wire format.
+fn check_conversation(wire: Wire, dir: &Path) -> Vec<String> {
+    let requests = converse(wire);
+    let accepted = wire.accepted();
+    let mut used = vec![false; accepted.len()];
+    let mut failures = Vec::new();
+    // The results brute sends are the real `read` results, not errors.
+    let last = requests[3].body.to_string();
+    assert!(
+        last.contains("hello from notes") && last.contains("buy milk"),
+        "{wire:?}: {last}"
+    );
+    for (n, request) in requests.iter().enumerate() {
+        let name = format!("{}.{n}.request.json", wire.recorded());
+        let real: Value = serde_json::from_str(&support::fixture(dir, &name)).unwrap();
+        assert!(
+            broken_links(wire, &real).is_empty(),
+            "{name}: {:?}",
+            broken_links(wire, &real)
+        );
+        for broken in broken_links(wire, &request.body) {
+            failures.push(format!("{wire:?} request {n}: {broken}"));
+        }
+        let (b, r) = (brute_sequence(wire, &request.body), real_sequence(wire, &real));
+        if b != r {
+            failures.push(format!(
+                "{wire:?} request {n}: the {} differ from {name}:\n    brute {b:?}\n    real  {r:?}",
+                wire.items()
+            ));
+        }
+        for d in differences(wire, dir, &name, &request.body, &mut used) {
+            failures.push(format!("{wire:?} request {n} vs {name}: {d}"));
+        }
+    }
+    for (a, used) in accepted.iter().zip(used) {
+        if !used {
+            failures.push(format!(
+                "{wire:?}: the accepted difference {:?} at `{}` no longer occurs; drop it from the list ({})",
+                a.what, a.at, a.why
+            ));
+        }
+    }
+    failures
+}
+
+#[test]
+fn requests_have_the_shape_real_clients_send() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    let failures: Vec<String> = Wire::ALL
+        .iter()
+        .flat_map(|wire| check_conversation(*wire, &dir))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "brute's requests differ from the recorded real clients' requests:\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+/// A streamed reply with no text and no tool call (e.g. a thinking model that only thought).
+fn empty_reply(wire: Wire) -> Reply {
+    match wire {
+        Wire::Chat | Wire::Ollama => Reply::sse(
+            [
+                json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "", "reasoning": "Hmm."}, "finish_reason": null}]}),
+                json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            ]
+            .iter()
+            .map(|c| format!("data: {c}\n\n"))
+            .collect::<String>()
+                + "data: [DONE]\n\n",
+        ),
+        Wire::Anthropic | Wire::Responses => wire.reply("", &[]),
+    }
+}
+
+#[test]
+fn an_answer_without_text_is_sent_back_in_a_shape_the_api_takes() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for wire in Wire::ALL {
+        let sb = Sandbox::new();
+        let server = MockServer::start();
+        server.push(empty_reply(wire));
+        server.push(wire.reply("Hello.", &[]));
+        wire.brute(&sb, &server).args(["-p", "think"]).assert().success();
+        wire.brute(&sb, &server)
+            .args(["-p", "and now say it", "--continue"])
+            .assert()
+            .success()
+            .stdout("Hello.\n");
+        let requests = server.requests();
+        // The recorded request 2 has an assistant answer followed by a new prompt.
+        let name = format!("{}.2.request.json", wire.recorded());
+        let mut used = vec![false; wire.accepted().len()];
+        for d in differences(wire, &dir, &name, &requests[1].body, &mut used) {
+            failures.push(format!("{wire:?} vs {name}: {d}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "after an answer without text, brute's next request differs from real clients':\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+#[test]
+fn the_comparer_names_each_difference() {
+    let recorded = [json!({
+        "model": "m",
+        "stream": true,
+        "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "a", "content": "x"}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+    })];
+    let brute = json!({
+        "model": "m",
+        "stream": true,
+        "seed": 1,
+        "messages": [
+            {"role": "user", "content": ["hi"]},
+            {"role": "tool", "content": "x"},
+            {"role": "developer", "content": "d"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "g", "parameters": {"type": "object", "required": []}}}],
+    });
+    let shapes = Shapes::new(&recorded);
+    let mut diffs = Vec::new();
+    compare(&brute, &recorded[0], "", "", &shapes, &mut diffs);
+    let mut got: Vec<(String, String, String)> = diffs
+        .iter()
+        .map(|d| (format!("{:?}", d.what), d.at.clone(), d.path.clone()))
+        .collect();
+    got.sort();
+    let want = [
+        ("Extra", "seed", "seed"),
+        ("Missing", "messages[tool].tool_call_id", "messages[1].tool_call_id"),
+        ("Type", "messages[user].content", "messages[0].content"),
+        ("Unrecorded", "messages[developer]", "messages[2]"),
+    ];
+    let want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    // Values never count, and a JSON Schema is compared by type only.
+    assert_eq!(got, want);
+}
