@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use brute::protocol::Event;
+use brute::protocol::{Display, Event, ToolResult};
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -37,18 +37,25 @@ fn ctrl(app: &mut App, c: char) {
 }
 
 fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, result: &str, is_error: bool) {
+    // What the executor sends: the tool's own summary and display kind.
+    let display = brute::app::builtin_tools()
+        .get(name)
+        .map_or(Display::Text, |t| t.display());
     app.on_event(Event::ToolCallStarted {
         call_id: id.into(),
         name: name.into(),
+        summary: brute::tool::key_argument(&args),
         arguments: args,
+        display,
     });
-    app.on_event(Event::ToolResult {
+    app.on_event(Event::ToolResult(ToolResult {
         call_id: id.into(),
         name: name.into(),
         content: result.into(),
         is_error,
         duration_ms: 5,
-    });
+        display,
+    }));
 }
 
 /// Row `y` as text, with the column of each char.
