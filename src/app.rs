@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
-use crate::config::{ProviderKind, Settings, paths};
+use crate::config::{Settings, paths};
 use crate::protocol::EventSink;
-use crate::provider::http::{HttpProvider, HttpSettings, WireFormat};
+use crate::provider::http::{HttpProvider, HttpSettings};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
+use crate::provider::spec::Transport;
 use crate::provider::{Provider, ProviderError};
 use crate::session;
 use crate::tool::adapter::{FileQueue, SnapshotFirst};
@@ -33,9 +34,9 @@ pub enum SetupError {
 
 /// Builds the provider the settings describe.
 pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
-    let kind = settings.provider.value;
-    let format = match kind {
-        ProviderKind::Replay => {
+    let spec = settings.provider.value.spec();
+    let endpoint = match spec.transport {
+        Transport::Replay => {
             let script = match &settings.script {
                 Some(path) => std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
                     path: path.value.clone(),
@@ -45,9 +46,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
             };
             return Ok(Arc::new(ReplayProvider::from_script(&script)?));
         }
-        ProviderKind::OpenAi | ProviderKind::Ollama => WireFormat::OpenAiChat,
-        ProviderKind::Anthropic => WireFormat::Anthropic,
-        ProviderKind::Responses => WireFormat::Responses,
+        Transport::Http(endpoint) => endpoint,
     };
     let http = HttpSettings {
         base_url: settings.base_url.value.clone(),
@@ -60,7 +59,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
         connect_timeout: settings.connect_timeout(),
         idle_timeout: settings.idle_timeout(),
     };
-    Ok(Arc::new(HttpProvider::new(format, kind.as_str(), http)?))
+    Ok(Arc::new(HttpProvider::new(endpoint, spec.name, http)?))
 }
 
 /// Wraps a mutating built-in so calls on one file are queued in call order and the file is

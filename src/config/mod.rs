@@ -10,60 +10,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// The providers brute can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// OpenAI Chat Completions (and any compatible server given by base URL).
-    OpenAi,
-    /// A local Ollama server through its OpenAI-compatible route.
-    Ollama,
-    Anthropic,
-    /// OpenAI Responses API.
-    Responses,
-    /// Plays a script; needs no network and no key.
-    Replay,
-}
+pub use crate::provider::spec::ProviderKind;
+use crate::provider::spec::{self, ProviderSpec};
 
-impl ProviderKind {
-    pub const NAMES: &'static [&'static str] = &["openai", "anthropic", "responses", "ollama", "replay"];
-
-    pub fn parse(name: &str) -> Result<Self, ConfigError> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "openai" | "openai-chat" | "chat" | "openai-compatible" => Ok(Self::OpenAi),
-            "ollama" => Ok(Self::Ollama),
-            "anthropic" | "claude" => Ok(Self::Anthropic),
-            "responses" | "openai-responses" => Ok(Self::Responses),
-            "replay" => Ok(Self::Replay),
-            other => Err(ConfigError::UnknownProvider(other.to_owned())),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Ollama => "ollama",
-            Self::Anthropic => "anthropic",
-            Self::Responses => "responses",
-            Self::Replay => "replay",
-        }
-    }
-
-    fn key_var(self) -> Option<&'static str> {
-        match self {
-            Self::OpenAi | Self::Responses => Some("OPENAI_API_KEY"),
-            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
-            Self::Ollama | Self::Replay => None,
-        }
-    }
-
-    fn default_model(self) -> &'static str {
-        match self {
-            Self::OpenAi | Self::Responses => "gpt-5.1",
-            Self::Anthropic => "claude-sonnet-4-5",
-            Self::Ollama => "qwen3",
-            Self::Replay => "replay",
-        }
-    }
+/// The provider a name from config, env or flags stands for.
+pub fn parse_provider(name: &str) -> Result<ProviderKind, ConfigError> {
+    spec::find(name)
+        .map(|spec| spec.kind)
+        .ok_or_else(|| ConfigError::UnknownProvider(name.trim().to_ascii_lowercase()))
 }
 
 /// Where a setting's value came from.
@@ -104,11 +58,9 @@ impl<T> Sourced<T> {
 /// Configuration errors: each is a usage error (exit code 2) with a message saying what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error(
-        "no model provider configured. Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\nor pass --provider (openai, anthropic, responses, ollama, replay) with --base-url and --model.\nTry it without a key: brute --provider replay -p \"show me around\""
-    )]
+    #[error("no model provider configured. {}", spec::setup_help())]
     NoProvider,
-    #[error("unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)")]
+    #[error("unknown provider `{0}` (expected one of: {names})", names = spec::names())]
     UnknownProvider(String),
     #[error("no API key for {provider}: set {var} (or `api_key` in config.toml)")]
     MissingKey { provider: &'static str, var: &'static str },
@@ -197,7 +149,7 @@ impl Settings {
     }
     /// The env var or config key the person sets for this provider's key.
     pub fn key_hint(&self) -> String {
-        match self.provider.value.key_var() {
+        match self.provider.value.spec().key_vars.first() {
             Some(var) => format!("{var} (or `api_key` in config.toml)"),
             None => "the server's API key (`api_key` in config.toml or BRUTE_API_KEY)".to_owned(),
         }
@@ -417,12 +369,11 @@ impl Gathered {
     }
 }
 
-/// Where Ollama listens by default.
-pub const OLLAMA_DEFAULT: &str = "http://127.0.0.1:11434";
+/// Set to skip the probe for a local server (tests, machines where a probe is unwelcome).
+pub const NO_PROBE_VAR: &str = "BRUTE_NO_OLLAMA_PROBE";
 
-fn ollama_answers(host: &str) -> bool {
-    let authority = host.trim_start_matches("http://").trim_start_matches("https://");
-    let authority = authority.split('/').next().unwrap_or(authority);
+/// Whether something accepts connections at `authority` (`host:port`) within 150 ms.
+fn answers(authority: &str) -> bool {
     use std::net::ToSocketAddrs;
     let Ok(mut addrs) = authority.to_socket_addrs() else {
         return false;
@@ -430,14 +381,6 @@ fn ollama_answers(host: &str) -> bool {
     addrs
         .next()
         .is_some_and(|addr| std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok())
-}
-
-fn with_scheme(host: &str) -> String {
-    if host.starts_with("http://") || host.starts_with("https://") {
-        host.trim_end_matches('/').to_owned()
-    } else {
-        format!("http://{}", host.trim_end_matches('/'))
-    }
 }
 
 /// Resolves the settings for a project root.
@@ -460,28 +403,30 @@ pub fn load(
     g.apply_flags(flags);
 
     let provider = match g.provider.take() {
-        Some(name) => Sourced::new(ProviderKind::parse(&name.value)?, name.source),
+        Some(name) => Sourced::new(parse_provider(&name.value)?, name.source),
         None => detect(env)?,
     };
-    let kind = provider.value;
+    let spec = provider.value.spec();
     let api_key = g.api_key.take().or_else(|| {
-        let var = kind.key_var()?;
-        env(var).map(|key| Sourced::new(key, Source::Env(var.to_owned())))
+        spec.key_vars
+            .iter()
+            .find_map(|var| env(var).map(|key| Sourced::new(key, Source::Env((*var).to_owned()))))
     });
-    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(kind, env));
+    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(spec, env));
     if api_key.is_none()
-        && let Some(var) = kind.key_var()
+        && spec.key_required
+        && let Some(var) = spec.key_vars.first()
         && base_url.source == Source::Default
     {
         return Err(ConfigError::MissingKey {
-            provider: kind.as_str(),
+            provider: spec.name,
             var,
         });
     }
     let model = g
         .model
         .take()
-        .unwrap_or_else(|| Sourced::new(kind.default_model().to_owned(), Source::Default));
+        .unwrap_or_else(|| Sourced::new(spec.default_model.to_owned(), Source::Default));
     let max_tools = g
         .max_tools
         .take()
@@ -529,41 +474,35 @@ pub fn load(
     })
 }
 
-fn default_base_url(kind: ProviderKind, env: EnvLookup<'_>) -> Sourced<String> {
-    let from_env = |var: &str| env(var).map(|v| Sourced::new(v, Source::Env(var.to_owned())));
-    let fallback = |url: &str| Sourced::new(url.to_owned(), Source::Default);
-    match kind {
-        ProviderKind::OpenAi | ProviderKind::Responses => {
-            from_env("OPENAI_BASE_URL").unwrap_or_else(|| fallback("https://api.openai.com/v1"))
-        }
-        ProviderKind::Anthropic => {
-            from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com"))
-        }
-        ProviderKind::Ollama => match env("OLLAMA_HOST") {
-            Some(host) => Sourced::new(format!("{}/v1", with_scheme(&host)), Source::Env("OLLAMA_HOST".into())),
-            None => Sourced::new(
-                format!("{OLLAMA_DEFAULT}/v1"),
-                Source::Detected("Ollama's default port".into()),
-            ),
-        },
-        ProviderKind::Replay => fallback("(none)"),
+/// The base URL when no layer sets one: the provider's variable, else its default.
+fn default_base_url(spec: &ProviderSpec, env: EnvLookup<'_>) -> Sourced<String> {
+    if let Some(var) = spec.base_url_var
+        && let Some(value) = env(var.var())
+    {
+        return Sourced::new(var.base_url(&value), Source::Env(var.var().to_owned()));
     }
+    Sourced::new(spec.default_base_url.unwrap_or("(none)").to_owned(), Source::Default)
 }
 
-/// Picks a provider from the usual environment variables, or a local Ollama.
+/// Picks a provider from the usual environment variables, or a local server that answers, in
+/// the table's order.
 fn detect(env: EnvLookup<'_>) -> Result<Sourced<ProviderKind>, ConfigError> {
-    let detected = |kind, var: &str| Ok(Sourced::new(kind, Source::Detected(var.to_owned())));
-    if env("ANTHROPIC_API_KEY").is_some() {
-        return detected(ProviderKind::Anthropic, "ANTHROPIC_API_KEY is set");
+    for spec in spec::SPECS {
+        if let Some(var) = spec.detect_var
+            && env(var).is_some()
+        {
+            return Ok(Sourced::new(spec.kind, Source::Detected(format!("{var} is set"))));
+        }
     }
-    if env("OPENAI_API_KEY").is_some() {
-        return detected(ProviderKind::OpenAi, "OPENAI_API_KEY is set");
-    }
-    if env("OLLAMA_HOST").is_some() {
-        return detected(ProviderKind::Ollama, "OLLAMA_HOST is set");
-    }
-    if env("BRUTE_NO_OLLAMA_PROBE").is_none() && ollama_answers(OLLAMA_DEFAULT) {
-        return detected(ProviderKind::Ollama, "Ollama answers on 127.0.0.1:11434");
+    if env(NO_PROBE_VAR).is_none() {
+        for spec in spec::SPECS.iter().filter(|spec| spec.probe) {
+            if let Some(authority) = spec.default_authority()
+                && answers(authority)
+            {
+                let how = format!("{} answers on {authority}", spec.label);
+                return Ok(Sourced::new(spec.kind, Source::Detected(how)));
+            }
+        }
     }
     Err(ConfigError::NoProvider)
 }
