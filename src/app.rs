@@ -194,7 +194,7 @@ pub fn build_agent_with(
     let mut registry = builtin_tools();
     let mut notices = Vec::new();
     for spec in &settings.command_tools {
-        match CommandTool::new(spec.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
+        match CommandTool::new(spec.value.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
             Ok(()) => {}
             Err(problem) => notices.push(format!("command tool skipped: {problem}")),
         }
@@ -217,10 +217,7 @@ pub fn build_agent_with(
     } else {
         Vec::new()
     };
-    let template = settings
-        .system_prompt
-        .as_ref()
-        .map_or(prompt::TEMPLATE, |p| p.value.as_str());
+    let template = settings.system_prompt.value.as_deref().unwrap_or(prompt::TEMPLATE);
     let system_prompt = prompt::build(template, root, &summaries);
     let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
     if let Some(dir) = &overflow_dir {

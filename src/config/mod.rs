@@ -1,8 +1,18 @@
 //! Configuration: built-in defaults < user `config.toml` < project `.brute/config.toml` <
 //! environment < flags, then provider auto-detection. Every value remembers where it came
 //! from so `brute config` can say so. API keys are never printed.
+//!
+//! Every key is declared once, in the `settings!` list below. A plain setting (`name: Type =
+//! default`) needs nothing else: its file key, its merge, its [`Settings`] field and its
+//! `brute config` line all come from that line. Special settings (the provider and what
+//! depends on it, the API key, the script path, `[[tools]]`, the tool allowlist) are layered
+//! the same way but resolved by hand in `resolve`.
 
 pub mod paths;
+#[macro_use]
+mod setting;
+
+pub use setting::Value;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,6 +22,7 @@ use serde::Deserialize;
 
 pub use crate::provider::spec::ProviderKind;
 use crate::provider::spec::{self, ProviderSpec};
+use crate::tool::command::CommandToolSpec;
 
 /// The provider a name from config, env or flags stands for.
 pub fn parse_provider(name: &str) -> Result<ProviderKind, ConfigError> {
@@ -72,33 +83,71 @@ pub enum ConfigError {
     Invalid { name: String, message: String },
 }
 
-/// One config file's contents. Every field is optional: a layer only overrides what it sets.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileLayer {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    pub max_turns: Option<u32>,
-    pub max_tokens: Option<u32>,
-    pub stream: Option<bool>,
-    pub max_attempts: Option<u32>,
-    pub retry_base_ms: Option<u64>,
-    pub connect_timeout_secs: Option<u64>,
-    pub idle_timeout_secs: Option<u64>,
-    pub system_prompt: Option<String>,
-    pub script: Option<PathBuf>,
-    /// Allowlist of tool names offered by default.
-    pub allow_tools: Option<Vec<String>>,
-    /// Tools never offered.
-    pub deny_tools: Option<Vec<String>>,
-    pub max_tools: Option<usize>,
-    /// Files larger than this are left out of turn checkpoints.
-    pub checkpoint_max_file_bytes: Option<u64>,
-    /// Command tools (`[[tools]]`).
-    #[serde(default)]
-    pub tools: Vec<crate::tool::command::CommandToolSpec>,
+settings! {
+    file_only {
+        /// Command tools (`[[tools]]`); a project tool replaces a user tool of the same name.
+        tools: Vec<CommandToolSpec>,
+    }
+    layered {
+        provider: String, env = "BRUTE_PROVIDER";
+        model: String, env = "BRUTE_MODEL";
+        base_url: String, env = "BRUTE_BASE_URL";
+        api_key: String, env = spec::ANY_KEY_VAR;
+        /// Script for the replay provider; in a file, relative to that file's directory.
+        script: PathBuf;
+        /// Allowlist of tool names offered by default.
+        allow_tools: Vec<String>;
+    }
+    resolved {
+        provider: Sourced<ProviderKind>,
+        model: Sourced<String>,
+        base_url: Sourced<String>,
+        /// `None` where the provider needs no key (or a custom base URL may do without).
+        api_key: Option<Sourced<String>>,
+        script: Option<Sourced<PathBuf>>,
+        /// `None` offers every tool.
+        allow_tools: Option<Sourced<Vec<String>>>,
+        /// Command tools from config; a project tool replaces a user tool of the same name.
+        command_tools: Vec<Sourced<CommandToolSpec>>,
+        /// The config files that were read, lowest layer first.
+        files: Vec<PathBuf>,
+    }
+    plain {
+        /// Model requests per user turn.
+        max_turns: u32 = crate::agent::DEFAULT_MAX_TURNS, env = "BRUTE_MAX_TURNS", check = at_least_one;
+        max_tokens: u32 = 16_384;
+        /// Stream responses (off for servers that cannot stream tool calls).
+        stream: bool = true;
+        /// Retries of 429/5xx/overloaded/connection failures, the first attempt included.
+        max_attempts: u32 = 4;
+        retry_base_ms: u64 = 500;
+        connect_timeout_secs: u64 = 10;
+        /// Silence allowed inside a stream.
+        idle_timeout_secs: u64 = 120;
+        /// Replaces `assets/system_prompt.md`.
+        system_prompt: Option<String> = None, show = show_prompt;
+        /// Tools never offered.
+        deny_tools: Vec<String> = Vec::new();
+        /// Cap on advertised tools.
+        max_tools: usize = crate::tool::registry::DEFAULT_MAX_TOOLS, check = at_least_one;
+        /// Files larger than this are left out of turn checkpoints.
+        checkpoint_max_file_bytes: u64 = crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES;
+    }
+}
+
+/// A count that must be at least 1.
+fn at_least_one<T: PartialOrd + From<u8>>(n: &T) -> Result<(), &'static str> {
+    if *n < T::from(1) {
+        Err("must be at least 1")
+    } else {
+        Ok(())
+    }
+}
+
+fn show_prompt(prompt: &Option<String>) -> String {
+    prompt
+        .as_ref()
+        .map_or_else(|| "(built-in)".to_owned(), |p| format!("({} chars)", p.len()))
 }
 
 /// What the command line sets.
@@ -114,32 +163,6 @@ pub struct Flags {
     pub no_tools: bool,
 }
 
-/// The effective settings.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub provider: Sourced<ProviderKind>,
-    pub model: Sourced<String>,
-    pub base_url: Sourced<String>,
-    pub api_key: Option<Sourced<String>>,
-    pub max_turns: Sourced<u32>,
-    pub max_tokens: Sourced<u32>,
-    pub stream: Sourced<bool>,
-    pub max_attempts: Sourced<u32>,
-    pub retry_base_ms: Sourced<u64>,
-    pub connect_timeout_secs: Sourced<u64>,
-    pub idle_timeout_secs: Sourced<u64>,
-    pub system_prompt: Option<Sourced<String>>,
-    pub script: Option<Sourced<PathBuf>>,
-    pub allow_tools: Option<Sourced<Vec<String>>>,
-    pub deny_tools: Sourced<Vec<String>>,
-    pub max_tools: Sourced<usize>,
-    pub checkpoint_max_file_bytes: Sourced<u64>,
-    /// Command tools from config; a project tool replaces a user tool of the same name.
-    pub command_tools: Vec<crate::tool::command::CommandToolSpec>,
-    /// The config files that were read, lowest layer first.
-    pub files: Vec<PathBuf>,
-}
-
 impl Settings {
     pub fn connect_timeout(&self) -> Duration {
         Duration::from_secs(self.connect_timeout_secs.value)
@@ -151,7 +174,10 @@ impl Settings {
     pub fn key_hint(&self) -> String {
         match self.provider.value.spec().key_vars.first() {
             Some(var) => format!("{var} (or `api_key` in config.toml)"),
-            None => "the server's API key (`api_key` in config.toml or BRUTE_API_KEY)".to_owned(),
+            None => format!(
+                "the server's API key (`api_key` in config.toml or {})",
+                spec::ANY_KEY_VAR
+            ),
         }
     }
 
@@ -176,49 +202,20 @@ impl Settings {
             ),
             None => line("api_key", "(not set)".to_owned(), &Source::Default),
         }
-        line("max_turns", self.max_turns.value.to_string(), &self.max_turns.source);
-        line("max_tokens", self.max_tokens.value.to_string(), &self.max_tokens.source);
-        line("stream", self.stream.value.to_string(), &self.stream.source);
-        line(
-            "max_attempts",
-            self.max_attempts.value.to_string(),
-            &self.max_attempts.source,
-        );
-        line(
-            "retry_base_ms",
-            self.retry_base_ms.value.to_string(),
-            &self.retry_base_ms.source,
-        );
-        line(
-            "connect_timeout_secs",
-            self.connect_timeout_secs.value.to_string(),
-            &self.connect_timeout_secs.source,
-        );
-        line(
-            "idle_timeout_secs",
-            self.idle_timeout_secs.value.to_string(),
-            &self.idle_timeout_secs.source,
-        );
-        if let Some(prompt) = &self.system_prompt {
-            line(
-                "system_prompt",
-                format!("({} chars)", prompt.value.len()),
-                &prompt.source,
-            );
-        }
+        self.plain().describe(&mut line);
         if let Some(script) = &self.script {
-            line("script", script.value.display().to_string(), &script.source);
+            line("script", script.value.show(), &script.source);
         }
         match &self.allow_tools {
-            Some(tools) => line("allow_tools", format!("{:?}", tools.value), &tools.source),
+            Some(tools) => line("allow_tools", tools.value.show(), &tools.source),
             None => line("allow_tools", "(all)".to_owned(), &Source::Default),
         }
-        line(
-            "deny_tools",
-            format!("{:?}", self.deny_tools.value),
-            &self.deny_tools.source,
-        );
-        line("max_tools", self.max_tools.value.to_string(), &self.max_tools.source);
+        if self.command_tools.is_empty() {
+            line("tools", "(none)".to_owned(), &Source::Default);
+        }
+        for tool in &self.command_tools {
+            line("tools", tool.value.name.clone(), &tool.source);
+        }
         out.push_str("\nconfig files read:\n");
         if self.files.is_empty() {
             out.push_str("  (none)\n");
@@ -256,60 +253,47 @@ pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
     })
 }
 
-/// Values gathered from the layers before provider defaults are applied.
-#[derive(Default)]
-struct Gathered {
-    provider: Option<Sourced<String>>,
-    model: Option<Sourced<String>>,
-    base_url: Option<Sourced<String>>,
-    api_key: Option<Sourced<String>>,
-    max_turns: Option<Sourced<u32>>,
-    max_tokens: Option<Sourced<u32>>,
-    stream: Option<Sourced<bool>>,
-    max_attempts: Option<Sourced<u32>>,
-    retry_base_ms: Option<Sourced<u64>>,
-    connect_timeout_secs: Option<Sourced<u64>>,
-    idle_timeout_secs: Option<Sourced<u64>>,
-    system_prompt: Option<Sourced<String>>,
-    script: Option<Sourced<PathBuf>>,
-    allow_tools: Option<Sourced<Vec<String>>>,
-    deny_tools: Option<Sourced<Vec<String>>>,
-    max_tools: Option<Sourced<usize>>,
-    checkpoint_max_file_bytes: Option<Sourced<u64>>,
-    command_tools: Vec<crate::tool::command::CommandToolSpec>,
-}
-
 fn set<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
     if let Some(value) = value {
         *slot = Some(Sourced::new(value, source.clone()));
     }
 }
 
-impl Gathered {
-    fn apply_file(&mut self, layer: FileLayer, path: &Path) -> Result<(), ConfigError> {
-        let s = Source::File(path.to_path_buf());
-        set(&mut self.provider, layer.provider, &s);
-        set(&mut self.model, layer.model, &s);
-        set(&mut self.base_url, layer.base_url, &s);
-        set(&mut self.api_key, layer.api_key, &s);
-        set(&mut self.max_turns, layer.max_turns, &s);
-        set(&mut self.max_tokens, layer.max_tokens, &s);
-        set(&mut self.stream, layer.stream, &s);
-        set(&mut self.max_attempts, layer.max_attempts, &s);
-        set(&mut self.retry_base_ms, layer.retry_base_ms, &s);
-        set(&mut self.connect_timeout_secs, layer.connect_timeout_secs, &s);
-        set(&mut self.idle_timeout_secs, layer.idle_timeout_secs, &s);
-        set(&mut self.system_prompt, layer.system_prompt, &s);
+fn set_from_env<T: Value>(slot: &mut Option<Sourced<T>>, var: &str, env: EnvLookup<'_>) -> Result<(), ConfigError> {
+    if let Some(text) = env(var) {
+        let value = T::parse_env(&text).map_err(|message| ConfigError::Invalid {
+            name: var.to_owned(),
+            message: format!("`{text}` {message}"),
+        })?;
+        *slot = Some(Sourced::new(value, Source::Env(var.to_owned())));
+    }
+    Ok(())
+}
+
+fn check<T>(name: &str, value: &T, rule: impl Fn(&T) -> Result<(), &'static str>) -> Result<(), ConfigError> {
+    rule(value).map_err(|message| ConfigError::Invalid {
+        name: name.to_owned(),
+        message: message.to_owned(),
+    })
+}
+
+/// Everything the layers set, before defaults and provider resolution.
+#[derive(Debug, Clone, Default)]
+struct Layers {
+    gathered: Gathered,
+    command_tools: Vec<Sourced<CommandToolSpec>>,
+    /// Each config file looked for, lowest layer first, and whether it was there.
+    searched: Vec<(PathBuf, bool)>,
+}
+
+impl Layers {
+    fn apply_file(&mut self, mut layer: FileLayer, path: &Path) -> Result<(), ConfigError> {
+        let source = Source::File(path.to_path_buf());
         // A script path in a file is relative to that file's directory.
-        let script = layer
-            .script
-            .map(|p| path.parent().map_or(p.clone(), |dir| dir.join(&p)));
-        set(&mut self.script, script, &s);
-        set(&mut self.allow_tools, layer.allow_tools, &s);
-        set(&mut self.deny_tools, layer.deny_tools, &s);
-        set(&mut self.max_tools, layer.max_tools, &s);
-        set(&mut self.checkpoint_max_file_bytes, layer.checkpoint_max_file_bytes, &s);
-        for tool in layer.tools {
+        if let (Some(script), Some(dir)) = (layer.script.as_mut(), path.parent()) {
+            *script = dir.join(&*script);
+        }
+        for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
             // repository's `read` that runs anything): refuse at load, naming both.
             if crate::tool::BUILTIN_NAMES.contains(&tool.name.as_str()) {
@@ -321,52 +305,46 @@ impl Gathered {
                     ),
                 });
             }
-            self.command_tools.retain(|t| t.name != tool.name);
-            self.command_tools.push(tool);
+            self.command_tools.retain(|t| t.value.name != tool.name);
+            self.command_tools.push(Sourced::new(tool, source.clone()));
         }
-        Ok(())
-    }
-
-    fn apply_env(&mut self, env: EnvLookup<'_>) -> Result<(), ConfigError> {
-        let from = |var: &str| env(var).map(|v| (v, Source::Env(var.to_owned())));
-        if let Some((v, s)) = from("BRUTE_PROVIDER") {
-            self.provider = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_MODEL") {
-            self.model = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_BASE_URL") {
-            self.base_url = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_API_KEY") {
-            self.api_key = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_MAX_TURNS") {
-            let n = v.parse().map_err(|_| ConfigError::Invalid {
-                name: "BRUTE_MAX_TURNS".into(),
-                message: format!("`{v}` is not a positive whole number"),
-            })?;
-            self.max_turns = Some(Sourced::new(n, s));
-        }
+        self.gathered.merge_file(layer, &source);
         Ok(())
     }
 
     fn apply_flags(&mut self, flags: &Flags) {
+        let g = &mut self.gathered;
         let flag = |name: &str| Source::Flag(name.to_owned());
-        set(&mut self.provider, flags.provider.clone(), &flag("--provider"));
-        set(&mut self.model, flags.model.clone(), &flag("--model"));
-        set(&mut self.base_url, flags.base_url.clone(), &flag("--base-url"));
-        set(&mut self.max_turns, flags.max_turns, &flag("--max-turns"));
-        set(&mut self.script, flags.script.clone(), &flag("--script"));
+        set(&mut g.provider, flags.provider.clone(), &flag("--provider"));
+        set(&mut g.model, flags.model.clone(), &flag("--model"));
+        set(&mut g.base_url, flags.base_url.clone(), &flag("--base-url"));
+        set(&mut g.max_turns, flags.max_turns, &flag("--max-turns"));
+        set(&mut g.script, flags.script.clone(), &flag("--script"));
         if flags.no_stream {
-            self.stream = Some(Sourced::new(false, flag("--no-stream")));
+            g.stream = Some(Sourced::new(false, flag("--no-stream")));
         }
         if flags.no_tools {
-            self.allow_tools = Some(Sourced::new(Vec::new(), flag("--no-tools")));
+            g.allow_tools = Some(Sourced::new(Vec::new(), flag("--no-tools")));
         } else {
-            set(&mut self.allow_tools, flags.tools.clone(), &flag("--tools"));
+            set(&mut g.allow_tools, flags.tools.clone(), &flag("--tools"));
         }
     }
+}
+
+/// Reads every layer for a project root: config files, then the environment, then flags.
+fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&Path>) -> Result<Layers, ConfigError> {
+    let mut layers = Layers::default();
+    let project = root.join(".brute").join("config.toml");
+    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
+        let layer = read_layer(path)?;
+        layers.searched.push((path.to_path_buf(), layer.is_some()));
+        if let Some(layer) = layer {
+            layers.apply_file(layer, path)?;
+        }
+    }
+    layers.gathered.merge_env(env)?;
+    layers.apply_flags(flags);
+    Ok(layers)
 }
 
 /// Set to skip the probe for a local server (tests, machines where a probe is unwelcome).
@@ -390,18 +368,18 @@ pub fn load(
     env: EnvLookup<'_>,
     user_config: Option<&Path>,
 ) -> Result<Settings, ConfigError> {
-    let mut g = Gathered::default();
-    let mut files = Vec::new();
-    let project = root.join(".brute").join("config.toml");
-    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
-        if let Some(layer) = read_layer(path)? {
-            g.apply_file(layer, path)?;
-            files.push(path.to_path_buf());
-        }
-    }
-    g.apply_env(env)?;
-    g.apply_flags(flags);
+    resolve(gather(root, flags, env, user_config)?, env)
+}
 
+/// Applies defaults and picks the provider: the special settings, worked out by hand.
+fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> {
+    let Layers {
+        mut gathered,
+        command_tools,
+        searched,
+    } = layers;
+    let plain = gathered.take_plain()?;
+    let g = &mut gathered;
     let provider = match g.provider.take() {
         Some(name) => Sourced::new(parse_provider(&name.value)?, name.source),
         None => detect(env)?,
@@ -427,51 +405,21 @@ pub fn load(
         .model
         .take()
         .unwrap_or_else(|| Sourced::new(spec.default_model.to_owned(), Source::Default));
-    let max_tools = g
-        .max_tools
-        .take()
-        .unwrap_or(Sourced::new(crate::tool::registry::DEFAULT_MAX_TOOLS, Source::Default));
-    if max_tools.value == 0 {
-        return Err(ConfigError::Invalid {
-            name: "max_tools".into(),
-            message: "must be a positive number".into(),
-        });
-    }
-    let max_turns = g
-        .max_turns
-        .take()
-        .unwrap_or(Sourced::new(crate::agent::DEFAULT_MAX_TURNS, Source::Default));
-    if max_turns.value == 0 {
-        return Err(ConfigError::Invalid {
-            name: "max_turns".into(),
-            message: "must be at least 1".into(),
-        });
-    }
-    let d = |v| Sourced::new(v, Source::Default);
-    Ok(Settings {
+    let resolved = Resolved {
         provider,
         model,
         base_url,
         api_key,
-        max_turns,
-        max_tokens: g.max_tokens.unwrap_or(d(16_384)),
-        stream: g.stream.unwrap_or(Sourced::new(true, Source::Default)),
-        max_attempts: g.max_attempts.unwrap_or(Sourced::new(4, Source::Default)),
-        retry_base_ms: g.retry_base_ms.unwrap_or(Sourced::new(500, Source::Default)),
-        connect_timeout_secs: g.connect_timeout_secs.unwrap_or(Sourced::new(10, Source::Default)),
-        idle_timeout_secs: g.idle_timeout_secs.unwrap_or(Sourced::new(120, Source::Default)),
-        system_prompt: g.system_prompt,
-        script: g.script,
-        allow_tools: g.allow_tools,
-        deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
-        max_tools,
-        checkpoint_max_file_bytes: g.checkpoint_max_file_bytes.unwrap_or(Sourced::new(
-            crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES,
-            Source::Default,
-        )),
-        command_tools: std::mem::take(&mut g.command_tools),
-        files,
-    })
+        script: g.script.take(),
+        allow_tools: g.allow_tools.take(),
+        command_tools,
+        files: searched
+            .into_iter()
+            .filter(|(_, found)| *found)
+            .map(|(path, _)| path)
+            .collect(),
+    };
+    Ok(Settings::assemble(resolved, plain))
 }
 
 /// The base URL when no layer sets one: the provider's variable, else its default.
@@ -552,6 +500,97 @@ mod tests {
         );
     }
 
+    /// `brute config`'s lines as (name, source) pairs.
+    fn described(settings: &Settings) -> Vec<(String, String)> {
+        let text = settings.describe();
+        let lines = text.split("\n\n").next().unwrap_or_default();
+        lines
+            .lines()
+            .map(|line| {
+                let name = line.split(' ').next().unwrap_or_default().to_owned();
+                let source = line.rsplit_once(" # ").map(|(_, s)| s.to_owned()).unwrap_or_default();
+                (name, source)
+            })
+            .collect()
+    }
+
+    /// Adding a key to `settings!` is enough for `brute config` to show it with its file:
+    /// a key without a sample here, or without a line there, fails this test.
+    #[test]
+    fn every_file_key_round_trips_through_describe() {
+        let samples: &[(&str, &str)] = &[
+            ("provider", "provider = \"openai\""),
+            ("model", "model = \"m\""),
+            ("base_url", "base_url = \"http://127.0.0.1:9/v1\""),
+            ("api_key", "api_key = \"k\""),
+            ("script", "script = \"demo.txt\""),
+            ("allow_tools", "allow_tools = [\"read\"]"),
+            ("max_turns", "max_turns = 3"),
+            ("max_tokens", "max_tokens = 99"),
+            ("stream", "stream = false"),
+            ("max_attempts", "max_attempts = 2"),
+            ("retry_base_ms", "retry_base_ms = 1"),
+            ("connect_timeout_secs", "connect_timeout_secs = 1"),
+            ("idle_timeout_secs", "idle_timeout_secs = 1"),
+            ("system_prompt", "system_prompt = \"be brief\""),
+            ("deny_tools", "deny_tools = [\"shell\"]"),
+            ("max_tools", "max_tools = 5"),
+            ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
+            // Tables come after the top-level keys.
+            (
+                "tools",
+                "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
+            ),
+        ];
+        let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
+        let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
+        keys.sort_unstable();
+        sampled.sort_unstable();
+        assert_eq!(sampled, keys, "one sample per FileLayer key");
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        let file = dir.path().join(".brute/config.toml");
+        let text: Vec<&str> = samples.iter().map(|(_, line)| *line).collect();
+        std::fs::write(&file, text.join("\n")).unwrap();
+        let s = load(dir.path(), &Flags::default(), &env_of(&[]), None).unwrap();
+        let lines = described(&s);
+        let mut names: Vec<&str> = lines.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names, keys, "describe() shows exactly the file keys");
+        for (name, source) in &lines {
+            assert_eq!(*source, file.display().to_string(), "{name}");
+        }
+        assert_eq!(s.script.unwrap().value, dir.path().join(".brute/demo.txt"));
+        assert_eq!(s.command_tools[0].value.name, "lint");
+    }
+
+    /// Each variable the environment layer reads is shown as the source of its key.
+    #[test]
+    fn every_env_variable_is_shown_as_a_source() {
+        let samples: &[(&str, &str)] = &[
+            ("BRUTE_PROVIDER", "openai"),
+            ("BRUTE_MODEL", "m"),
+            ("BRUTE_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("BRUTE_API_KEY", "k"),
+            ("BRUTE_MAX_TURNS", "7"),
+        ];
+        let vars: Vec<&str> = samples.iter().map(|(var, _)| *var).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let s = load(dir.path(), &Flags::default(), &env_of(samples), None).unwrap();
+        let sources: Vec<String> = described(&s).into_iter().map(|(_, source)| source).collect();
+        for var in vars {
+            assert!(sources.contains(&format!("env {var}")), "{var}");
+        }
+        let env = env_of(&[("BRUTE_PROVIDER", "replay"), ("BRUTE_MAX_TURNS", "many")]);
+        let e = load(dir.path(), &Flags::default(), &env, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value for BRUTE_MAX_TURNS: `many` is not a positive whole number"
+        );
+    }
+
     #[test]
     fn detects_providers_from_environment() {
         let dir = tempfile::tempdir().unwrap();
@@ -595,6 +634,15 @@ mod tests {
             Err(ConfigError::UnknownProvider(_))
         ));
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(dir.path().join(".brute/config.toml"), "max_tools = 0\n").unwrap();
+        let e = load(
+            dir.path(),
+            &Flags::default(),
+            &env_of(&[("BRUTE_PROVIDER", "replay")]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "invalid value for max_tools: must be at least 1");
         std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
         assert!(matches!(
             load(dir.path(), &flags, &env, None),
