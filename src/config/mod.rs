@@ -184,9 +184,7 @@ impl Settings {
     /// A human-readable listing of every setting and its source; the API key is masked.
     pub fn describe(&self) -> String {
         let mut out = String::new();
-        let mut line = |name: &str, value: String, source: &Source| {
-            out.push_str(&format!("{name:<16} = {value:<32} # {source}\n"));
-        };
+        let mut line = |name: &str, value: String, source: &Source| out.push_str(&format_line(name, &value, source));
         line(
             "provider",
             self.provider.value.as_str().to_owned(),
@@ -277,13 +275,22 @@ fn check<T>(name: &str, value: &T, rule: impl Fn(&T) -> Result<(), &'static str>
     })
 }
 
+/// A config file brute looked for.
+#[derive(Debug, Clone)]
+struct Searched {
+    /// `user config` or `project config`.
+    layer: &'static str,
+    path: PathBuf,
+    found: bool,
+}
+
 /// Everything the layers set, before defaults and provider resolution.
 #[derive(Debug, Clone, Default)]
 struct Layers {
     gathered: Gathered,
     command_tools: Vec<Sourced<CommandToolSpec>>,
-    /// Each config file looked for, lowest layer first, and whether it was there.
-    searched: Vec<(PathBuf, bool)>,
+    /// Each config file looked for, lowest layer first.
+    searched: Vec<Searched>,
 }
 
 impl Layers {
@@ -335,9 +342,17 @@ impl Layers {
 fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&Path>) -> Result<Layers, ConfigError> {
     let mut layers = Layers::default();
     let project = root.join(".brute").join("config.toml");
-    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
+    let files = user_config
+        .map(|path| ("user config", path))
+        .into_iter()
+        .chain([("project config", project.as_path())]);
+    for (name, path) in files {
         let layer = read_layer(path)?;
-        layers.searched.push((path.to_path_buf(), layer.is_some()));
+        layers.searched.push(Searched {
+            layer: name,
+            path: path.to_path_buf(),
+            found: layer.is_some(),
+        });
         if let Some(layer) = layer {
             layers.apply_file(layer, path)?;
         }
@@ -415,11 +430,136 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         command_tools,
         files: searched
             .into_iter()
-            .filter(|(_, found)| *found)
-            .map(|(path, _)| path)
+            .filter(|file| file.found)
+            .map(|file| file.path)
             .collect(),
     };
     Ok(Settings::assemble(resolved, plain))
+}
+
+/// What `brute config` prints: the effective settings or, when no provider can be used yet,
+/// where brute looked, what each layer set, the variables it reads and what to set. Only
+/// unreadable or invalid configuration is an error.
+pub fn report(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<String, ConfigError> {
+    let layers = gather(root, flags, env, user_config)?;
+    match resolve(layers.clone(), env) {
+        Ok(settings) => Ok(settings.describe()),
+        Err(problem @ (ConfigError::NoProvider | ConfigError::MissingKey { .. })) => {
+            unconfigured(layers, env, &problem)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The `brute config` report without a usable provider. Never shows a variable's value.
+fn unconfigured(layers: Layers, env: EnvLookup<'_>, problem: &ConfigError) -> Result<String, ConfigError> {
+    let mut out = match problem {
+        ConfigError::NoProvider => "no model provider configured\n".to_owned(),
+        other => format!("{other}\n"),
+    };
+    let plain = layers.gathered.clone().take_plain()?;
+    out.push_str("\nsettings that need no provider:\n");
+    plain.describe(&mut |name, value, source| out.push_str(&format_line(name, &value, source)));
+
+    out.push_str("\nlayers, lowest first:\n");
+    for (layer, what) in layer_rows(&layers) {
+        out.push_str(&format!("  {layer:<16} {what}\n"));
+    }
+
+    out.push_str("\nenvironment variables brute reads (values are never shown):\n");
+    for (var, users) in env_vars() {
+        let state = if env(var).is_some() { "set" } else { "not set" };
+        out.push_str(&format!("  {var:<22} {state:<8} ({})\n", users.join(", ")));
+    }
+    if matches!(problem, ConfigError::NoProvider) {
+        out.push_str(&format!("\n{}\n", spec::setup_help()));
+    }
+    Ok(out)
+}
+
+/// Each layer and what it set, lowest first.
+fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
+    let sources = layers.gathered.sources();
+    let mut rows = vec![("defaults", "built in".to_owned())];
+    if !layers.searched.iter().any(|f| f.layer == "user config") {
+        let what = format!("(no config directory: set {})", paths::CONFIG_DIR_VAR);
+        rows.push(("user config", what));
+    }
+    for file in &layers.searched {
+        let from_file = Source::File(file.path.clone());
+        let mut keys: Vec<&str> = sources
+            .iter()
+            .filter(|(_, source)| **source == from_file)
+            .map(|(key, _)| *key)
+            .collect();
+        if layers.command_tools.iter().any(|tool| tool.source == from_file) {
+            keys.push("tools");
+        }
+        let status = match (file.found, keys.is_empty()) {
+            (false, _) => "not found".to_owned(),
+            (true, true) => "found, sets nothing".to_owned(),
+            (true, false) => format!("sets {}", keys.join(", ")),
+        };
+        rows.push((file.layer, format!("{} ({status})", file.path.display())));
+    }
+    let named = |pick: fn(&Source) -> Option<&str>| {
+        let mut names: Vec<&str> = sources.iter().filter_map(|(_, source)| pick(source)).collect();
+        names.dedup();
+        if names.is_empty() {
+            "(nothing)".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    rows.push((
+        "environment",
+        named(|source| match source {
+            Source::Env(var) => Some(var),
+            _ => None,
+        }),
+    ));
+    rows.push((
+        "flags",
+        named(|source| match source {
+            Source::Flag(flag) => Some(flag),
+            _ => None,
+        }),
+    ));
+    rows
+}
+
+/// Every environment variable configuration reads, with what reads it.
+fn env_vars() -> Vec<(&'static str, Vec<String>)> {
+    let mut vars: Vec<(&str, Vec<String>)> = Gathered::ENV_VARS
+        .iter()
+        .map(|(var, key)| (*var, vec![(*key).to_owned()]))
+        .collect();
+    for spec in spec::SPECS {
+        for var in spec.env_vars() {
+            match vars.iter_mut().find(|(known, _)| *known == var) {
+                Some((_, users)) => users.push(spec.label.to_owned()),
+                None => vars.push((var, vec![spec.label.to_owned()])),
+            }
+        }
+    }
+    let probes: Vec<String> = spec::SPECS
+        .iter()
+        .filter(|spec| spec.probe)
+        .filter_map(|spec| Some(format!("{} on {}", spec.label, spec.default_authority()?)))
+        .collect();
+    vars.push((NO_PROBE_VAR, vec![format!("skips looking for {}", probes.join(", "))]));
+    vars.push((paths::CONFIG_DIR_VAR, vec!["user config directory".to_owned()]));
+    vars
+}
+
+/// One `brute config` line.
+fn format_line(name: &str, value: &str, source: &Source) -> String {
+    format!("{name:<16} = {value:<32} # {source}\n")
 }
 
 /// The base URL when no layer sets one: the provider's variable, else its default.
@@ -576,7 +716,11 @@ mod tests {
             ("BRUTE_API_KEY", "k"),
             ("BRUTE_MAX_TURNS", "7"),
         ];
-        let vars: Vec<&str> = samples.iter().map(|(var, _)| *var).collect();
+        let mut vars: Vec<&str> = Gathered::ENV_VARS.iter().map(|(var, _)| *var).collect();
+        let mut sampled: Vec<&str> = samples.iter().map(|(var, _)| *var).collect();
+        vars.sort_unstable();
+        sampled.sort_unstable();
+        assert_eq!(sampled, vars, "one sample per variable");
         let dir = tempfile::tempdir().unwrap();
         let s = load(dir.path(), &Flags::default(), &env_of(samples), None).unwrap();
         let sources: Vec<String> = described(&s).into_iter().map(|(_, source)| source).collect();

@@ -137,6 +137,18 @@ macro_rules! settings {
         }
 
         impl Gathered {
+            /// The brute variables the environment layer reads, each with its key.
+            const ENV_VARS: &'static [(&'static str, &'static str)] =
+                &[$($(($lenv, stringify!($lkey)),)?)* $($(($penv, stringify!($pkey)),)?)*];
+
+            /// Where each key set so far came from.
+            fn sources(&self) -> Vec<(&'static str, &Source)> {
+                let mut out = Vec::new();
+                $( if let Some(value) = &self.$lkey { out.push((stringify!($lkey), &value.source)); } )*
+                $( if let Some(value) = &self.$pkey { out.push((stringify!($pkey), &value.source)); } )*
+                out
+            }
+
             /// Overrides what `layer` sets; its file-only keys must have been taken out.
             fn merge_file(&mut self, layer: FileLayer, source: &Source) {
                 let FileLayer { $($fkey: _,)* $($lkey,)* $($pkey,)* } = layer;
