@@ -387,6 +387,22 @@ mod tests {
         }
     }
 
+    /// The `--provider` help (and so the completions and man page) is written by hand.
+    #[test]
+    fn provider_flag_help_names_every_provider() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let help = cli
+            .get_arguments()
+            .find(|arg| arg.get_id() == "provider")
+            .and_then(|arg| arg.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        for spec in SPECS {
+            assert!(help.contains(spec.name), "--provider help lacks {}: {help}", spec.name);
+        }
+    }
+
     #[test]
     fn setup_help_names_every_detected_variable() {
         let help = setup_help();
