@@ -7,10 +7,11 @@ use crate::agent::conversation::{Conversation, Resumer};
 use crate::agent::requests::Requests;
 use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
-use crate::config::{ProviderKind, Settings, paths};
+use crate::config::{Settings, paths};
 use crate::protocol::EventSink;
-use crate::provider::http::{HttpProvider, HttpSettings, WireFormat};
+use crate::provider::http::{HttpProvider, HttpSettings};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
+use crate::provider::spec::Transport;
 use crate::provider::{Provider, ProviderError};
 use crate::session;
 use crate::tool::adapter::{FileQueue, SnapshotFirst};
@@ -35,9 +36,9 @@ pub enum SetupError {
 
 /// Builds the provider the settings describe.
 pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
-    let kind = settings.provider.value;
-    let format = match kind {
-        ProviderKind::Replay => {
+    let spec = settings.provider.value.spec();
+    let endpoint = match spec.transport {
+        Transport::Replay => {
             let script = match &settings.script {
                 Some(path) => std::fs::read_to_string(&path.value).map_err(|e| SetupError::Script {
                     path: path.value.clone(),
@@ -47,9 +48,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
             };
             return Ok(Arc::new(ReplayProvider::from_script(&script)?));
         }
-        ProviderKind::OpenAi | ProviderKind::Ollama => WireFormat::OpenAiChat,
-        ProviderKind::Anthropic => WireFormat::Anthropic,
-        ProviderKind::Responses => WireFormat::Responses,
+        Transport::Http(endpoint) => endpoint,
     };
     let http = HttpSettings {
         base_url: settings.base_url.value.clone(),
@@ -62,7 +61,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
         connect_timeout: settings.connect_timeout(),
         idle_timeout: settings.idle_timeout(),
     };
-    Ok(Arc::new(HttpProvider::new(format, kind.as_str(), http)?))
+    Ok(Arc::new(HttpProvider::new(endpoint, spec.name, http)?))
 }
 
 /// Wraps a mutating built-in so calls on one file are queued in call order and the file is
@@ -181,7 +180,7 @@ pub fn build_agent_with(
     let mut registry = builtin_tools();
     let mut notices = Vec::new();
     for spec in &settings.command_tools {
-        match CommandTool::new(spec.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
+        match CommandTool::new(spec.value.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
             Ok(()) => {}
             Err(problem) => notices.push(format!("command tool skipped: {problem}")),
         }
@@ -204,10 +203,7 @@ pub fn build_agent_with(
     } else {
         Vec::new()
     };
-    let template = settings
-        .system_prompt
-        .as_ref()
-        .map_or(prompt::TEMPLATE, |p| p.value.as_str());
+    let template = settings.system_prompt.value.as_deref().unwrap_or(prompt::TEMPLATE);
     let system_prompt = prompt::build(template, root, &summaries);
     let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
     if let Some(dir) = &overflow_dir {

@@ -139,11 +139,13 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         (None, false) => SessionChoice::New,
     };
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
-    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
     if let Some(Command::Config) = cli.command {
-        let _ = write!(std::io::stdout(), "{}", settings.describe());
+        // Also works with nothing configured: then it says where it looked and what to set.
+        let report = config::report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+        let _ = write!(std::io::stdout(), "{report}");
         return Ok(exit::OK);
     }
+    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
     let Some(prompt) = cli.prompt.clone() else {
         return interactive(&settings, &root, &session);
     };

@@ -9,8 +9,8 @@
 use std::borrow::Cow;
 use std::sync::{OnceLock, RwLock};
 
-/// The variables that hold provider keys.
-pub const KEY_VARS: &[&str] = &["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "BRUTE_API_KEY"];
+/// The variables that hold provider keys (read from the provider table).
+pub use crate::provider::spec::key_vars;
 
 /// What replaces a key in tool output.
 pub const REDACTED: &str = "[REDACTED]";
@@ -39,6 +39,7 @@ unsafe extern "C" {
 /// Call at the very start of `main`, before any other thread exists and before anything has
 /// changed the environment.
 pub unsafe fn take_from_environment() {
+    let key_vars = key_vars();
     let mut found: Vec<(String, String, *mut libc::c_char, usize)> = Vec::new();
     // SAFETY: the caller guarantees no concurrent access; environ is NULL-terminated.
     unsafe {
@@ -48,7 +49,7 @@ pub unsafe fn take_from_environment() {
             let bytes = std::ffi::CStr::from_ptr(raw).to_bytes();
             if let Some(eq) = bytes.iter().position(|b| *b == b'=') {
                 let name = String::from_utf8_lossy(&bytes[..eq]).into_owned();
-                if KEY_VARS.contains(&name.as_str()) {
+                if key_vars.contains(&name.as_str()) {
                     let value = String::from_utf8_lossy(&bytes[eq + 1..]).into_owned();
                     found.push((name, value, raw, bytes.len()));
                 }
@@ -99,7 +100,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         .chain(extra.iter().map(String::as_str))
         .filter(|s| s.len() >= MIN_REDACTED_LEN)
         .collect();
-    let from_env: Vec<String> = KEY_VARS
+    let from_env: Vec<String> = key_vars()
         .iter()
         .filter_map(|n| std::env::var(n).ok())
         .filter(|s| s.len() >= MIN_REDACTED_LEN)

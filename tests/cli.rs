@@ -415,6 +415,58 @@ fn config_command_shows_sources_and_hides_keys() {
 }
 
 #[test]
+fn config_command_works_with_nothing_configured() {
+    let sb = Sandbox::new();
+    let user = sb.home.path().join("config").join("config.toml");
+    let project = sb.path(".brute/config.toml");
+    sb.bare()
+        .env("BRUTE_API_KEY", "sk-brute-secret-value")
+        .env("OPENAI_BASE_URL", "http://secret-host.invalid/v1")
+        .arg("config")
+        .assert()
+        .code(0)
+        .stdout(
+            predicate::str::starts_with("no model provider configured\n")
+                .and(predicate::str::contains("retry_base_ms    = 1"))
+                .and(predicate::str::contains(format!(
+                    "user config      {} (sets retry_base_ms)",
+                    user.display()
+                )))
+                .and(predicate::str::contains(format!(
+                    "project config   {} (not found)",
+                    project.display()
+                )))
+                .and(predicate::str::contains("environment      BRUTE_API_KEY\n"))
+                .and(predicate::str::contains("BRUTE_API_KEY          set      (api_key)"))
+                .and(predicate::str::contains("ANTHROPIC_API_KEY      not set"))
+                .and(predicate::str::contains("OPENAI_BASE_URL        set"))
+                .and(predicate::str::contains("OLLAMA_HOST            not set"))
+                .and(predicate::str::contains("BRUTE_NO_OLLAMA_PROBE  set"))
+                .and(predicate::str::contains("Set one of:\n  ANTHROPIC_API_KEY=..."))
+                .and(predicate::str::contains("sk-brute-secret").not())
+                .and(predicate::str::contains("secret-host").not()),
+        )
+        .stderr(predicate::str::is_empty());
+}
+
+#[test]
+fn config_command_without_a_key_says_what_to_set() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "provider = \"anthropic\"\n");
+    sb.bare().arg("config").assert().code(0).stdout(
+        predicate::str::starts_with("no API key for anthropic: set ANTHROPIC_API_KEY")
+            .and(predicate::str::contains("(sets provider)")),
+    );
+    // A broken config file is still an error.
+    sb.write(".brute/config.toml", "bogus = 1\n");
+    sb.bare()
+        .arg("config")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `bogus`"));
+}
+
+#[test]
 fn replay_demo_runs_without_a_key() {
     let sb = Sandbox::new();
     sb.write("README.md", "# demo project\n");

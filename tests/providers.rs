@@ -5,7 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use brute::provider::http::{HttpProvider, HttpSettings, WireFormat};
+use brute::provider::http::{HttpProvider, HttpSettings};
+use brute::provider::spec::ProviderKind;
 use brute::provider::{ChatRequest, Completion, Delta, Message, Provider, ProviderError, ToolCall, ToolSpec};
 use serde_json::json;
 use support::{MockServer, Reply};
@@ -22,6 +23,12 @@ fn settings(base_url: String, attempts: u32) -> HttpSettings {
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
     }
+}
+
+/// The provider for `kind` as its row of the provider table describes it.
+fn http(kind: ProviderKind, settings: HttpSettings) -> Result<HttpProvider, ProviderError> {
+    let spec = kind.spec();
+    HttpProvider::new(spec.endpoint().expect("an HTTP provider"), spec.name, settings)
 }
 
 fn history() -> Vec<Message> {
@@ -93,7 +100,7 @@ async fn openai_request_shape_and_streamed_tool_calls() {
         ],
     );
     server.push(Reply::sse(body).chunked(3));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 1)).unwrap();
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "Héllo wörld ");
@@ -127,7 +134,7 @@ async fn anthropic_request_shape() {
     };
     let server = MockServer::start();
     server.push(Reply::sse(support::fixture(&dir, "anthropic/tool-use.sse")).chunked(11));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 1)).unwrap();
+    let provider = http(ProviderKind::Anthropic, settings(server.url(""), 1)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.tool_calls[0].name, "get_weather");
@@ -173,7 +180,7 @@ async fn responses_request_shape() {
         &dir,
         "openai-responses/ruby_llm-stream-tool-multiturn.1.response.sse",
     )));
-    let provider = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 1)).unwrap();
+    let provider = http(ProviderKind::Responses, settings(server.url("/v1"), 1)).unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "Berlin (52.5200, 13.4050): 15°C, wind 10 km/h.");
     let req = &server.requests()[0];
@@ -208,7 +215,7 @@ async fn retries_429_and_5xx_with_visible_events() {
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ));
     server.push(Reply::sse(support::openai_sse("done", &[])));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 4)).unwrap();
     let mut deltas = Vec::new();
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "done");
@@ -238,7 +245,7 @@ async fn retries_are_bounded() {
     for _ in 0..3 {
         server.push(Reply::json(503, "unavailable"));
     }
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 2)).unwrap();
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 2)).unwrap();
     let error = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(error, ProviderError::Http { status: 503, .. }), "{error}");
     assert_eq!(server.requests().len(), 2);
@@ -273,7 +280,7 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
         401,
         support::fixture(&dir, "errors/openai-responses-401-invalid-api-key.0.response.json"),
     ));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 4)).unwrap();
+    let provider = http(ProviderKind::Anthropic, settings(server.url(""), 4)).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -284,10 +291,10 @@ async fn auth_and_context_errors_are_clear_and_not_retried() {
         matches!(&e, ProviderError::ContextTooLong(m) if m.contains("prompt is too long: 3333404 tokens")),
         "{e}"
     );
-    let openai = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 4)).unwrap();
+    let openai = http(ProviderKind::OpenAi, settings(server.url("/v1"), 4)).unwrap();
     let e = complete(&openai, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
-    let responses = HttpProvider::new(WireFormat::Responses, "responses", settings(server.url("/v1"), 4)).unwrap();
+    let responses = http(ProviderKind::Responses, settings(server.url("/v1"), 4)).unwrap();
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::ContextTooLong(_)), "{e}");
     let e = complete(&responses, &mut Vec::new()).await.unwrap_err();
@@ -301,7 +308,7 @@ async fn a_cut_stream_is_an_error_and_yields_no_tool_call() {
     let body = support::openai_sse("", &[("c1", "write", r#"{"file_path":"x","content":"y"}"#)]);
     let cut = body.find("[DONE]").unwrap() - 200;
     server.push(Reply::sse(body.clone()).cut_at(cut));
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", settings(server.url("/v1"), 3)).unwrap();
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 3)).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::StreamCut(_)), "{e}");
     assert_eq!(server.requests().len(), 1, "a stream cut midway is not retried");
@@ -314,7 +321,7 @@ async fn anthropic_overloaded_inside_the_stream_is_retried() {
     server.push(Reply::sse(overloaded));
     let ok = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     server.push(Reply::sse(ok));
-    let provider = HttpProvider::new(WireFormat::Anthropic, "anthropic", settings(server.url(""), 3)).unwrap();
+    let provider = http(ProviderKind::Anthropic, settings(server.url(""), 3)).unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.text, "hi");
     assert_eq!(server.requests().len(), 2);
@@ -327,12 +334,7 @@ async fn connection_refused_is_retried_then_reported() {
         .local_addr()
         .unwrap()
         .port();
-    let provider = HttpProvider::new(
-        WireFormat::OpenAiChat,
-        "openai",
-        settings(format!("http://127.0.0.1:{port}/v1"), 2),
-    )
-    .unwrap();
+    let provider = http(ProviderKind::OpenAi, settings(format!("http://127.0.0.1:{port}/v1"), 2)).unwrap();
     let mut deltas = Vec::new();
     let e = complete(&provider, &mut deltas).await.unwrap_err();
     assert!(matches!(e, ProviderError::Connect { .. }), "{e}");
@@ -354,7 +356,7 @@ async fn non_streaming_switch() {
     ));
     let mut s = settings(server.url("/v1"), 1);
     s.stream = false;
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "ollama", s).unwrap();
+    let provider = http(ProviderKind::Ollama, s).unwrap();
     let c = complete(&provider, &mut Vec::new()).await.unwrap();
     assert_eq!(c.tool_calls.len(), 2);
     assert_eq!(server.requests()[0].body["stream"], false);
@@ -372,7 +374,7 @@ async fn idle_stream_times_out() {
     );
     let mut s = settings(server.url("/v1"), 1);
     s.idle_timeout = Duration::from_millis(300);
-    let provider = HttpProvider::new(WireFormat::OpenAiChat, "openai", s).unwrap();
+    let provider = http(ProviderKind::OpenAi, s).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::IdleTimeout(_)), "{e}");
 }

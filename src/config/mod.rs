@@ -1,8 +1,18 @@
 //! Configuration: built-in defaults < user `config.toml` < project `.brute/config.toml` <
 //! environment < flags, then provider auto-detection. Every value remembers where it came
 //! from so `brute config` can say so. API keys are never printed.
+//!
+//! Every key is declared once, in the `settings!` list below. A plain setting (`name: Type =
+//! default`) needs nothing else: its file key, its merge, its [`Settings`] field and its
+//! `brute config` line all come from that line. Special settings (the provider and what
+//! depends on it, the API key, the script path, `[[tools]]`, the tool allowlist) are layered
+//! the same way but resolved by hand in `resolve`.
 
 pub mod paths;
+#[macro_use]
+mod setting;
+
+pub use setting::Value;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -10,60 +20,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// The providers brute can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// OpenAI Chat Completions (and any compatible server given by base URL).
-    OpenAi,
-    /// A local Ollama server through its OpenAI-compatible route.
-    Ollama,
-    Anthropic,
-    /// OpenAI Responses API.
-    Responses,
-    /// Plays a script; needs no network and no key.
-    Replay,
-}
+pub use crate::provider::spec::ProviderKind;
+use crate::provider::spec::{self, ProviderSpec};
+use crate::tool::command::CommandToolSpec;
 
-impl ProviderKind {
-    pub const NAMES: &'static [&'static str] = &["openai", "anthropic", "responses", "ollama", "replay"];
-
-    pub fn parse(name: &str) -> Result<Self, ConfigError> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "openai" | "openai-chat" | "chat" | "openai-compatible" => Ok(Self::OpenAi),
-            "ollama" => Ok(Self::Ollama),
-            "anthropic" | "claude" => Ok(Self::Anthropic),
-            "responses" | "openai-responses" => Ok(Self::Responses),
-            "replay" => Ok(Self::Replay),
-            other => Err(ConfigError::UnknownProvider(other.to_owned())),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Ollama => "ollama",
-            Self::Anthropic => "anthropic",
-            Self::Responses => "responses",
-            Self::Replay => "replay",
-        }
-    }
-
-    fn key_var(self) -> Option<&'static str> {
-        match self {
-            Self::OpenAi | Self::Responses => Some("OPENAI_API_KEY"),
-            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
-            Self::Ollama | Self::Replay => None,
-        }
-    }
-
-    fn default_model(self) -> &'static str {
-        match self {
-            Self::OpenAi | Self::Responses => "gpt-5.1",
-            Self::Anthropic => "claude-sonnet-4-5",
-            Self::Ollama => "qwen3",
-            Self::Replay => "replay",
-        }
-    }
+/// The provider a name from config, env or flags stands for.
+pub fn parse_provider(name: &str) -> Result<ProviderKind, ConfigError> {
+    spec::find(name)
+        .map(|spec| spec.kind)
+        .ok_or_else(|| ConfigError::UnknownProvider(name.trim().to_ascii_lowercase()))
 }
 
 /// Where a setting's value came from.
@@ -104,11 +69,9 @@ impl<T> Sourced<T> {
 /// Configuration errors: each is a usage error (exit code 2) with a message saying what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error(
-        "no model provider configured. Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\nor pass --provider (openai, anthropic, responses, ollama, replay) with --base-url and --model.\nTry it without a key: brute --provider replay -p \"show me around\""
-    )]
+    #[error("no model provider configured. {}", spec::setup_help())]
     NoProvider,
-    #[error("unknown provider `{0}` (expected one of: openai, anthropic, responses, ollama, replay)")]
+    #[error("unknown provider `{0}` (expected one of: {names})", names = spec::names())]
     UnknownProvider(String),
     #[error("no API key for {provider}: set {var} (or `api_key` in config.toml)")]
     MissingKey { provider: &'static str, var: &'static str },
@@ -120,33 +83,71 @@ pub enum ConfigError {
     Invalid { name: String, message: String },
 }
 
-/// One config file's contents. Every field is optional: a layer only overrides what it sets.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileLayer {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    pub max_turns: Option<u32>,
-    pub max_tokens: Option<u32>,
-    pub stream: Option<bool>,
-    pub max_attempts: Option<u32>,
-    pub retry_base_ms: Option<u64>,
-    pub connect_timeout_secs: Option<u64>,
-    pub idle_timeout_secs: Option<u64>,
-    pub system_prompt: Option<String>,
-    pub script: Option<PathBuf>,
-    /// Allowlist of tool names offered by default.
-    pub allow_tools: Option<Vec<String>>,
-    /// Tools never offered.
-    pub deny_tools: Option<Vec<String>>,
-    pub max_tools: Option<usize>,
-    /// Files larger than this are left out of turn checkpoints.
-    pub checkpoint_max_file_bytes: Option<u64>,
-    /// Command tools (`[[tools]]`).
-    #[serde(default)]
-    pub tools: Vec<crate::tool::command::CommandToolSpec>,
+settings! {
+    file_only {
+        /// Command tools (`[[tools]]`); a project tool replaces a user tool of the same name.
+        tools: Vec<CommandToolSpec>,
+    }
+    layered {
+        provider: String, env = "BRUTE_PROVIDER";
+        model: String, env = "BRUTE_MODEL";
+        base_url: String, env = "BRUTE_BASE_URL";
+        api_key: String, env = spec::ANY_KEY_VAR;
+        /// Script for the replay provider; in a file, relative to that file's directory.
+        script: PathBuf;
+        /// Allowlist of tool names offered by default.
+        allow_tools: Vec<String>;
+    }
+    resolved {
+        provider: Sourced<ProviderKind>,
+        model: Sourced<String>,
+        base_url: Sourced<String>,
+        /// `None` where the provider needs no key (or a custom base URL may do without).
+        api_key: Option<Sourced<String>>,
+        script: Option<Sourced<PathBuf>>,
+        /// `None` offers every tool.
+        allow_tools: Option<Sourced<Vec<String>>>,
+        /// Command tools from config; a project tool replaces a user tool of the same name.
+        command_tools: Vec<Sourced<CommandToolSpec>>,
+        /// The config files that were read, lowest layer first.
+        files: Vec<PathBuf>,
+    }
+    plain {
+        /// Model requests per user turn.
+        max_turns: u32 = crate::agent::DEFAULT_MAX_TURNS, env = "BRUTE_MAX_TURNS", check = at_least_one;
+        max_tokens: u32 = 16_384;
+        /// Stream responses (off for servers that cannot stream tool calls).
+        stream: bool = true;
+        /// Retries of 429/5xx/overloaded/connection failures, the first attempt included.
+        max_attempts: u32 = 4;
+        retry_base_ms: u64 = 500;
+        connect_timeout_secs: u64 = 10;
+        /// Silence allowed inside a stream.
+        idle_timeout_secs: u64 = 120;
+        /// Replaces `assets/system_prompt.md`.
+        system_prompt: Option<String> = None, show = show_prompt;
+        /// Tools never offered.
+        deny_tools: Vec<String> = Vec::new();
+        /// Cap on advertised tools.
+        max_tools: usize = crate::tool::registry::DEFAULT_MAX_TOOLS, check = at_least_one;
+        /// Files larger than this are left out of turn checkpoints.
+        checkpoint_max_file_bytes: u64 = crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES;
+    }
+}
+
+/// A count that must be at least 1.
+fn at_least_one<T: PartialOrd + From<u8>>(n: &T) -> Result<(), &'static str> {
+    if *n < T::from(1) {
+        Err("must be at least 1")
+    } else {
+        Ok(())
+    }
+}
+
+fn show_prompt(prompt: &Option<String>) -> String {
+    prompt
+        .as_ref()
+        .map_or_else(|| "(built-in)".to_owned(), |p| format!("({} chars)", p.len()))
 }
 
 /// What the command line sets.
@@ -162,32 +163,6 @@ pub struct Flags {
     pub no_tools: bool,
 }
 
-/// The effective settings.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub provider: Sourced<ProviderKind>,
-    pub model: Sourced<String>,
-    pub base_url: Sourced<String>,
-    pub api_key: Option<Sourced<String>>,
-    pub max_turns: Sourced<u32>,
-    pub max_tokens: Sourced<u32>,
-    pub stream: Sourced<bool>,
-    pub max_attempts: Sourced<u32>,
-    pub retry_base_ms: Sourced<u64>,
-    pub connect_timeout_secs: Sourced<u64>,
-    pub idle_timeout_secs: Sourced<u64>,
-    pub system_prompt: Option<Sourced<String>>,
-    pub script: Option<Sourced<PathBuf>>,
-    pub allow_tools: Option<Sourced<Vec<String>>>,
-    pub deny_tools: Sourced<Vec<String>>,
-    pub max_tools: Sourced<usize>,
-    pub checkpoint_max_file_bytes: Sourced<u64>,
-    /// Command tools from config; a project tool replaces a user tool of the same name.
-    pub command_tools: Vec<crate::tool::command::CommandToolSpec>,
-    /// The config files that were read, lowest layer first.
-    pub files: Vec<PathBuf>,
-}
-
 impl Settings {
     pub fn connect_timeout(&self) -> Duration {
         Duration::from_secs(self.connect_timeout_secs.value)
@@ -197,18 +172,19 @@ impl Settings {
     }
     /// The env var or config key the person sets for this provider's key.
     pub fn key_hint(&self) -> String {
-        match self.provider.value.key_var() {
+        match self.provider.value.spec().key_vars.first() {
             Some(var) => format!("{var} (or `api_key` in config.toml)"),
-            None => "the server's API key (`api_key` in config.toml or BRUTE_API_KEY)".to_owned(),
+            None => format!(
+                "the server's API key (`api_key` in config.toml or {})",
+                spec::ANY_KEY_VAR
+            ),
         }
     }
 
     /// A human-readable listing of every setting and its source; the API key is masked.
     pub fn describe(&self) -> String {
         let mut out = String::new();
-        let mut line = |name: &str, value: String, source: &Source| {
-            out.push_str(&format!("{name:<16} = {value:<32} # {source}\n"));
-        };
+        let mut line = |name: &str, value: String, source: &Source| out.push_str(&format_line(name, &value, source));
         line(
             "provider",
             self.provider.value.as_str().to_owned(),
@@ -224,49 +200,20 @@ impl Settings {
             ),
             None => line("api_key", "(not set)".to_owned(), &Source::Default),
         }
-        line("max_turns", self.max_turns.value.to_string(), &self.max_turns.source);
-        line("max_tokens", self.max_tokens.value.to_string(), &self.max_tokens.source);
-        line("stream", self.stream.value.to_string(), &self.stream.source);
-        line(
-            "max_attempts",
-            self.max_attempts.value.to_string(),
-            &self.max_attempts.source,
-        );
-        line(
-            "retry_base_ms",
-            self.retry_base_ms.value.to_string(),
-            &self.retry_base_ms.source,
-        );
-        line(
-            "connect_timeout_secs",
-            self.connect_timeout_secs.value.to_string(),
-            &self.connect_timeout_secs.source,
-        );
-        line(
-            "idle_timeout_secs",
-            self.idle_timeout_secs.value.to_string(),
-            &self.idle_timeout_secs.source,
-        );
-        if let Some(prompt) = &self.system_prompt {
-            line(
-                "system_prompt",
-                format!("({} chars)", prompt.value.len()),
-                &prompt.source,
-            );
-        }
+        self.plain().describe(&mut line);
         if let Some(script) = &self.script {
-            line("script", script.value.display().to_string(), &script.source);
+            line("script", script.value.show(), &script.source);
         }
         match &self.allow_tools {
-            Some(tools) => line("allow_tools", format!("{:?}", tools.value), &tools.source),
+            Some(tools) => line("allow_tools", tools.value.show(), &tools.source),
             None => line("allow_tools", "(all)".to_owned(), &Source::Default),
         }
-        line(
-            "deny_tools",
-            format!("{:?}", self.deny_tools.value),
-            &self.deny_tools.source,
-        );
-        line("max_tools", self.max_tools.value.to_string(), &self.max_tools.source);
+        if self.command_tools.is_empty() {
+            line("tools", "(none)".to_owned(), &Source::Default);
+        }
+        for tool in &self.command_tools {
+            line("tools", tool.value.name.clone(), &tool.source);
+        }
         out.push_str("\nconfig files read:\n");
         if self.files.is_empty() {
             out.push_str("  (none)\n");
@@ -304,60 +251,56 @@ pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
     })
 }
 
-/// Values gathered from the layers before provider defaults are applied.
-#[derive(Default)]
-struct Gathered {
-    provider: Option<Sourced<String>>,
-    model: Option<Sourced<String>>,
-    base_url: Option<Sourced<String>>,
-    api_key: Option<Sourced<String>>,
-    max_turns: Option<Sourced<u32>>,
-    max_tokens: Option<Sourced<u32>>,
-    stream: Option<Sourced<bool>>,
-    max_attempts: Option<Sourced<u32>>,
-    retry_base_ms: Option<Sourced<u64>>,
-    connect_timeout_secs: Option<Sourced<u64>>,
-    idle_timeout_secs: Option<Sourced<u64>>,
-    system_prompt: Option<Sourced<String>>,
-    script: Option<Sourced<PathBuf>>,
-    allow_tools: Option<Sourced<Vec<String>>>,
-    deny_tools: Option<Sourced<Vec<String>>>,
-    max_tools: Option<Sourced<usize>>,
-    checkpoint_max_file_bytes: Option<Sourced<u64>>,
-    command_tools: Vec<crate::tool::command::CommandToolSpec>,
-}
-
 fn set<T>(slot: &mut Option<Sourced<T>>, value: Option<T>, source: &Source) {
     if let Some(value) = value {
         *slot = Some(Sourced::new(value, source.clone()));
     }
 }
 
-impl Gathered {
-    fn apply_file(&mut self, layer: FileLayer, path: &Path) -> Result<(), ConfigError> {
-        let s = Source::File(path.to_path_buf());
-        set(&mut self.provider, layer.provider, &s);
-        set(&mut self.model, layer.model, &s);
-        set(&mut self.base_url, layer.base_url, &s);
-        set(&mut self.api_key, layer.api_key, &s);
-        set(&mut self.max_turns, layer.max_turns, &s);
-        set(&mut self.max_tokens, layer.max_tokens, &s);
-        set(&mut self.stream, layer.stream, &s);
-        set(&mut self.max_attempts, layer.max_attempts, &s);
-        set(&mut self.retry_base_ms, layer.retry_base_ms, &s);
-        set(&mut self.connect_timeout_secs, layer.connect_timeout_secs, &s);
-        set(&mut self.idle_timeout_secs, layer.idle_timeout_secs, &s);
-        set(&mut self.system_prompt, layer.system_prompt, &s);
+fn set_from_env<T: Value>(slot: &mut Option<Sourced<T>>, var: &str, env: EnvLookup<'_>) -> Result<(), ConfigError> {
+    if let Some(text) = env(var) {
+        let value = T::parse_env(&text).map_err(|message| ConfigError::Invalid {
+            name: var.to_owned(),
+            message: format!("`{text}` {message}"),
+        })?;
+        *slot = Some(Sourced::new(value, Source::Env(var.to_owned())));
+    }
+    Ok(())
+}
+
+fn check<T>(name: &str, value: &T, rule: impl Fn(&T) -> Result<(), &'static str>) -> Result<(), ConfigError> {
+    rule(value).map_err(|message| ConfigError::Invalid {
+        name: name.to_owned(),
+        message: message.to_owned(),
+    })
+}
+
+/// A config file brute looked for.
+#[derive(Debug, Clone)]
+struct Searched {
+    /// `user config` or `project config`.
+    layer: &'static str,
+    path: PathBuf,
+    found: bool,
+}
+
+/// Everything the layers set, before defaults and provider resolution.
+#[derive(Debug, Clone, Default)]
+struct Layers {
+    gathered: Gathered,
+    command_tools: Vec<Sourced<CommandToolSpec>>,
+    /// Each config file looked for, lowest layer first.
+    searched: Vec<Searched>,
+}
+
+impl Layers {
+    fn apply_file(&mut self, mut layer: FileLayer, path: &Path) -> Result<(), ConfigError> {
+        let source = Source::File(path.to_path_buf());
         // A script path in a file is relative to that file's directory.
-        let script = layer
-            .script
-            .map(|p| path.parent().map_or(p.clone(), |dir| dir.join(&p)));
-        set(&mut self.script, script, &s);
-        set(&mut self.allow_tools, layer.allow_tools, &s);
-        set(&mut self.deny_tools, layer.deny_tools, &s);
-        set(&mut self.max_tools, layer.max_tools, &s);
-        set(&mut self.checkpoint_max_file_bytes, layer.checkpoint_max_file_bytes, &s);
-        for tool in layer.tools {
+        if let (Some(script), Some(dir)) = (layer.script.as_mut(), path.parent()) {
+            *script = dir.join(&*script);
+        }
+        for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
             // repository's `read` that runs anything): refuse at load, naming both.
             if crate::tool::BUILTIN_NAMES.contains(&tool.name.as_str()) {
@@ -369,60 +312,61 @@ impl Gathered {
                     ),
                 });
             }
-            self.command_tools.retain(|t| t.name != tool.name);
-            self.command_tools.push(tool);
+            self.command_tools.retain(|t| t.value.name != tool.name);
+            self.command_tools.push(Sourced::new(tool, source.clone()));
         }
-        Ok(())
-    }
-
-    fn apply_env(&mut self, env: EnvLookup<'_>) -> Result<(), ConfigError> {
-        let from = |var: &str| env(var).map(|v| (v, Source::Env(var.to_owned())));
-        if let Some((v, s)) = from("BRUTE_PROVIDER") {
-            self.provider = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_MODEL") {
-            self.model = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_BASE_URL") {
-            self.base_url = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_API_KEY") {
-            self.api_key = Some(Sourced::new(v, s));
-        }
-        if let Some((v, s)) = from("BRUTE_MAX_TURNS") {
-            let n = v.parse().map_err(|_| ConfigError::Invalid {
-                name: "BRUTE_MAX_TURNS".into(),
-                message: format!("`{v}` is not a positive whole number"),
-            })?;
-            self.max_turns = Some(Sourced::new(n, s));
-        }
+        self.gathered.merge_file(layer, &source);
         Ok(())
     }
 
     fn apply_flags(&mut self, flags: &Flags) {
+        let g = &mut self.gathered;
         let flag = |name: &str| Source::Flag(name.to_owned());
-        set(&mut self.provider, flags.provider.clone(), &flag("--provider"));
-        set(&mut self.model, flags.model.clone(), &flag("--model"));
-        set(&mut self.base_url, flags.base_url.clone(), &flag("--base-url"));
-        set(&mut self.max_turns, flags.max_turns, &flag("--max-turns"));
-        set(&mut self.script, flags.script.clone(), &flag("--script"));
+        set(&mut g.provider, flags.provider.clone(), &flag("--provider"));
+        set(&mut g.model, flags.model.clone(), &flag("--model"));
+        set(&mut g.base_url, flags.base_url.clone(), &flag("--base-url"));
+        set(&mut g.max_turns, flags.max_turns, &flag("--max-turns"));
+        set(&mut g.script, flags.script.clone(), &flag("--script"));
         if flags.no_stream {
-            self.stream = Some(Sourced::new(false, flag("--no-stream")));
+            g.stream = Some(Sourced::new(false, flag("--no-stream")));
         }
         if flags.no_tools {
-            self.allow_tools = Some(Sourced::new(Vec::new(), flag("--no-tools")));
+            g.allow_tools = Some(Sourced::new(Vec::new(), flag("--no-tools")));
         } else {
-            set(&mut self.allow_tools, flags.tools.clone(), &flag("--tools"));
+            set(&mut g.allow_tools, flags.tools.clone(), &flag("--tools"));
         }
     }
 }
 
-/// Where Ollama listens by default.
-pub const OLLAMA_DEFAULT: &str = "http://127.0.0.1:11434";
+/// Reads every layer for a project root: config files, then the environment, then flags.
+fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&Path>) -> Result<Layers, ConfigError> {
+    let mut layers = Layers::default();
+    let project = root.join(".brute").join("config.toml");
+    let files = user_config
+        .map(|path| ("user config", path))
+        .into_iter()
+        .chain([("project config", project.as_path())]);
+    for (name, path) in files {
+        let layer = read_layer(path)?;
+        layers.searched.push(Searched {
+            layer: name,
+            path: path.to_path_buf(),
+            found: layer.is_some(),
+        });
+        if let Some(layer) = layer {
+            layers.apply_file(layer, path)?;
+        }
+    }
+    layers.gathered.merge_env(env)?;
+    layers.apply_flags(flags);
+    Ok(layers)
+}
 
-fn ollama_answers(host: &str) -> bool {
-    let authority = host.trim_start_matches("http://").trim_start_matches("https://");
-    let authority = authority.split('/').next().unwrap_or(authority);
+/// Set to skip the probe for a local server (tests, machines where a probe is unwelcome).
+pub const NO_PROBE_VAR: &str = "BRUTE_NO_OLLAMA_PROBE";
+
+/// Whether something accepts connections at `authority` (`host:port`) within 150 ms.
+fn answers(authority: &str) -> bool {
     use std::net::ToSocketAddrs;
     let Ok(mut addrs) = authority.to_socket_addrs() else {
         return false;
@@ -432,14 +376,6 @@ fn ollama_answers(host: &str) -> bool {
         .is_some_and(|addr| std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(150)).is_ok())
 }
 
-fn with_scheme(host: &str) -> String {
-    if host.starts_with("http://") || host.starts_with("https://") {
-        host.trim_end_matches('/').to_owned()
-    } else {
-        format!("http://{}", host.trim_end_matches('/'))
-    }
-}
-
 /// Resolves the settings for a project root.
 pub fn load(
     root: &Path,
@@ -447,123 +383,214 @@ pub fn load(
     env: EnvLookup<'_>,
     user_config: Option<&Path>,
 ) -> Result<Settings, ConfigError> {
-    let mut g = Gathered::default();
-    let mut files = Vec::new();
-    let project = root.join(".brute").join("config.toml");
-    for path in user_config.into_iter().chain(std::iter::once(project.as_path())) {
-        if let Some(layer) = read_layer(path)? {
-            g.apply_file(layer, path)?;
-            files.push(path.to_path_buf());
-        }
-    }
-    g.apply_env(env)?;
-    g.apply_flags(flags);
+    resolve(gather(root, flags, env, user_config)?, env)
+}
 
+/// Applies defaults and picks the provider: the special settings, worked out by hand.
+fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> {
+    let Layers {
+        mut gathered,
+        command_tools,
+        searched,
+    } = layers;
+    let plain = gathered.take_plain()?;
+    let g = &mut gathered;
     let provider = match g.provider.take() {
-        Some(name) => Sourced::new(ProviderKind::parse(&name.value)?, name.source),
+        Some(name) => Sourced::new(parse_provider(&name.value)?, name.source),
         None => detect(env)?,
     };
-    let kind = provider.value;
+    let spec = provider.value.spec();
     let api_key = g.api_key.take().or_else(|| {
-        let var = kind.key_var()?;
-        env(var).map(|key| Sourced::new(key, Source::Env(var.to_owned())))
+        spec.key_vars
+            .iter()
+            .find_map(|var| env(var).map(|key| Sourced::new(key, Source::Env((*var).to_owned()))))
     });
-    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(kind, env));
+    let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(spec, env));
     if api_key.is_none()
-        && let Some(var) = kind.key_var()
+        && spec.key_required
+        && let Some(var) = spec.key_vars.first()
         && base_url.source == Source::Default
     {
         return Err(ConfigError::MissingKey {
-            provider: kind.as_str(),
+            provider: spec.name,
             var,
         });
     }
     let model = g
         .model
         .take()
-        .unwrap_or_else(|| Sourced::new(kind.default_model().to_owned(), Source::Default));
-    let max_tools = g
-        .max_tools
-        .take()
-        .unwrap_or(Sourced::new(crate::tool::registry::DEFAULT_MAX_TOOLS, Source::Default));
-    if max_tools.value == 0 {
-        return Err(ConfigError::Invalid {
-            name: "max_tools".into(),
-            message: "must be a positive number".into(),
-        });
-    }
-    let max_turns = g
-        .max_turns
-        .take()
-        .unwrap_or(Sourced::new(crate::agent::DEFAULT_MAX_TURNS, Source::Default));
-    if max_turns.value == 0 {
-        return Err(ConfigError::Invalid {
-            name: "max_turns".into(),
-            message: "must be at least 1".into(),
-        });
-    }
-    let d = |v| Sourced::new(v, Source::Default);
-    Ok(Settings {
+        .unwrap_or_else(|| Sourced::new(spec.default_model.to_owned(), Source::Default));
+    let resolved = Resolved {
         provider,
         model,
         base_url,
         api_key,
-        max_turns,
-        max_tokens: g.max_tokens.unwrap_or(d(16_384)),
-        stream: g.stream.unwrap_or(Sourced::new(true, Source::Default)),
-        max_attempts: g.max_attempts.unwrap_or(Sourced::new(4, Source::Default)),
-        retry_base_ms: g.retry_base_ms.unwrap_or(Sourced::new(500, Source::Default)),
-        connect_timeout_secs: g.connect_timeout_secs.unwrap_or(Sourced::new(10, Source::Default)),
-        idle_timeout_secs: g.idle_timeout_secs.unwrap_or(Sourced::new(120, Source::Default)),
-        system_prompt: g.system_prompt,
-        script: g.script,
-        allow_tools: g.allow_tools,
-        deny_tools: g.deny_tools.unwrap_or(Sourced::new(Vec::new(), Source::Default)),
-        max_tools,
-        checkpoint_max_file_bytes: g.checkpoint_max_file_bytes.unwrap_or(Sourced::new(
-            crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES,
-            Source::Default,
-        )),
-        command_tools: std::mem::take(&mut g.command_tools),
-        files,
-    })
+        script: g.script.take(),
+        allow_tools: g.allow_tools.take(),
+        command_tools,
+        files: searched
+            .into_iter()
+            .filter(|file| file.found)
+            .map(|file| file.path)
+            .collect(),
+    };
+    Ok(Settings::assemble(resolved, plain))
 }
 
-fn default_base_url(kind: ProviderKind, env: EnvLookup<'_>) -> Sourced<String> {
-    let from_env = |var: &str| env(var).map(|v| Sourced::new(v, Source::Env(var.to_owned())));
-    let fallback = |url: &str| Sourced::new(url.to_owned(), Source::Default);
-    match kind {
-        ProviderKind::OpenAi | ProviderKind::Responses => {
-            from_env("OPENAI_BASE_URL").unwrap_or_else(|| fallback("https://api.openai.com/v1"))
+/// What `brute config` prints: the effective settings or, when no provider can be used yet,
+/// where brute looked, what each layer set, the variables it reads and what to set. Only
+/// unreadable or invalid configuration is an error.
+pub fn report(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<String, ConfigError> {
+    let layers = gather(root, flags, env, user_config)?;
+    match resolve(layers.clone(), env) {
+        Ok(settings) => Ok(settings.describe()),
+        Err(problem @ (ConfigError::NoProvider | ConfigError::MissingKey { .. })) => {
+            unconfigured(layers, env, &problem)
         }
-        ProviderKind::Anthropic => {
-            from_env("ANTHROPIC_BASE_URL").unwrap_or_else(|| fallback("https://api.anthropic.com"))
-        }
-        ProviderKind::Ollama => match env("OLLAMA_HOST") {
-            Some(host) => Sourced::new(format!("{}/v1", with_scheme(&host)), Source::Env("OLLAMA_HOST".into())),
-            None => Sourced::new(
-                format!("{OLLAMA_DEFAULT}/v1"),
-                Source::Detected("Ollama's default port".into()),
-            ),
-        },
-        ProviderKind::Replay => fallback("(none)"),
+        Err(e) => Err(e),
     }
 }
 
-/// Picks a provider from the usual environment variables, or a local Ollama.
+/// The `brute config` report without a usable provider. Never shows a variable's value.
+fn unconfigured(layers: Layers, env: EnvLookup<'_>, problem: &ConfigError) -> Result<String, ConfigError> {
+    let mut out = match problem {
+        ConfigError::NoProvider => "no model provider configured\n".to_owned(),
+        other => format!("{other}\n"),
+    };
+    let plain = layers.gathered.clone().take_plain()?;
+    out.push_str("\nsettings that need no provider:\n");
+    plain.describe(&mut |name, value, source| out.push_str(&format_line(name, &value, source)));
+
+    out.push_str("\nlayers, lowest first:\n");
+    for (layer, what) in layer_rows(&layers) {
+        out.push_str(&format!("  {layer:<16} {what}\n"));
+    }
+
+    out.push_str("\nenvironment variables brute reads (values are never shown):\n");
+    for (var, users) in env_vars() {
+        let state = if env(var).is_some() { "set" } else { "not set" };
+        out.push_str(&format!("  {var:<22} {state:<8} ({})\n", users.join(", ")));
+    }
+    if matches!(problem, ConfigError::NoProvider) {
+        out.push_str(&format!("\n{}\n", spec::setup_help()));
+    }
+    Ok(out)
+}
+
+/// Each layer and what it set, lowest first.
+fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
+    let sources = layers.gathered.sources();
+    let mut rows = vec![("defaults", "built in".to_owned())];
+    if !layers.searched.iter().any(|f| f.layer == "user config") {
+        let what = format!("(no config directory: set {})", paths::CONFIG_DIR_VAR);
+        rows.push(("user config", what));
+    }
+    for file in &layers.searched {
+        let from_file = Source::File(file.path.clone());
+        let mut keys: Vec<&str> = sources
+            .iter()
+            .filter(|(_, source)| **source == from_file)
+            .map(|(key, _)| *key)
+            .collect();
+        if layers.command_tools.iter().any(|tool| tool.source == from_file) {
+            keys.push("tools");
+        }
+        let status = match (file.found, keys.is_empty()) {
+            (false, _) => "not found".to_owned(),
+            (true, true) => "found, sets nothing".to_owned(),
+            (true, false) => format!("sets {}", keys.join(", ")),
+        };
+        rows.push((file.layer, format!("{} ({status})", file.path.display())));
+    }
+    let named = |pick: fn(&Source) -> Option<&str>| {
+        let mut names: Vec<&str> = sources.iter().filter_map(|(_, source)| pick(source)).collect();
+        names.dedup();
+        if names.is_empty() {
+            "(nothing)".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    rows.push((
+        "environment",
+        named(|source| match source {
+            Source::Env(var) => Some(var),
+            _ => None,
+        }),
+    ));
+    rows.push((
+        "flags",
+        named(|source| match source {
+            Source::Flag(flag) => Some(flag),
+            _ => None,
+        }),
+    ));
+    rows
+}
+
+/// Every environment variable configuration reads, with what reads it.
+fn env_vars() -> Vec<(&'static str, Vec<String>)> {
+    let mut vars: Vec<(&str, Vec<String>)> = Gathered::ENV_VARS
+        .iter()
+        .map(|(var, key)| (*var, vec![(*key).to_owned()]))
+        .collect();
+    for spec in spec::SPECS {
+        for var in spec.env_vars() {
+            match vars.iter_mut().find(|(known, _)| *known == var) {
+                Some((_, users)) => users.push(spec.label.to_owned()),
+                None => vars.push((var, vec![spec.label.to_owned()])),
+            }
+        }
+    }
+    let probes: Vec<String> = spec::SPECS
+        .iter()
+        .filter(|spec| spec.probe)
+        .filter_map(|spec| Some(format!("{} on {}", spec.label, spec.default_authority()?)))
+        .collect();
+    vars.push((NO_PROBE_VAR, vec![format!("skips looking for {}", probes.join(", "))]));
+    vars.push((paths::CONFIG_DIR_VAR, vec!["user config directory".to_owned()]));
+    vars
+}
+
+/// One `brute config` line.
+fn format_line(name: &str, value: &str, source: &Source) -> String {
+    format!("{name:<16} = {value:<32} # {source}\n")
+}
+
+/// The base URL when no layer sets one: the provider's variable, else its default.
+fn default_base_url(spec: &ProviderSpec, env: EnvLookup<'_>) -> Sourced<String> {
+    if let Some(var) = spec.base_url_var
+        && let Some(value) = env(var.var())
+    {
+        return Sourced::new(var.base_url(&value), Source::Env(var.var().to_owned()));
+    }
+    Sourced::new(spec.default_base_url.unwrap_or("(none)").to_owned(), Source::Default)
+}
+
+/// Picks a provider from the usual environment variables, or a local server that answers, in
+/// the table's order.
 fn detect(env: EnvLookup<'_>) -> Result<Sourced<ProviderKind>, ConfigError> {
-    let detected = |kind, var: &str| Ok(Sourced::new(kind, Source::Detected(var.to_owned())));
-    if env("ANTHROPIC_API_KEY").is_some() {
-        return detected(ProviderKind::Anthropic, "ANTHROPIC_API_KEY is set");
+    for spec in spec::SPECS {
+        if let Some(var) = spec.detect_var
+            && env(var).is_some()
+        {
+            return Ok(Sourced::new(spec.kind, Source::Detected(format!("{var} is set"))));
+        }
     }
-    if env("OPENAI_API_KEY").is_some() {
-        return detected(ProviderKind::OpenAi, "OPENAI_API_KEY is set");
-    }
-    if env("OLLAMA_HOST").is_some() {
-        return detected(ProviderKind::Ollama, "OLLAMA_HOST is set");
-    }
-    if env("BRUTE_NO_OLLAMA_PROBE").is_none() && ollama_answers(OLLAMA_DEFAULT) {
-        return detected(ProviderKind::Ollama, "Ollama answers on 127.0.0.1:11434");
+    if env(NO_PROBE_VAR).is_none() {
+        for spec in spec::SPECS.iter().filter(|spec| spec.probe) {
+            if let Some(authority) = spec.default_authority()
+                && answers(authority)
+            {
+                let how = format!("{} answers on {authority}", spec.label);
+                return Ok(Sourced::new(spec.kind, Source::Detected(how)));
+            }
+        }
     }
     Err(ConfigError::NoProvider)
 }
@@ -613,6 +640,101 @@ mod tests {
         );
     }
 
+    /// `brute config`'s lines as (name, source) pairs.
+    fn described(settings: &Settings) -> Vec<(String, String)> {
+        let text = settings.describe();
+        let lines = text.split("\n\n").next().unwrap_or_default();
+        lines
+            .lines()
+            .map(|line| {
+                let name = line.split(' ').next().unwrap_or_default().to_owned();
+                let source = line.rsplit_once(" # ").map(|(_, s)| s.to_owned()).unwrap_or_default();
+                (name, source)
+            })
+            .collect()
+    }
+
+    /// Adding a key to `settings!` is enough for `brute config` to show it with its file:
+    /// a key without a sample here, or without a line there, fails this test.
+    #[test]
+    fn every_file_key_round_trips_through_describe() {
+        let samples: &[(&str, &str)] = &[
+            ("provider", "provider = \"openai\""),
+            ("model", "model = \"m\""),
+            ("base_url", "base_url = \"http://127.0.0.1:9/v1\""),
+            ("api_key", "api_key = \"k\""),
+            ("script", "script = \"demo.txt\""),
+            ("allow_tools", "allow_tools = [\"read\"]"),
+            ("max_turns", "max_turns = 3"),
+            ("max_tokens", "max_tokens = 99"),
+            ("stream", "stream = false"),
+            ("max_attempts", "max_attempts = 2"),
+            ("retry_base_ms", "retry_base_ms = 1"),
+            ("connect_timeout_secs", "connect_timeout_secs = 1"),
+            ("idle_timeout_secs", "idle_timeout_secs = 1"),
+            ("system_prompt", "system_prompt = \"be brief\""),
+            ("deny_tools", "deny_tools = [\"shell\"]"),
+            ("max_tools", "max_tools = 5"),
+            ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
+            // Tables come after the top-level keys.
+            (
+                "tools",
+                "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
+            ),
+        ];
+        let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
+        let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
+        keys.sort_unstable();
+        sampled.sort_unstable();
+        assert_eq!(sampled, keys, "one sample per FileLayer key");
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        let file = dir.path().join(".brute/config.toml");
+        let text: Vec<&str> = samples.iter().map(|(_, line)| *line).collect();
+        std::fs::write(&file, text.join("\n")).unwrap();
+        let s = load(dir.path(), &Flags::default(), &env_of(&[]), None).unwrap();
+        let lines = described(&s);
+        let mut names: Vec<&str> = lines.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names, keys, "describe() shows exactly the file keys");
+        for (name, source) in &lines {
+            assert_eq!(*source, file.display().to_string(), "{name}");
+        }
+        assert_eq!(s.script.unwrap().value, dir.path().join(".brute/demo.txt"));
+        assert_eq!(s.command_tools[0].value.name, "lint");
+    }
+
+    /// Each variable the environment layer reads is shown as the source of its key.
+    #[test]
+    fn every_env_variable_is_shown_as_a_source() {
+        let samples: &[(&str, &str)] = &[
+            ("BRUTE_PROVIDER", "openai"),
+            ("BRUTE_MODEL", "m"),
+            ("BRUTE_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("BRUTE_API_KEY", "k"),
+            ("BRUTE_MAX_TURNS", "7"),
+        ];
+        let mut vars: Vec<&str> = Gathered::ENV_VARS.iter().map(|(var, _)| *var).collect();
+        let mut sampled: Vec<&str> = samples.iter().map(|(var, _)| *var).collect();
+        vars.sort_unstable();
+        sampled.sort_unstable();
+        assert_eq!(sampled, vars, "one sample per variable");
+        let dir = tempfile::tempdir().unwrap();
+        let s = load(dir.path(), &Flags::default(), &env_of(samples), None).unwrap();
+        let sources: Vec<String> = described(&s).into_iter().map(|(_, source)| source).collect();
+        for var in vars {
+            assert!(sources.contains(&format!("env {var}")), "{var}");
+        }
+        let env = env_of(&[("BRUTE_PROVIDER", "replay"), ("BRUTE_MAX_TURNS", "many")]);
+        let e = load(dir.path(), &Flags::default(), &env, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value for BRUTE_MAX_TURNS: `many` is not a positive whole number"
+        );
+    }
+
     #[test]
     fn detects_providers_from_environment() {
         let dir = tempfile::tempdir().unwrap();
@@ -656,6 +778,15 @@ mod tests {
             Err(ConfigError::UnknownProvider(_))
         ));
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(dir.path().join(".brute/config.toml"), "max_tools = 0\n").unwrap();
+        let e = load(
+            dir.path(),
+            &Flags::default(),
+            &env_of(&[("BRUTE_PROVIDER", "replay")]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "invalid value for max_tools: must be at least 1");
         std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
         assert!(matches!(
             load(dir.path(), &flags, &env, None),

@@ -4,13 +4,16 @@
 
 use std::path::PathBuf;
 
+/// Overrides the user config directory.
+pub const CONFIG_DIR_VAR: &str = "BRUTE_CONFIG_DIR";
+
 fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "brute")
 }
 
 /// The user config directory (holds `config.toml` and `skills/`).
 pub fn config_dir() -> Option<PathBuf> {
-    std::env::var_os("BRUTE_CONFIG_DIR")
+    std::env::var_os(CONFIG_DIR_VAR)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| project_dirs().map(|d| d.config_dir().to_path_buf()))

@@ -12,26 +12,17 @@ use super::{
     sse::decode_stream,
 };
 
-/// The wire formats brute speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireFormat {
-    /// OpenAI Chat Completions and every compatible server.
-    OpenAiChat,
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI Responses.
-    Responses,
+pub use super::spec::WireFormat;
+use super::spec::{Auth, Endpoint};
+
+/// What each wire format does, apart from its facts in [`super::spec`].
+trait WireCodec {
+    fn body(self, req: &ChatRequest<'_>, stream: bool) -> Value;
+    fn decoder(self) -> Box<dyn StreamDecoder>;
+    fn decode_full(self, body: &Value) -> Result<Completion, ProviderError>;
 }
 
-impl WireFormat {
-    fn path(self) -> &'static str {
-        match self {
-            WireFormat::OpenAiChat => "/chat/completions",
-            WireFormat::Anthropic => "/v1/messages",
-            WireFormat::Responses => "/responses",
-        }
-    }
-
+impl WireCodec for WireFormat {
     fn body(self, req: &ChatRequest<'_>, stream: bool) -> Value {
         match self {
             WireFormat::OpenAiChat => openai::request_body(req, stream),
@@ -80,15 +71,16 @@ pub struct HttpSettings {
 
 /// A provider that talks HTTP in one of the [`WireFormat`]s.
 pub struct HttpProvider {
-    format: WireFormat,
+    endpoint: Endpoint,
     label: String,
     settings: HttpSettings,
     client: reqwest::Client,
 }
 
 impl HttpProvider {
-    /// Builds the provider and its HTTP client.
-    pub fn new(format: WireFormat, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
+    /// Builds the provider and its HTTP client; `endpoint` comes from the provider's
+    /// [`ProviderSpec`](super::spec::ProviderSpec).
+    pub fn new(endpoint: Endpoint, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
@@ -99,7 +91,7 @@ impl HttpProvider {
                 message: e.to_string(),
             })?;
         Ok(Self {
-            format,
+            endpoint,
             label: label.into(),
             settings,
             client,
@@ -107,18 +99,24 @@ impl HttpProvider {
     }
 
     fn url(&self) -> String {
-        format!("{}{}", self.settings.base_url.trim_end_matches('/'), self.format.path())
+        format!(
+            "{}{}",
+            self.settings.base_url.trim_end_matches('/'),
+            self.endpoint.wire.path()
+        )
     }
 
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
         let mut builder = self.client.post(self.url()).json(body);
-        if self.format == WireFormat::Anthropic {
-            builder = builder.header("anthropic-version", anthropic::API_VERSION);
-            if let Some(key) = &self.settings.api_key {
-                builder = builder.header("x-api-key", key);
-            }
-        } else if let Some(key) = &self.settings.api_key {
-            builder = builder.bearer_auth(key);
+        for (name, value) in self.endpoint.wire.headers() {
+            builder = builder.header(*name, *value);
+        }
+        if let Some(key) = &self.settings.api_key {
+            builder = match self.endpoint.auth {
+                Auth::Bearer => builder.bearer_auth(key),
+                Auth::Header(name) => builder.header(name, key),
+                Auth::None => builder,
+            };
         }
         if self.settings.stream {
             builder = builder.header("accept", "text/event-stream");
@@ -178,7 +176,7 @@ impl HttpProvider {
                 .await
                 .map_err(|_| Attempt::fatal(ProviderError::IdleTimeout(limit.as_secs())))?
                 .map_err(|e| Attempt::fatal(ProviderError::Decode(format!("response body: {e}"))))?;
-            let completion = self.format.decode_full(&value).map_err(Attempt::fatal)?;
+            let completion = self.endpoint.wire.decode_full(&value).map_err(Attempt::fatal)?;
             if !completion.reasoning.is_empty() {
                 on_delta(Delta::Reasoning(completion.reasoning.clone()));
             }
@@ -194,7 +192,7 @@ impl HttpProvider {
         };
         let result = decode_stream(
             response.bytes_stream(),
-            self.format.decoder(),
+            self.endpoint.wire.decoder(),
             Some(self.settings.idle_timeout),
             &mut forward,
         )
@@ -258,7 +256,7 @@ impl Provider for HttpProvider {
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(async move {
-            let body = self.format.body(request, self.settings.stream);
+            let body = self.endpoint.wire.body(request, self.settings.stream);
             let max_attempts = self.settings.max_attempts.max(1);
             let mut attempt = 1;
             loop {

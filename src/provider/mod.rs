@@ -3,13 +3,16 @@
 //! Nothing outside this module knows a wire format. Each HTTP adapter is split in two:
 //! a pure request builder / stream decoder per wire format (`openai`, `anthropic`,
 //! `responses`), and one shared HTTP driver (`http`) that sends, retries and feeds the
-//! decoder. The `replay` provider plays a script instead of calling a network.
+//! decoder. The `replay` provider plays a script instead of calling a network. What each
+//! provider is (name, wire format, base URL, model, key variables, auth) lives in one table,
+//! [`spec::SPECS`].
 
 pub mod anthropic;
 pub mod http;
 pub mod openai;
 pub mod replay;
 pub mod responses;
+pub mod spec;
 pub mod sse;
 
 use futures_util::future::BoxFuture;

@@ -170,7 +170,7 @@ pub async fn run_process(
         .kill_on_drop(true);
     // brute's own provider keys stay out of commands the model runs (and so out of
     // transcripts and session files).
-    for var in crate::secrets::KEY_VARS {
+    for var in crate::secrets::key_vars() {
         spawn.env_remove(var);
     }
     let mut child = crate::sandbox::spawn(spawn)

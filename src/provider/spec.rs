@@ -1,0 +1,415 @@
+//! Everything brute knows about each provider, in one table: [`SPECS`].
+//!
+//! Config parsing, auto-detection, `brute config`, the error messages and the HTTP driver all
+//! read this table, so adding a provider or changing a default is one edit here. This module
+//! depends on nothing else in brute (config depends on it, never the other way round).
+
+use super::anthropic;
+
+/// A provider brute can use; the key of [`SPECS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    Anthropic,
+    /// OpenAI Chat Completions (and any compatible server given by base URL).
+    OpenAi,
+    /// A local Ollama server through its OpenAI-compatible route.
+    Ollama,
+    /// OpenAI Responses API.
+    Responses,
+    /// Plays a script; needs no network and no key.
+    Replay,
+}
+
+impl ProviderKind {
+    /// This provider's row of [`SPECS`].
+    pub fn spec(self) -> &'static ProviderSpec {
+        match self {
+            Self::Anthropic => &ANTHROPIC,
+            Self::OpenAi => &OPENAI,
+            Self::Ollama => &OLLAMA,
+            Self::Responses => &RESPONSES,
+            Self::Replay => &REPLAY,
+        }
+    }
+
+    /// The canonical name, as config files and `--provider` spell it.
+    pub fn as_str(self) -> &'static str {
+        self.spec().name
+    }
+}
+
+/// The wire formats brute speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    /// OpenAI Chat Completions and every compatible server.
+    OpenAiChat,
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses.
+    Responses,
+}
+
+impl WireFormat {
+    /// The path appended to the base URL: base URLs follow each SDK's convention (OpenAI-style
+    /// ends in `/v1`, Anthropic-style is the host root).
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "/chat/completions",
+            Self::Anthropic => "/v1/messages",
+            Self::Responses => "/responses",
+        }
+    }
+
+    /// Headers every request in this format carries besides the key.
+    pub fn headers(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Anthropic => &[("anthropic-version", anthropic::API_VERSION)],
+            Self::OpenAiChat | Self::Responses => &[],
+        }
+    }
+}
+
+/// How an API key travels with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// `authorization: Bearer <key>`.
+    Bearer,
+    /// The key alone in this header (Anthropic's `x-api-key`).
+    Header(&'static str),
+    /// The provider takes no key.
+    None,
+}
+
+/// What an HTTP provider speaks: its wire format and how it sends the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    pub wire: WireFormat,
+    pub auth: Auth,
+}
+
+/// How brute reaches a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// HTTP requests to the base URL.
+    Http(Endpoint),
+    /// A script played in process (no network, no key).
+    Replay,
+}
+
+/// An environment variable that gives a provider's base URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseUrlVar {
+    /// The variable holds the whole base URL (`OPENAI_BASE_URL`).
+    Url(&'static str),
+    /// The variable holds `host:port` or a URL without path (`OLLAMA_HOST`); `path` is appended.
+    Host { var: &'static str, path: &'static str },
+}
+
+impl BaseUrlVar {
+    /// The variable's name.
+    pub fn var(self) -> &'static str {
+        match self {
+            Self::Url(var) | Self::Host { var, .. } => var,
+        }
+    }
+
+    /// The base URL a value of the variable stands for.
+    pub fn base_url(self, value: &str) -> String {
+        match self {
+            Self::Url(_) => value.to_owned(),
+            Self::Host { path, .. } => {
+                let host = value.trim_end_matches('/');
+                if host.starts_with("http://") || host.starts_with("https://") {
+                    format!("{host}{path}")
+                } else {
+                    format!("http://{host}{path}")
+                }
+            }
+        }
+    }
+}
+
+/// One provider's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderSpec {
+    pub kind: ProviderKind,
+    /// The canonical name (`--provider`, `provider = ...`, status lines).
+    pub name: &'static str,
+    /// Other names accepted for it (case-insensitive).
+    pub aliases: &'static [&'static str],
+    /// The name people know it by, for messages.
+    pub label: &'static str,
+    pub transport: Transport,
+    /// Where requests go when nothing sets a base URL; `None` for providers without one.
+    pub default_base_url: Option<&'static str>,
+    /// The environment variable that overrides the default base URL.
+    pub base_url_var: Option<BaseUrlVar>,
+    pub default_model: &'static str,
+    /// Where its key is read from, first match wins (`BRUTE_API_KEY` and `api_key` win over these).
+    pub key_vars: &'static [&'static str],
+    /// The default endpoint refuses requests without a key: loading fails early (unless a
+    /// base URL points elsewhere, e.g. a local compatible server).
+    pub key_required: bool,
+    /// A variable whose presence selects this provider when nothing names one.
+    pub detect_var: Option<&'static str>,
+    /// When no variable selects a provider, probe the default base URL's port for a server.
+    pub probe: bool,
+}
+
+impl ProviderSpec {
+    /// The HTTP endpoint, or `None` for providers that are not reached over HTTP.
+    pub fn endpoint(&self) -> Option<Endpoint> {
+        match self.transport {
+            Transport::Http(endpoint) => Some(endpoint),
+            Transport::Replay => None,
+        }
+    }
+
+    /// `host:port` of the default base URL, for the probe and its message.
+    pub fn default_authority(&self) -> Option<&'static str> {
+        let url = self.default_base_url?;
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        rest.split('/').next()
+    }
+
+    /// Every environment variable this provider reads, without repeats.
+    pub fn env_vars(&self) -> Vec<&'static str> {
+        let mut vars: Vec<&'static str> = self.key_vars.to_vec();
+        vars.extend(self.base_url_var.map(BaseUrlVar::var));
+        vars.extend(self.detect_var);
+        let mut seen = Vec::new();
+        vars.retain(|v| {
+            let new = !seen.contains(v);
+            seen.push(*v);
+            new
+        });
+        vars
+    }
+}
+
+/// A key variable for any provider (e.g. a compatible server at a custom base URL).
+pub const ANY_KEY_VAR: &str = "BRUTE_API_KEY";
+
+static ANTHROPIC: ProviderSpec = ProviderSpec {
+    kind: ProviderKind::Anthropic,
+    name: "anthropic",
+    aliases: &["claude"],
+    label: "Anthropic",
+    transport: Transport::Http(Endpoint {
+        wire: WireFormat::Anthropic,
+        auth: Auth::Header("x-api-key"),
+    }),
+    default_base_url: Some("https://api.anthropic.com"),
+    base_url_var: Some(BaseUrlVar::Url("ANTHROPIC_BASE_URL")),
+    default_model: "claude-sonnet-4-5",
+    key_vars: &["ANTHROPIC_API_KEY"],
+    key_required: true,
+    detect_var: Some("ANTHROPIC_API_KEY"),
+    probe: false,
+};
+
+static OPENAI: ProviderSpec = ProviderSpec {
+    kind: ProviderKind::OpenAi,
+    name: "openai",
+    aliases: &["openai-chat", "chat", "openai-compatible"],
+    label: "OpenAI",
+    transport: Transport::Http(Endpoint {
+        wire: WireFormat::OpenAiChat,
+        auth: Auth::Bearer,
+    }),
+    default_base_url: Some("https://api.openai.com/v1"),
+    base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
+    default_model: "gpt-5.1",
+    key_vars: &["OPENAI_API_KEY"],
+    key_required: true,
+    detect_var: Some("OPENAI_API_KEY"),
+    probe: false,
+};
+
+static OLLAMA: ProviderSpec = ProviderSpec {
+    kind: ProviderKind::Ollama,
+    name: "ollama",
+    aliases: &[],
+    label: "Ollama",
+    // Ollama ignores the key; a proxy in front of it may want one as a bearer token.
+    transport: Transport::Http(Endpoint {
+        wire: WireFormat::OpenAiChat,
+        auth: Auth::Bearer,
+    }),
+    default_base_url: Some("http://127.0.0.1:11434/v1"),
+    base_url_var: Some(BaseUrlVar::Host {
+        var: "OLLAMA_HOST",
+        path: "/v1",
+    }),
+    default_model: "qwen3",
+    key_vars: &[],
+    key_required: false,
+    detect_var: Some("OLLAMA_HOST"),
+    probe: true,
+};
+
+static RESPONSES: ProviderSpec = ProviderSpec {
+    kind: ProviderKind::Responses,
+    name: "responses",
+    aliases: &["openai-responses"],
+    label: "OpenAI Responses",
+    transport: Transport::Http(Endpoint {
+        wire: WireFormat::Responses,
+        auth: Auth::Bearer,
+    }),
+    default_base_url: Some("https://api.openai.com/v1"),
+    base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
+    default_model: "gpt-5.1",
+    key_vars: &["OPENAI_API_KEY"],
+    key_required: true,
+    detect_var: None,
+    probe: false,
+};
+
+static REPLAY: ProviderSpec = ProviderSpec {
+    kind: ProviderKind::Replay,
+    name: "replay",
+    aliases: &[],
+    label: "Replay",
+    transport: Transport::Replay,
+    default_base_url: None,
+    base_url_var: None,
+    default_model: "replay",
+    key_vars: &[],
+    key_required: false,
+    detect_var: None,
+    probe: false,
+};
+
+/// Every provider, in auto-detection order: the first whose [`ProviderSpec::detect_var`] is
+/// set wins, then the first whose server answers the [`ProviderSpec::probe`].
+pub static SPECS: &[&ProviderSpec] = &[&ANTHROPIC, &OPENAI, &OLLAMA, &RESPONSES, &REPLAY];
+
+/// The provider a name or alias stands for (case-insensitive, surrounding space ignored).
+pub fn find(name: &str) -> Option<&'static ProviderSpec> {
+    let name = name.trim().to_ascii_lowercase();
+    SPECS
+        .iter()
+        .copied()
+        .find(|spec| spec.name == name || spec.aliases.contains(&name.as_str()))
+}
+
+/// The canonical names, comma-separated, for messages.
+pub fn names() -> String {
+    SPECS.iter().map(|spec| spec.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Every variable that may hold a provider key, without repeats: what brute takes out of its
+/// environment at start and keeps from the commands it runs.
+pub fn key_vars() -> Vec<&'static str> {
+    let mut vars: Vec<&'static str> = Vec::new();
+    for var in SPECS
+        .iter()
+        .flat_map(|spec| spec.key_vars.iter().copied())
+        .chain([ANY_KEY_VAR])
+    {
+        if !vars.contains(&var) {
+            vars.push(var);
+        }
+    }
+    vars
+}
+
+/// What to set to get a provider: one line per detectable provider, then the flags.
+pub fn setup_help() -> String {
+    let mut out = String::from("Set one of:\n");
+    for spec in SPECS.iter().filter(|spec| spec.detect_var.is_some()) {
+        let Some(var) = spec.detect_var else { continue };
+        let mut notes = String::new();
+        if let Some(BaseUrlVar::Url(url_var)) = spec.base_url_var {
+            notes.push_str(&format!("; {url_var} for a compatible server"));
+        }
+        if spec.probe {
+            notes.push_str(&format!("; or start {} on its default port", spec.label));
+        }
+        out.push_str(&format!("  {:<24}({}{notes})\n", format!("{var}=..."), spec.label));
+    }
+    out.push_str(&format!(
+        "or pass --provider ({}) with --base-url and --model.",
+        names()
+    ));
+    if let Some(replay) = SPECS.iter().find(|spec| spec.transport == Transport::Replay) {
+        out.push_str(&format!(
+            "\nTry it without a key: brute --provider {} -p \"show me around\"",
+            replay.name
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_row() {
+        for spec in SPECS {
+            assert_eq!(spec.kind.spec(), *spec, "{}", spec.name);
+            assert_eq!(find(spec.name), Some(*spec));
+            for alias in spec.aliases {
+                assert_eq!(find(alias), Some(*spec), "{alias}");
+            }
+        }
+        assert_eq!(SPECS.len(), 5);
+        assert_eq!(find(" Claude "), Some(&ANTHROPIC));
+        assert_eq!(find("nope"), None);
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut all: Vec<&str> = SPECS
+            .iter()
+            .flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied()))
+            .collect();
+        let count = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), count);
+    }
+
+    #[test]
+    fn keys_and_urls() {
+        assert_eq!(key_vars(), ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "BRUTE_API_KEY"]);
+        assert_eq!(OLLAMA.default_authority(), Some("127.0.0.1:11434"));
+        let host = BaseUrlVar::Host { var: "H", path: "/v1" };
+        assert_eq!(host.base_url("127.0.0.1:5"), "http://127.0.0.1:5/v1");
+        assert_eq!(host.base_url("https://box:5/"), "https://box:5/v1");
+        assert_eq!(OLLAMA.env_vars(), ["OLLAMA_HOST"]);
+        assert_eq!(OPENAI.env_vars(), ["OPENAI_API_KEY", "OPENAI_BASE_URL"]);
+        // A key is required only where there is a key variable to name.
+        for spec in SPECS {
+            assert!(!spec.key_required || !spec.key_vars.is_empty(), "{}", spec.name);
+        }
+    }
+
+    /// The `--provider` help (and so the completions and man page) is written by hand.
+    #[test]
+    fn provider_flag_help_names_every_provider() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let help = cli
+            .get_arguments()
+            .find(|arg| arg.get_id() == "provider")
+            .and_then(|arg| arg.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        for spec in SPECS {
+            assert!(help.contains(spec.name), "--provider help lacks {}: {help}", spec.name);
+        }
+    }
+
+    #[test]
+    fn setup_help_names_every_detected_variable() {
+        let help = setup_help();
+        assert!(help.starts_with(
+            "Set one of:\n  ANTHROPIC_API_KEY=...   (Anthropic; ANTHROPIC_BASE_URL for a compatible server)\n  OPENAI_API_KEY=...      (OpenAI; OPENAI_BASE_URL for a compatible server)\n  OLLAMA_HOST=...         (Ollama; or start Ollama on its default port)\n"
+        ), "{help}");
+        assert!(help.contains("--provider (anthropic, openai, ollama, responses, replay)"));
+        assert!(help.ends_with("brute --provider replay -p \"show me around\""));
+    }
+}
