@@ -28,8 +28,14 @@ _brute() {
             brute,redo)
                 cmd="brute__subcmd__redo"
                 ;;
+            brute,trust)
+                cmd="brute__subcmd__trust"
+                ;;
             brute,undo)
                 cmd="brute__subcmd__undo"
+                ;;
+            brute,untrust)
+                cmd="brute__subcmd__untrust"
                 ;;
             brute__subcmd__help,completions)
                 cmd="brute__subcmd__help__subcmd__completions"
@@ -43,8 +49,14 @@ _brute() {
             brute__subcmd__help,redo)
                 cmd="brute__subcmd__help__subcmd__redo"
                 ;;
+            brute__subcmd__help,trust)
+                cmd="brute__subcmd__help__subcmd__trust"
+                ;;
             brute__subcmd__help,undo)
                 cmd="brute__subcmd__help__subcmd__undo"
+                ;;
+            brute__subcmd__help,untrust)
+                cmd="brute__subcmd__help__subcmd__untrust"
                 ;;
             *)
                 ;;
@@ -53,7 +65,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --output-format --continue --resume --quiet --help --version config undo redo completions help"
+            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --add-dir --output-format --continue --resume --quiet --help --version config undo redo trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -88,6 +100,14 @@ _brute() {
                     return 0
                     ;;
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "read-only workspace-write full-access" -- "${cur}"))
+                    return 0
+                    ;;
+                --add-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -135,7 +155,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help)
-            opts="config undo redo completions help"
+            opts="config undo redo trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -204,7 +224,35 @@ _brute() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        brute__subcmd__help__subcmd__trust)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         brute__subcmd__help__subcmd__undo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__untrust)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -232,8 +280,36 @@ _brute() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        brute__subcmd__trust)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         brute__subcmd__undo)
             opts="-h --list --force --code-only --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__untrust)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

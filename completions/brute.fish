@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools output-format= c/continue resume= q/quiet h/help V/version
+    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo add-dir= output-format= c/continue resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -31,12 +31,17 @@ complete -c brute -n "__fish_brute_needs_command" -l base-url -d 'Provider base 
 complete -c brute -n "__fish_brute_needs_command" -l max-turns -d 'Maximum model requests per user turn (default 100)' -r
 complete -c brute -n "__fish_brute_needs_command" -l script -d 'Script for the replay provider (default: the built-in demo)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l tools -d 'Only offer these tools (comma-separated)' -r
+complete -c brute -n "__fish_brute_needs_command" -l sandbox -d 'What commands may do: read-only, workspace-write (default) or full-access' -r -f -a "read-only\t''
+workspace-write\t''
+full-access\t''"
+complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directory commands and tools may write (repeatable)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
 json\t'One JSON object at the end'
 stream-json\t'Every event as a JSON line as it happens'"
 complete -c brute -n "__fish_brute_needs_command" -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
 complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
 complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
+complete -c brute -n "__fish_brute_needs_command" -l yolo -d 'Full access and no approval prompts (only where you would run anything yourself)'
 complete -c brute -n "__fish_brute_needs_command" -s c -l continue -d 'Continue the latest session of this directory (also with -p)'
 complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
 complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -44,6 +49,8 @@ complete -c brute -n "__fish_brute_needs_command" -s V -l version -d 'Print vers
 complete -c brute -n "__fish_brute_needs_command" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
 complete -c brute -n "__fish_brute_needs_command" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
 complete -c brute -n "__fish_brute_needs_command" -f -a "redo" -d 'Re-apply the turn the last undo took back'
+complete -c brute -n "__fish_brute_needs_command" -f -a "trust" -d 'Trust a project directory (default: this one): its .brute/config.toml may then set the provider, base URL, command tools, sandbox and permission rules'
+complete -c brute -n "__fish_brute_needs_command" -f -a "untrust" -d 'Stop trusting a project directory (default: this one)'
 complete -c brute -n "__fish_brute_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c brute -n "__fish_brute_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c brute -n "__fish_brute_using_subcommand config" -s h -l help -d 'Print help'
@@ -53,9 +60,13 @@ complete -c brute -n "__fish_brute_using_subcommand undo" -l code-only -d 'Resto
 complete -c brute -n "__fish_brute_using_subcommand undo" -s h -l help -d 'Print help'
 complete -c brute -n "__fish_brute_using_subcommand redo" -l force -d 'Overwrite files changed since the undo instead of skipping them'
 complete -c brute -n "__fish_brute_using_subcommand redo" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand trust" -s h -l help -d 'Print help'
+complete -c brute -n "__fish_brute_using_subcommand untrust" -s h -l help -d 'Print help'
 complete -c brute -n "__fish_brute_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "redo" -d 'Re-apply the turn the last undo took back'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "completions" -d 'Print shell completions'
-complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "redo" -d 'Re-apply the turn the last undo took back'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "trust" -d 'Trust a project directory (default: this one): its .brute/config.toml may then set the provider, base URL, command tools, sandbox and permission rules'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "untrust" -d 'Stop trusting a project directory (default: this one)'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "completions" -d 'Print shell completions'
+complete -c brute -n "__fish_brute_using_subcommand help; and not __fish_seen_subcommand_from config undo redo trust untrust completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -97,6 +97,20 @@ mod tests {
     }
 }
 
+/// What commands and tools may do for this run: the sandbox mode made concrete for the
+/// project, `--yolo`, and whether a sandbox is available here at all.
+pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
+    let data_dir = paths::data_dir();
+    let extra_roots = settings.extra_roots();
+    crate::agent::state::Access {
+        policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, data_dir.as_deref()),
+        yolo: settings.yolo,
+        sandbox_available: crate::sandbox::available().is_ok(),
+        extra_roots,
+        data_dir,
+    }
+}
+
 /// Which session an agent records into.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SessionChoice {
@@ -218,7 +232,8 @@ pub fn build_agent_with(
         )
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
-        .with_requests(requests),
+        .with_requests(requests)
+        .with_access(access(settings, root)),
     );
     let executor = Executor::new(
         Arc::new(registry),

@@ -76,6 +76,18 @@ pub struct Cli {
     #[arg(long)]
     pub no_tools: bool,
 
+    /// What commands may do: read-only, workspace-write (default) or full-access
+    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace-write", "full-access"])]
+    pub sandbox: Option<String>,
+
+    /// Full access and no approval prompts (only where you would run anything yourself)
+    #[arg(long, conflicts_with = "sandbox")]
+    pub yolo: bool,
+
+    /// Another directory commands and tools may write (repeatable)
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<std::path::PathBuf>,
+
     /// Output format for -p
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
     pub output_format: OutputFormat,
@@ -128,6 +140,17 @@ pub enum Command {
         /// Overwrite files changed since the undo instead of skipping them
         #[arg(long)]
         force: bool,
+    },
+    /// Trust a project directory (default: this one): its .brute/config.toml may then set the
+    /// provider, base URL, command tools, sandbox and permission rules
+    Trust {
+        #[arg(value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+    /// Stop trusting a project directory (default: this one)
+    Untrust {
+        #[arg(value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
     },
     /// Print shell completions
     Completions {

@@ -56,6 +56,9 @@ fn flags(cli: &Cli) -> Flags {
         no_stream: cli.no_stream,
         tools: cli.tools.clone(),
         no_tools: cli.no_tools,
+        sandbox: cli.sandbox.clone(),
+        yolo: cli.yolo,
+        add_dirs: cli.add_dir.clone(),
     }
 }
 
@@ -126,6 +129,17 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             return undo_command(&cli, &root, *list, *force, !*code_only, false);
         }
         Some(Command::Redo { force }) => return undo_command(&cli, &root, false, *force, false, true),
+        Some(Command::Trust { dir }) | Some(Command::Untrust { dir }) => {
+            let trusted = matches!(cli.command, Some(Command::Trust { .. }));
+            let dir = dir.clone().unwrap_or_else(|| root.clone());
+            let path = config::trust::set_trusted(&dir, trusted)?;
+            outln!(
+                "{} {}",
+                if trusted { "trusted" } else { "no longer trusted:" },
+                path.display()
+            );
+            return Ok(exit::OK);
+        }
         _ => {}
     }
     // Picking a session needs no provider; do it before the settings are checked.

@@ -254,6 +254,17 @@ fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
 /// Runs one headless task and returns the exit code.
 pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::Result<i32> {
     let started = Instant::now();
+    // A confined mode that cannot be enforced here is a usage error at start, not a run where
+    // every command is denied.
+    if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
+        && let Err(unavailable) = crate::sandbox::available()
+    {
+        eprintln!("brute: {unavailable}. Run with --sandbox full-access to let commands run unconfined.");
+        return Ok(exit::USAGE);
+    }
+    if let Some(notice) = settings.untrusted_notice(root) {
+        eprintln!("brute: {notice}");
+    }
     let (events, mut rx) = EventSink::channel();
     let front_end = if interactive() {
         app::FrontEnd::HeadlessAtTerminal

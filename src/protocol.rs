@@ -107,6 +107,18 @@ pub enum RequestKind {
         /// skipped.
         summary: String,
     },
+    /// A tool call beyond what the sandbox mode allows (a write outside the project, a command
+    /// asking for full access, a rule's `ask`). Default: denied, naming what would allow it.
+    Approval {
+        tool: String,
+        /// What will happen: the command, or the path.
+        summary: String,
+        /// More of it: the whole command, or the diff of an edit.
+        #[serde(default)]
+        detail: String,
+        /// Why it needs approval.
+        reason: String,
+    },
     /// A yes/no question from brute itself (e.g. copying a big tree for checkpoints).
     /// Default: no.
     Consent {
@@ -121,7 +133,7 @@ impl RequestKind {
     /// The answer taken when no person can give one.
     pub fn default_response(&self) -> Response {
         match self {
-            RequestKind::Question { .. } => Response::NoPerson,
+            RequestKind::Question { .. } | RequestKind::Approval { .. } => Response::NoPerson,
             RequestKind::Undo { .. } => Response::Declined,
             RequestKind::Consent { .. } => Response::Consent { yes: false },
         }
@@ -143,6 +155,26 @@ pub enum Response {
     Undo { rewind_conversation: bool },
     /// A [`RequestKind::Consent`] answer.
     Consent { yes: bool },
+    /// An answer to a [`RequestKind::Approval`]; a denial may say why.
+    Approval {
+        decision: ApprovalDecision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+/// How far an approval reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// This call only.
+    Once,
+    /// Calls like this one for the rest of the session.
+    Session,
+    /// Calls like this one in this project from now on (saved in the person's data, never in
+    /// the project).
+    Project,
+    Deny,
 }
 
 /// Token counts reported by the provider.

@@ -453,6 +453,7 @@ fn config_command_works_with_nothing_configured() {
 fn config_command_without_a_key_says_what_to_set() {
     let sb = Sandbox::new();
     sb.write(".brute/config.toml", "provider = \"anthropic\"\n");
+    sb.trust();
     sb.bare().arg("config").assert().code(0).stdout(
         predicate::str::starts_with("no API key for anthropic: set ANTHROPIC_API_KEY")
             .and(predicate::str::contains("(sets provider)")),

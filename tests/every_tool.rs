@@ -34,6 +34,7 @@ description = "Always fails"
 command = "echo bad >&2; exit 4"
 "#,
     );
+    sb.trust();
     let server = MockServer::start();
     let page = server.url("/page");
     let batch1 = [

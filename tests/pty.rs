@@ -206,7 +206,7 @@ fn prompt_tool_pane_undo_question_and_quit() {
     });
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("the undo report", |s| {
-        s.contains("restored notes.txt (+1 -1)") && s.contains(" idle │")
+        s.contains("undid turn") && s.contains("restored notes.txt (+1 -1)") && s.contains(" idle │")
     });
     assert!(screen.contains("the conversation was rewound"), "{screen}");
     assert!(
@@ -418,7 +418,9 @@ fn started_in_home_the_ui_asks_before_checkpointing() {
         s.contains("Undo the last turn") && s.contains("code and conversation")
     });
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the undo report", |s| s.contains("restored personal.txt"));
+    tmux.wait_for("the undo report", |s| {
+        s.contains("undid turn") && s.contains("restored personal.txt")
+    });
     assert_eq!(
         std::fs::read_to_string(sb.home.path().join("personal.txt")).unwrap(),
         "mine\n"

@@ -22,6 +22,23 @@ pub struct AgentState {
     temperature: Mutex<Option<f32>>,
     /// How tools ask the person (see [`Requests`]); headless unless a front end listens.
     pub requests: Requests,
+    access: Mutex<Access>,
+    /// Calls the person allowed for the rest of the session: (tool, summary).
+    approved: Mutex<std::collections::HashSet<(String, String)>>,
+}
+
+/// What the sandbox and approvals allow right now (the mode can change mid-session).
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    pub policy: crate::sandbox::Policy,
+    /// `--yolo`: never ask.
+    pub yolo: bool,
+    /// Commands can be confined here; without it every command needs an approval.
+    pub sandbox_available: bool,
+    /// The project's writable extra roots (to rebuild the policy when the mode changes).
+    pub extra_roots: Vec<PathBuf>,
+    /// brute's data directory (writable to commands in workspace-write).
+    pub data_dir: Option<PathBuf>,
 }
 
 impl AgentState {
@@ -36,7 +53,52 @@ impl AgentState {
             todos: Mutex::new(Vec::new()),
             temperature: Mutex::new(None),
             requests: Requests::headless(),
+            access: Mutex::new(Access {
+                policy: crate::sandbox::Policy::for_project(
+                    crate::sandbox::Mode::FullAccess,
+                    &PathBuf::new(),
+                    &[],
+                    None,
+                ),
+                sandbox_available: true,
+                ..Access::default()
+            }),
+            approved: Mutex::default(),
         }
+    }
+
+    /// Sets what commands and tools may do (mode, yolo, rules).
+    pub fn with_access(self, access: Access) -> Self {
+        *self.access.lock().unwrap_or_else(|e| e.into_inner()) = access;
+        self
+    }
+
+    /// What the sandbox and approvals allow now.
+    pub fn access(&self) -> Access {
+        self.access.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches the sandbox mode from the next call on.
+    pub fn set_mode(&self, mode: crate::sandbox::Mode) {
+        let mut access = self.access.lock().unwrap_or_else(|e| e.into_inner());
+        access.policy =
+            crate::sandbox::Policy::for_project(mode, &self.root, &access.extra_roots, access.data_dir.as_deref());
+    }
+
+    /// Whether the person allowed calls like this one for the session.
+    pub fn approved(&self, tool: &str, summary: &str) -> bool {
+        self.approved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(tool.to_owned(), summary.to_owned()))
+    }
+
+    /// Remembers a session-wide approval.
+    pub fn approve_for_session(&self, tool: &str, summary: &str) {
+        self.approved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((tool.to_owned(), summary.to_owned()));
     }
 
     /// Routes this agent's requests to the person (shared by its sub-agents).

@@ -9,6 +9,7 @@
 //! the same way but resolved by hand in `resolve`.
 
 pub mod paths;
+pub mod trust;
 #[macro_use]
 mod setting;
 
@@ -111,6 +112,12 @@ settings! {
         command_tools: Vec<Sourced<CommandToolSpec>>,
         /// The config files that were read, lowest layer first.
         files: Vec<PathBuf>,
+        /// Project settings left out because the project is not trusted (see [`trust`]).
+        untrusted_ignored: Vec<String>,
+        /// `--yolo`: full access and no approval prompts.
+        yolo: bool,
+        /// `--add-dir`: more roots commands and tools may write.
+        add_dirs: Vec<PathBuf>,
     }
     plain {
         /// Model requests per user turn.
@@ -132,6 +139,19 @@ settings! {
         max_tools: usize = crate::tool::registry::DEFAULT_MAX_TOOLS, check = at_least_one;
         /// Files larger than this are left out of turn checkpoints.
         checkpoint_max_file_bytes: u64 = crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES;
+        /// What commands may do: `read-only`, `workspace-write` or `full-access`.
+        sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
+        /// More trees commands may write in `workspace-write` (e.g. a build cache).
+        writable_roots: Vec<String> = Vec::new();
+    }
+}
+
+/// A sandbox mode name.
+#[allow(clippy::ptr_arg)] // the settings! check signature is fn(&T)
+fn sandbox_mode(name: &String) -> Result<(), &'static str> {
+    match crate::sandbox::Mode::parse(name) {
+        Some(_) => Ok(()),
+        None => Err("must be read-only, workspace-write or full-access"),
     }
 }
 
@@ -161,9 +181,39 @@ pub struct Flags {
     pub no_stream: bool,
     pub tools: Option<Vec<String>>,
     pub no_tools: bool,
+    pub sandbox: Option<String>,
+    pub yolo: bool,
+    pub add_dirs: Vec<PathBuf>,
 }
 
 impl Settings {
+    /// The sandbox mode (checked at load).
+    pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
+        crate::sandbox::Mode::parse(&self.sandbox.value).unwrap_or_default()
+    }
+
+    /// Roots commands and tools may write besides the project: `--add-dir`s and
+    /// `writable_roots`.
+    pub fn extra_roots(&self) -> Vec<PathBuf> {
+        self.add_dirs
+            .iter()
+            .cloned()
+            .chain(self.writable_roots.value.iter().map(PathBuf::from))
+            .collect()
+    }
+
+    /// The one line `brute -p` prints when an untrusted project's risky settings were left
+    /// out; `None` when nothing was.
+    pub fn untrusted_notice(&self, root: &Path) -> Option<String> {
+        (!self.untrusted_ignored.is_empty()).then(|| {
+            format!(
+                "ignored project settings {} in {}: the project is not trusted (brute trust trusts it)",
+                self.untrusted_ignored.join(", "),
+                root.join(".brute").join("config.toml").display()
+            )
+        })
+    }
+
     pub fn connect_timeout(&self) -> Duration {
         Duration::from_secs(self.connect_timeout_secs.value)
     }
@@ -291,6 +341,33 @@ struct Layers {
     command_tools: Vec<Sourced<CommandToolSpec>>,
     /// Each config file looked for, lowest layer first.
     searched: Vec<Searched>,
+    /// Risky project settings dropped because the project is not trusted.
+    untrusted_ignored: Vec<String>,
+    yolo: bool,
+    add_dirs: Vec<PathBuf>,
+}
+
+/// Takes the risky settings ([`trust::RISKY_KEYS`]) out of an untrusted project's layer and
+/// names the ones it held.
+fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
+    let mut ignored = Vec::new();
+    macro_rules! take {
+        ($($key:ident),*) => {$(
+            if layer.$key.take().is_some() {
+                ignored.push(stringify!($key).to_owned());
+            }
+        )*};
+    }
+    take!(
+        provider,
+        base_url,
+        api_key,
+        tools,
+        sandbox,
+        writable_roots,
+        system_prompt
+    );
+    ignored
 }
 
 impl Layers {
@@ -335,6 +412,15 @@ impl Layers {
         } else {
             set(&mut g.allow_tools, flags.tools.clone(), &flag("--tools"));
         }
+        set(&mut g.sandbox, flags.sandbox.clone(), &flag("--sandbox"));
+        if flags.yolo {
+            g.sandbox = Some(Sourced::new(
+                crate::sandbox::Mode::FullAccess.as_str().to_owned(),
+                flag("--yolo"),
+            ));
+        }
+        self.yolo = flags.yolo;
+        self.add_dirs = flags.add_dirs.clone();
     }
 }
 
@@ -353,7 +439,10 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
             path: path.to_path_buf(),
             found: layer.is_some(),
         });
-        if let Some(layer) = layer {
+        if let Some(mut layer) = layer {
+            if name == "project config" && !trust::is_trusted(root) {
+                layers.untrusted_ignored = strip_risky(&mut layer);
+            }
             layers.apply_file(layer, path)?;
         }
     }
@@ -392,6 +481,9 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         mut gathered,
         command_tools,
         searched,
+        untrusted_ignored,
+        yolo,
+        add_dirs,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -433,6 +525,9 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
             .filter(|file| file.found)
             .map(|file| file.path)
             .collect(),
+        untrusted_ignored,
+        yolo,
+        add_dirs,
     };
     Ok(Settings::assemble(resolved, plain))
 }
@@ -676,6 +771,8 @@ mod tests {
             ("deny_tools", "deny_tools = [\"shell\"]"),
             ("max_tools", "max_tools = 5"),
             ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
+            ("sandbox", "sandbox = \"read-only\""),
+            ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
             // Tables come after the top-level keys.
             (
                 "tools",
@@ -690,10 +787,13 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        // The user's own config (a project's needs trust for the risky keys; see
+        // `an_untrusted_project_keeps_only_harmless_keys`).
         let file = dir.path().join(".brute/config.toml");
         let text: Vec<&str> = samples.iter().map(|(_, line)| *line).collect();
         std::fs::write(&file, text.join("\n")).unwrap();
-        let s = load(dir.path(), &Flags::default(), &env_of(&[]), None).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let s = load(elsewhere.path(), &Flags::default(), &env_of(&[]), Some(&file)).unwrap();
         let lines = described(&s);
         let mut names: Vec<&str> = lines.iter().map(|(name, _)| name.as_str()).collect();
         names.sort_unstable();
@@ -704,6 +804,35 @@ mod tests {
         }
         assert_eq!(s.script.unwrap().value, dir.path().join(".brute/demo.txt"));
         assert_eq!(s.command_tools[0].value.name, "lint");
+    }
+
+    #[test]
+    fn an_untrusted_project_keeps_only_harmless_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(
+            dir.path().join(".brute/config.toml"),
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n",
+        )
+        .unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
+        assert_eq!(s.untrusted_ignored, ["base_url", "tools", "sandbox"]);
+        assert_eq!(
+            s.base_url.value, "https://api.openai.com/v1",
+            "the key never goes to the project's URL"
+        );
+        assert_eq!(s.sandbox_mode(), crate::sandbox::Mode::WorkspaceWrite);
+        assert!(s.command_tools.is_empty());
+        assert_eq!(
+            (s.model.value.as_str(), s.max_turns.value),
+            ("m2", 7),
+            "harmless keys apply"
+        );
+        assert!(
+            s.untrusted_notice(dir.path())
+                .is_some_and(|n| n.contains("base_url, tools, sandbox"))
+        );
     }
 
     /// Each variable the environment layer reads is shown as the source of its key.

@@ -15,12 +15,21 @@
 //!   when PROGRAM exits (which ends PROGRAM's background children, as a finished `shell` call
 //!   always has).
 //! - Without the privileges for namespaces (as root they need none; otherwise a user namespace
-//!   maps the caller's own ids), PROGRAM is exec'd directly.
+//!   maps the caller's own ids), PROGRAM is exec'd directly — but only under `full-access`: a
+//!   confined policy that cannot be enforced exits with [`UNAVAILABLE`] and runs nothing.
+//! - A confined policy ([`Policy`]) is enforced in the init before PROGRAM starts, and so holds
+//!   for everything PROGRAM starts: Landlock lets it write only the policy's trees (and a few
+//!   devices), `.git/` and `.brute/` are bind-mounted read-only, and without network it lives in
+//!   a network namespace of its own whose loopback reaches nothing outside.
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 
 use super::INIT_ARG;
+use super::policy::Policy;
+
+/// The exit code when a confined policy cannot be enforced here (nothing ran).
+pub const UNAVAILABLE: u8 = 125;
 
 /// Runs the init when the process was started as one; returns its exit code. `None` for a
 /// normal start.
@@ -30,22 +39,24 @@ pub fn dispatch() -> Option<u8> {
     if args.next().as_deref() != Some(std::ffi::OsStr::new(INIT_ARG)) {
         return None;
     }
-    let mut rest: Vec<OsString> = args.collect();
-    if rest.first().is_some_and(|a| a == "--") {
-        rest.remove(0);
-    }
-    Some(run(&rest))
+    let rest: Vec<OsString> = args.collect();
+    let (policy, program) = Policy::from_args(&rest);
+    Some(run(&policy, program))
 }
 
 /// Signals the init passes on to everything in its namespace.
 const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
 
-fn run(argv: &[OsString]) -> u8 {
+fn run(policy: &Policy, argv: &[OsString]) -> u8 {
     let Some(program) = to_cstrings(argv) else {
         eprintln!("brute sandbox: no program, or an argument holds a NUL byte");
         return 127;
     };
-    if !enter_namespaces() {
+    if !enter_namespaces(!policy.network) {
+        if policy.confined() {
+            eprintln!("brute sandbox: cannot create namespaces here; the command did not run");
+            return UNAVAILABLE;
+        }
         reset_signals();
         exec(&program);
         return 127;
@@ -71,7 +82,7 @@ fn run(argv: &[OsString]) -> u8 {
         0 => {
             // SAFETY: closing our copy of the read end.
             unsafe { libc::close(read_end) };
-            init(&program, write_end)
+            init(policy, &program, write_end)
         }
         child => {
             // SAFETY: closing our copy of the write end.
@@ -88,10 +99,14 @@ fn to_cstrings(argv: &[OsString]) -> Option<Vec<CString>> {
     argv.iter().map(|a| CString::new(a.as_bytes()).ok()).collect()
 }
 
-/// New PID and mount namespaces for the children of this process: directly as root, else
-/// inside a new user namespace that maps our own uid and gid.
-fn enter_namespaces() -> bool {
-    let flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+/// New PID and mount namespaces (and a network one, `isolate_network`) for the children of
+/// this process: directly as root, else inside a new user namespace that maps our own uid and
+/// gid.
+fn enter_namespaces(isolate_network: bool) -> bool {
+    let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+    if isolate_network {
+        flags |= libc::CLONE_NEWNET;
+    }
     // SAFETY: unshare only changes this process's namespaces.
     if unsafe { libc::unshare(flags) } == 0 {
         return true;
@@ -139,15 +154,16 @@ extern "C" fn forward(signal: libc::c_int) {
     unsafe { libc::kill(-1, signal) };
 }
 
-/// PID 1 of the new namespace: mounts a fresh `/proc`, starts the program, reaps, and reports
-/// the program's wait status to the relay through `report`.
-fn init(program: &[CString], report: libc::c_int) -> u8 {
+/// PID 1 of the new namespace: mounts a fresh `/proc`, enforces the policy, starts the
+/// program, reaps, and reports the program's wait status to the relay through `report`.
+fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
     // SAFETY: plain syscalls with valid arguments; the strings are NUL-terminated literals.
-    unsafe {
+    let private = unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
         let none = std::ptr::null::<libc::c_char>();
         let root = c"/".as_ptr();
-        if libc::mount(none, root, none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) == 0 {
+        let private = libc::mount(none, root, none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) == 0;
+        if private {
             libc::mount(
                 c"proc".as_ptr(),
                 c"/proc".as_ptr(),
@@ -156,6 +172,16 @@ fn init(program: &[CString], report: libc::c_int) -> u8 {
                 std::ptr::null(),
             );
         }
+        private
+    };
+    if policy.confined()
+        && let Err(problem) = confine(policy, private)
+    {
+        eprintln!("brute sandbox: {problem}; the command did not run");
+        return UNAVAILABLE;
+    }
+    // SAFETY: installing signal handlers with a plain extern "C" function.
+    unsafe {
         for signal in FORWARDED {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = forward as extern "C" fn(libc::c_int) as libc::sighandler_t;
@@ -188,6 +214,116 @@ fn init(program: &[CString], report: libc::c_int) -> u8 {
         if pid < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return 127;
         }
+    }
+}
+
+/// Devices every command may write (output sinks and terminals, never disks).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Enforces a confined policy on this process (and so on everything it starts): read-only bind
+/// mounts for `.git`/`.brute`, a loopback of its own, then Landlock. Any part that cannot be
+/// enforced is an error: a command never runs less confined than its policy says.
+fn confine(policy: &Policy, private_mounts: bool) -> Result<(), String> {
+    let read_only: Vec<&std::path::Path> = policy
+        .read_only
+        .iter()
+        .map(|p| p.as_path())
+        .filter(|p| p.exists())
+        .collect();
+    if !read_only.is_empty() && !private_mounts {
+        return Err("cannot make mounts private".to_owned());
+    }
+    for path in read_only {
+        bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
+    }
+    if !policy.network {
+        loopback_up();
+    }
+    landlock(policy)
+}
+
+fn bind_read_only(path: &std::path::Path) -> std::io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: valid NUL-terminated paths; a bind mount onto itself, then a read-only remount.
+    unsafe {
+        if libc::mount(
+            c.as_ptr(),
+            c.as_ptr(),
+            none,
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_REC;
+        if libc::mount(none, c.as_ptr(), none, flags, std::ptr::null()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Brings up `lo` in the new network namespace, so a command's own local servers work (its
+/// loopback is not the host's: nothing outside is reachable). Best effort.
+fn loopback_up() {
+    // SAFETY: an ifreq for "lo" on a throwaway datagram socket; ioctls read and write it only.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return;
+        }
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *slot = *byte as libc::c_char;
+        }
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) == 0 {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(fd, libc::SIOCSIFFLAGS, &request);
+        }
+        libc::close(fd);
+    }
+}
+
+/// Landlock: read everywhere, write only the policy's trees and the devices above.
+fn landlock(policy: &Policy) -> Result<(), String> {
+    use landlock::{
+        ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    };
+    let abi = ABI::V3;
+    let fail = |e: &dyn std::fmt::Display| format!("cannot set up Landlock: {e}");
+    let writable: Vec<&std::path::Path> = policy
+        .writable
+        .iter()
+        .map(|p| p.as_path())
+        .filter(|p| p.exists())
+        .chain(DEVICES.iter().map(std::path::Path::new))
+        .collect();
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| fail(&e))?
+        .create()
+        .map_err(|e| fail(&e))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(|e| fail(&e))?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(|e| fail(&e))?
+        .restrict_self()
+        .map_err(|e| fail(&e))?;
+    match status.ruleset {
+        RulesetStatus::NotEnforced => Err("this kernel does not enforce Landlock".to_owned()),
+        RulesetStatus::PartiallyEnforced | RulesetStatus::FullyEnforced => Ok(()),
     }
 }
 

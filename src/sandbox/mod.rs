@@ -17,10 +17,13 @@
 //! ([`crate::secrets`]). `BRUTE_NO_SANDBOX=1` forces that path.
 
 pub mod init;
+pub mod policy;
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+
+pub use policy::{Mode, Policy};
 
 /// The argument that turns the `brute` binary into the sandbox init.
 pub const INIT_ARG: &str = "__brute-sandbox-init";
@@ -59,9 +62,29 @@ pub fn isolated() -> bool {
     init_exe().is_some()
 }
 
-/// A command that runs `program args…` under the sandbox init when one is available, else
-/// directly; either way it dies with brute. Spawn it with [`spawn`].
+/// A command that runs `program args…` unconfined (`full-access`) under the init when one is
+/// available, else directly; either way it dies with brute. Spawn it with [`spawn`].
 pub fn command<I, S>(program: &str, args: I) -> tokio::process::Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let full = Policy {
+        mode: Mode::FullAccess,
+        network: true,
+        ..Policy::default()
+    };
+    confined_command(&full, program, args).unwrap_or_else(|_| tokio::process::Command::new(program))
+}
+
+/// Why a confined command cannot be started here.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no sandbox is available here ({0}); commands cannot be confined")]
+pub struct Unavailable(pub String);
+
+/// A command that runs `program args…` under `policy`. A confined policy needs the init;
+/// without it this is an error, never a silent unconfined run.
+pub fn confined_command<I, S>(policy: &Policy, program: &str, args: I) -> Result<tokio::process::Command, Unavailable>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -69,8 +92,14 @@ where
     let mut command = match init_exe() {
         Some(exe) => {
             let mut c = tokio::process::Command::new(exe);
-            c.arg(INIT_ARG).arg("--").arg(program);
+            c.arg(INIT_ARG).args(policy.to_args()).arg("--").arg(program);
             c
+        }
+        None if policy.confined() => {
+            return Err(Unavailable(match std::env::var_os(DISABLE_VAR) {
+                Some(_) => format!("{DISABLE_VAR} is set"),
+                None => "brute's own binary cannot be found to start the sandbox".to_owned(),
+            }));
         }
         None => tokio::process::Command::new(program),
     };
@@ -91,7 +120,70 @@ where
             Ok(())
         });
     }
-    command
+    Ok(command)
+}
+
+/// Whether confined commands can run here, checked cheaply (no process is started): brute's
+/// binary for the init, Landlock in the kernel, and namespaces (root, or user namespaces).
+pub fn available() -> Result<(), Unavailable> {
+    if init_exe().is_none() {
+        return Err(Unavailable(match std::env::var_os(DISABLE_VAR) {
+            Some(_) => format!("{DISABLE_VAR} is set"),
+            None => "brute's own binary cannot be found to start the sandbox".to_owned(),
+        }));
+    }
+    // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute only reports the ABI.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    if abi < 1 {
+        return Err(Unavailable("the kernel has no Landlock".to_owned()));
+    }
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let user_namespaces = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > 0);
+    if !root && !user_namespaces {
+        return Err(Unavailable("user namespaces are disabled".to_owned()));
+    }
+    Ok(())
+}
+
+/// Whether a confined command can run here: the init starts, makes its namespaces and
+/// enforces Landlock (checked once, by running `true` under a workspace-write policy).
+pub async fn probe() -> Result<(), Unavailable> {
+    static RESULT: tokio::sync::OnceCell<Result<(), Unavailable>> = tokio::sync::OnceCell::const_new();
+    RESULT
+        .get_or_init(|| async {
+            let dir = std::env::temp_dir();
+            let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], None);
+            let mut command = confined_command(&policy, "true", std::iter::empty::<&str>())?;
+            command
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            let child = spawn(command).await.map_err(|e| Unavailable(e.to_string()))?;
+            let output = child.wait_with_output().await.map_err(|e| Unavailable(e.to_string()))?;
+            if output.status.success() {
+                Ok(())
+            } else {
+                let why = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+                Err(Unavailable(if why.is_empty() {
+                    "the sandbox check failed".to_owned()
+                } else {
+                    why
+                }))
+            }
+        })
+        .await
+        .clone()
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -106,6 +106,12 @@ impl Tool for Pipeline {
     fn display(&self) -> crate::protocol::Display {
         self.tool.display()
     }
+    fn runs_commands(&self) -> bool {
+        self.tool.runs_commands()
+    }
+    fn escalation(&self, args: &Value) -> Option<String> {
+        self.tool.escalation(args)
+    }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Next {
             layers: &self.layers,

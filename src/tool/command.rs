@@ -156,6 +156,10 @@ impl Tool for CommandTool {
         crate::protocol::Display::Output
     }
 
+    fn runs_commands(&self) -> bool {
+        true
+    }
+
     fn parameters(&self) -> Value {
         self.schema.clone()
     }

@@ -2,6 +2,7 @@
 //! parameter declaration, and the built-in tools (one file each).
 
 pub mod adapter;
+pub mod approve;
 pub mod capture;
 pub mod command;
 pub mod exec;
@@ -251,6 +252,15 @@ pub trait Tool: Send + Sync {
     /// How front ends show this tool's calls.
     fn display(&self) -> Display {
         Display::Text
+    }
+    /// Whether calls start processes (they run in the sandbox; where none is available each
+    /// call needs the person's approval).
+    fn runs_commands(&self) -> bool {
+        false
+    }
+    /// The justification when a call asks to run beyond the sandbox (an approval request).
+    fn escalation(&self, _args: &Value) -> Option<String> {
+        None
     }
     /// Runs the tool. Arguments were already validated against [`Tool::parameters`].
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;

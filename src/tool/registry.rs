@@ -47,7 +47,8 @@ impl Registry {
         let wrapped = Pipeline::new(tool)
             .layer(LogCalls)
             .layer(ValidateArgs::default())
-            .layer(GuardPaths);
+            .layer(GuardPaths)
+            .layer(super::approve::Approve);
         self.entries.push(Entry {
             tool: Arc::new(wrapped),
         });

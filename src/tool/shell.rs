@@ -36,7 +36,23 @@ impl Tool for ShellTool {
             .string("command", "The command line to run", true)
             .string("cwd", "Working directory (default: project root)", false)
             .schema("timeout", serde_json::json!({"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 300)"}), false)
+            .schema("sandbox", serde_json::json!({"type": "string", "enum": ["full"], "description": "Only when the sandbox blocks what the task needs (network, writing outside the project): \"full\" runs without it, after the user approves"}), false)
+            .string("justification", "With sandbox=full: why the command needs it, shown to the user", false)
             .build()
+    }
+
+    fn runs_commands(&self) -> bool {
+        true
+    }
+
+    fn escalation(&self, args: &Value) -> Option<String> {
+        (args["sandbox"].as_str() == Some("full")).then(|| {
+            args["justification"]
+                .as_str()
+                .filter(|j| !j.trim().is_empty())
+                .unwrap_or("no justification given")
+                .to_owned()
+        })
     }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
@@ -50,7 +66,9 @@ impl Tool for ShellTool {
                 )));
             }
             let timeout = Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
-            run(command, &cwd, timeout, ctx).await
+            // The approval step let an escalated call through only with the person's consent.
+            let unconfined = self.escalation(&args).is_some();
+            run(command, &cwd, timeout, unconfined, ctx).await
         })
     }
 }
@@ -159,7 +177,32 @@ pub async fn run_process(
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ProcessRun, ToolError> {
-    let mut spawn = crate::sandbox::command(shell_program(), ["-c", command]);
+    run_process_with(command, cwd, stdin, envs, timeout, &command_policy(ctx, false), ctx).await
+}
+
+/// The policy a command of this call runs under: the session's, or none when the call was
+/// approved to run unconfined (escalated, or approved because no sandbox is available here).
+pub fn command_policy(ctx: &ToolContext, unconfined: bool) -> crate::sandbox::Policy {
+    let access = ctx.agent.access();
+    if unconfined || !access.sandbox_available {
+        crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], None)
+    } else {
+        access.policy
+    }
+}
+
+/// [`run_process`] under an explicit sandbox policy.
+pub async fn run_process_with(
+    command: &str,
+    cwd: &std::path::Path,
+    stdin: Option<Vec<u8>>,
+    envs: &[(String, String)],
+    timeout: Duration,
+    policy: &crate::sandbox::Policy,
+    ctx: &ToolContext,
+) -> Result<ProcessRun, ToolError> {
+    let mut spawn = crate::sandbox::confined_command(policy, shell_program(), ["-c", command])
+        .map_err(|e| ToolError::new("SandboxUnavailable", e.to_string()))?;
     spawn
         .current_dir(cwd)
         .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -254,9 +297,13 @@ async fn run(
     command: &str,
     cwd: &std::path::Path,
     timeout: Duration,
+    unconfined: bool,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let ProcessRun { stdout, stderr, ending } = run_process(command, cwd, None, &[], timeout, ctx).await?;
+    let policy = command_policy(ctx, unconfined);
+    let ProcessRun { stdout, stderr, ending } =
+        run_process_with(command, cwd, None, &[], timeout, &policy, ctx).await?;
+    let blocked = policy.confined() && looks_blocked(&stdout.text(), &stderr.text());
     let mut content = stdout.text();
     if stderr.total() > 0 {
         if !content.is_empty() && !content.ends_with('\n') {
@@ -280,6 +327,9 @@ async fn run(
             use std::os::unix::process::ExitStatusExt;
             if let Some(code) = status.code().filter(|c| *c != 0) {
                 footer(format!("[exit code: {code}]"));
+                if code == i32::from(crate::sandbox::init::UNAVAILABLE) || blocked {
+                    footer(sandbox_note(&policy));
+                }
             } else if let Some(signal) = status.signal() {
                 footer(format!("[killed by signal {signal}]"));
             }
@@ -304,6 +354,35 @@ async fn run(
         keep: Keep::Tail,
         self_truncated: false,
     })
+}
+
+/// Whether a failed command's output looks like the sandbox stopped it (a write outside, or
+/// the network).
+fn looks_blocked(stdout: &str, stderr: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Network is unreachable",
+        "Could not resolve host",
+        "Temporary failure in name resolution",
+        "Name or service not known",
+    ];
+    SIGNS.iter().any(|s| stderr.contains(s) || stdout.contains(s))
+}
+
+/// What the model is told when the sandbox may have blocked a command.
+fn sandbox_note(policy: &crate::sandbox::Policy) -> String {
+    let what = match policy.mode {
+        crate::sandbox::Mode::ReadOnly => "commands may not write files and have no network",
+        _ => {
+            "commands may write only inside the project (not its .git/ or .brute/), the temp dir and build caches, and have no network"
+        }
+    };
+    format!(
+        "[the sandbox ({}) may have blocked this: {what}. If the task needs more, call shell again with sandbox: \"full\" and a justification; the user will be asked to approve it.]",
+        policy.mode.as_str()
+    )
 }
 
 /// Error results skip the universal step, so partial output is bounded here (end kept).

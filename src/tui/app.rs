@@ -91,6 +91,8 @@ pub struct App {
     pub(super) last_answer: String,
     /// Set when something changed and the screen must be redrawn.
     pub dirty: bool,
+    /// An approval waits: ring the terminal bell once, for a person in another window.
+    pub bell: bool,
 }
 
 impl App {
@@ -117,6 +119,7 @@ impl App {
             ctrl_c_armed: false,
             last_answer: String::new(),
             dirty: true,
+            bell: false,
         }
     }
 
@@ -276,6 +279,7 @@ impl App {
 
     /// Opens the dialog for a request (queued behind any already open).
     fn open_request(&mut self, id: String, kind: RequestKind) {
+        self.bell |= matches!(kind, RequestKind::Approval { .. });
         let modal = match &kind {
             RequestKind::Question { questions } if !questions.is_empty() => Modal::Question {
                 id,
@@ -517,7 +521,8 @@ impl App {
 
     /// Keys for the dialog in front.
     fn modal_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        if key.code == KeyCode::Esc {
+        let approval = matches!(self.modals.front(), Some(Modal::Confirm(c)) if c.approval);
+        if key.code == KeyCode::Esc && !approval {
             // Esc declines the dialog, and a question dialog's turn is interrupted with it.
             let Some(modal) = self.modals.pop_front() else {
                 return Vec::new();
@@ -551,6 +556,11 @@ impl App {
                         ConfirmOutcome::Open
                     }
                     KeyCode::Enter => confirm.enter(),
+                    KeyCode::Esc => confirm.escape(),
+                    KeyCode::Backspace => {
+                        confirm.backspace();
+                        ConfirmOutcome::Open
+                    }
                     KeyCode::Char(c) => confirm.key(c),
                     _ => ConfirmOutcome::Open,
                 };

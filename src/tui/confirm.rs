@@ -3,7 +3,7 @@
 //! keys are never swallowed: Enter takes the highlighted choice (the default first), `y` the
 //! first, `n` or Esc cancels, a digit picks by number.
 
-use crate::protocol::{RequestKind, Response};
+use crate::protocol::{ApprovalDecision, RequestKind, Response};
 
 /// What a key did to a confirmation.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +29,10 @@ pub struct Confirm {
     pub body: String,
     pub choices: Vec<Choice>,
     pub selected: usize,
+    /// An approval being denied: the one-line reason typed so far (sent with the denial).
+    pub reason: Option<String>,
+    /// Whether this is an approval (`n`/Esc open the reason field instead of closing).
+    pub approval: bool,
 }
 
 impl Confirm {
@@ -83,6 +87,34 @@ impl Confirm {
                 ],
                 1,
             ),
+            RequestKind::Approval {
+                tool,
+                summary,
+                detail,
+                reason,
+            } => {
+                let mut body = format!("{tool}: {summary}\nwhy it needs you: {reason}");
+                if !detail.is_empty() && detail != summary {
+                    let shown: Vec<&str> = detail.lines().take(12).collect();
+                    body.push_str(&format!("\n\n{}", shown.join("\n")));
+                }
+                let approve = |decision| Response::Approval { decision, reason: None };
+                let choices = vec![
+                    choice('y', "allow once", approve(ApprovalDecision::Once)),
+                    choice('a', "allow for this session", approve(ApprovalDecision::Session)),
+                    choice('p', "always allow in this project", approve(ApprovalDecision::Project)),
+                    choice('n', "deny (and say why)", approve(ApprovalDecision::Deny)),
+                ];
+                return Some(Self {
+                    id: id.to_owned(),
+                    title: " Approve? ".to_owned(),
+                    body,
+                    choices,
+                    selected: 0,
+                    reason: None,
+                    approval: true,
+                });
+            }
             RequestKind::Question { .. } => return None,
         };
         Some(Self {
@@ -91,7 +123,44 @@ impl Confirm {
             body,
             choices,
             selected,
+            reason: None,
+            approval: false,
         })
+    }
+
+    /// The response for a choice: an approval's denial first asks for a reason.
+    fn pick(&mut self, index: usize) -> ConfirmOutcome {
+        let Some(choice) = self.choices.get(index) else {
+            return ConfirmOutcome::Open;
+        };
+        if self.approval && choice.key == 'n' {
+            self.reason = Some(String::new());
+            return ConfirmOutcome::Open;
+        }
+        ConfirmOutcome::Done(choice.response.clone())
+    }
+
+    /// Esc: an approval opens the reason field (Esc there denies without one); any other
+    /// confirmation is cancelled.
+    pub fn escape(&mut self) -> ConfirmOutcome {
+        match (&self.reason, self.approval) {
+            (Some(_), _) => ConfirmOutcome::Done(Response::Approval {
+                decision: ApprovalDecision::Deny,
+                reason: None,
+            }),
+            (None, true) => {
+                self.reason = Some(String::new());
+                ConfirmOutcome::Open
+            }
+            (None, false) => ConfirmOutcome::Done(Response::Declined),
+        }
+    }
+
+    /// Backspace in the reason field.
+    pub fn backspace(&mut self) {
+        if let Some(reason) = &mut self.reason {
+            reason.pop();
+        }
     }
 
     pub fn up(&mut self) {
@@ -102,15 +171,25 @@ impl Confirm {
         self.selected = (self.selected + 1).min(self.choices.len().saturating_sub(1));
     }
 
-    /// Enter: the highlighted choice.
-    pub fn enter(&self) -> ConfirmOutcome {
-        self.choices
-            .get(self.selected)
-            .map_or(ConfirmOutcome::Open, |c| ConfirmOutcome::Done(c.response.clone()))
+    /// Enter: the highlighted choice, or the denial with the reason typed.
+    pub fn enter(&mut self) -> ConfirmOutcome {
+        if let Some(reason) = &self.reason {
+            let reason = reason.trim().to_owned();
+            return ConfirmOutcome::Done(Response::Approval {
+                decision: ApprovalDecision::Deny,
+                reason: (!reason.is_empty()).then_some(reason),
+            });
+        }
+        self.pick(self.selected)
     }
 
-    /// A typed key: a choice's letter or number picks it; `n` always cancels.
+    /// A typed key: a choice's letter or number picks it; `n` always cancels. In the reason
+    /// field every key is text.
     pub fn key(&mut self, c: char) -> ConfirmOutcome {
+        if let Some(reason) = &mut self.reason {
+            reason.push(c);
+            return ConfirmOutcome::Open;
+        }
         let c = c.to_ascii_lowercase();
         if let Some(n) = c.to_digit(10).map(|d| d as usize)
             && (1..=self.choices.len()).contains(&n)
@@ -118,8 +197,8 @@ impl Confirm {
             self.selected = n - 1;
             return ConfirmOutcome::Open;
         }
-        match self.choices.iter().find(|choice| choice.key == c) {
-            Some(choice) => ConfirmOutcome::Done(choice.response.clone()),
+        match self.choices.iter().position(|choice| choice.key == c) {
+            Some(index) => self.pick(index),
             None if c == 'n' => ConfirmOutcome::Done(Response::Declined),
             None => ConfirmOutcome::Open,
         }
@@ -179,5 +258,42 @@ mod tests {
             })
         );
         assert_eq!(undo().key('x'), ConfirmOutcome::Open, "other keys do nothing");
+    }
+
+    fn approval() -> Confirm {
+        Confirm::for_request(
+            "a1",
+            &RequestKind::Approval {
+                tool: "shell".into(),
+                summary: "curl example.com".into(),
+                detail: String::new(),
+                reason: "it asks to run without the sandbox: needs the network".into(),
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn approvals_allow_or_deny_with_a_reason() {
+        let allow = |decision| ConfirmOutcome::Done(Response::Approval { decision, reason: None });
+        assert_eq!(approval().enter(), allow(ApprovalDecision::Once));
+        assert_eq!(approval().key('y'), allow(ApprovalDecision::Once));
+        assert_eq!(approval().key('a'), allow(ApprovalDecision::Session));
+        assert_eq!(approval().key('p'), allow(ApprovalDecision::Project));
+        let mut d = approval();
+        assert_eq!(d.key('n'), ConfirmOutcome::Open, "n opens the reason field");
+        for c in "use the mirror".chars() {
+            d.key(c);
+        }
+        assert_eq!(
+            d.enter(),
+            ConfirmOutcome::Done(Response::Approval {
+                decision: ApprovalDecision::Deny,
+                reason: Some("use the mirror".into())
+            })
+        );
+        let mut d = approval();
+        assert_eq!(d.escape(), ConfirmOutcome::Open, "Esc opens the reason field too");
+        assert_eq!(d.enter(), allow(ApprovalDecision::Deny), "an empty reason is fine");
     }
 }

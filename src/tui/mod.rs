@@ -58,6 +58,14 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
     for notice in started.notices {
         app.notice(transcript::NoticeKind::Info, notice);
     }
+    if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
+        && let Err(unavailable) = crate::sandbox::available()
+    {
+        app.notice(
+            transcript::NoticeKind::Error,
+            format!("{unavailable}: every command will ask for your approval before it runs"),
+        );
+    }
     let crate::agent::conversation::Handle {
         ops: ops_tx,
         task: mut agent_task,
@@ -102,6 +110,12 @@ async fn event_loop(
     loop {
         if app.dirty {
             draw(terminal, app)?;
+        }
+        if std::mem::take(&mut app.bell) {
+            // BEL, and OSC 9 for terminals that turn it into a desktop notification.
+            let mut out = stdout();
+            let _ = write!(out, "\u{7}\u{1b}]9;brute: an approval is waiting\u{7}");
+            let _ = out.flush();
         }
         let actions = tokio::select! {
             event = input.next() => match event {

@@ -368,13 +368,22 @@ fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rec
         ));
     }
     lines.push(Line::default());
-    lines.extend(wrap(
-        &Line::styled(
-            "Enter takes the highlighted choice · a letter picks one · n or Esc cancels",
-            Style::new().fg(Color::DarkGray),
-        ),
-        inner_width,
-    ));
+    if let Some(reason) = &confirm.reason {
+        lines.extend(wrap(
+            &Line::from(vec![
+                Span::styled("› why not? ", Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)),
+                Span::raw(reason.clone()),
+            ]),
+            inner_width,
+        ));
+        lines.push(Line::default());
+    }
+    let hint = match (&confirm.reason, confirm.approval) {
+        (Some(_), _) => "type why (optional) · Enter denies with it · Esc denies without",
+        (None, true) => "Enter or y allows once · a session · p project · n or Esc denies",
+        (None, false) => "Enter takes the highlighted choice · a letter picks one · n or Esc cancels",
+    };
+    lines.extend(wrap(&Line::styled(hint, Style::new().fg(Color::DarkGray)), inner_width));
     let mut title = confirm.title.clone();
     if open > 1 {
         title.push_str(&format!("· {} more waiting ", open - 1));

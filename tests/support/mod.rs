@@ -317,6 +317,13 @@ impl Sandbox {
         assert_cmd::Command::from_std(self.std_brute(server))
     }
 
+    /// Trusts the project (as `brute trust` does), so its `.brute/config.toml` may set
+    /// providers, command tools and the sandbox.
+    pub fn trust(&self) {
+        let status = self.std_command().arg("trust").status().unwrap();
+        assert!(status.success(), "brute trust failed");
+    }
+
     /// `brute` with no provider flags.
     pub fn bare(&self) -> assert_cmd::Command {
         assert_cmd::Command::from_std(self.std_command())

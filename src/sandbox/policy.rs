@@ -1,0 +1,210 @@
+//! What a command may do: the sandbox mode and the paths it may write.
+//!
+//! | mode | files | network |
+//! |---|---|---|
+//! | `read-only` | read anywhere, write nowhere (but `/dev/null` and the like) | off |
+//! | `workspace-write` (default) | write the project (its `.git/` and `.brute/` stay read-only), extra roots, the temp dir, brute's data dir and the toolchain caches ordinary builds write | off |
+//! | `full-access` | as the person, unconfined | on |
+//!
+//! The init ([`super::init`]) enforces a policy with Landlock (files), read-only bind mounts
+//! (`.git/`, `.brute/`) and a network namespace with only a loopback of its own (network).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// How much a command may do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    ReadOnly,
+    #[default]
+    WorkspaceWrite,
+    FullAccess,
+}
+
+impl Mode {
+    pub const NAMES: &'static [&'static str] = &["read-only", "workspace-write", "full-access"];
+
+    /// Parses `read-only`, `workspace-write` or `full-access`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim() {
+            "read-only" => Some(Self::ReadOnly),
+            "workspace-write" => Some(Self::WorkspaceWrite),
+            "full-access" => Some(Self::FullAccess),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::FullAccess => "full-access",
+        }
+    }
+
+    /// The next mode for Shift-Tab: read-only → workspace-write → full-access → read-only.
+    pub fn next(self) -> Self {
+        match self {
+            Self::ReadOnly => Self::WorkspaceWrite,
+            Self::WorkspaceWrite => Self::FullAccess,
+            Self::FullAccess => Self::ReadOnly,
+        }
+    }
+}
+
+/// A mode made concrete for one project.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    pub mode: Mode,
+    /// Trees commands may write (empty in read-only mode).
+    pub writable: Vec<PathBuf>,
+    /// Trees inside writable ones that stay read-only (`.git`, `.brute`).
+    pub read_only: Vec<PathBuf>,
+    /// Whether commands reach the network.
+    pub network: bool,
+}
+
+/// Directories under the home directory that ordinary builds write (package caches).
+const CACHES: &[&str] = &[".cargo/registry", ".cargo/git", ".cache", ".npm"];
+
+impl Policy {
+    /// The policy of `mode` for the project at `root`: `extra` are more writable roots
+    /// (`--add-dir`, `writable_roots`), `data_dir` is brute's own.
+    pub fn for_project(mode: Mode, root: &Path, extra: &[PathBuf], data_dir: Option<&Path>) -> Self {
+        match mode {
+            Mode::FullAccess => Self {
+                mode,
+                writable: Vec::new(),
+                read_only: Vec::new(),
+                network: true,
+            },
+            Mode::ReadOnly => Self {
+                mode,
+                writable: Vec::new(),
+                read_only: Vec::new(),
+                network: false,
+            },
+            Mode::WorkspaceWrite => {
+                let mut writable: Vec<PathBuf> = std::iter::once(root.to_path_buf())
+                    .chain(extra.iter().cloned())
+                    .chain(std::iter::once(std::env::temp_dir()))
+                    .chain(std::iter::once(PathBuf::from("/tmp")))
+                    .chain(data_dir.map(Path::to_path_buf))
+                    .collect();
+                if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                    writable.extend(CACHES.iter().map(|c| Path::new(&home).join(c)));
+                }
+                writable.sort();
+                writable.dedup();
+                let read_only = std::iter::once(root)
+                    .chain(extra.iter().map(PathBuf::as_path))
+                    .flat_map(|r| [r.join(".git"), r.join(".brute")])
+                    .collect();
+                Self {
+                    mode,
+                    writable,
+                    read_only,
+                    network: false,
+                }
+            }
+        }
+    }
+
+    /// Whether commands run confined at all.
+    pub fn confined(&self) -> bool {
+        self.mode != Mode::FullAccess
+    }
+
+    /// Whether a built-in tool may change `path` (absolute, symlinks resolved) without asking.
+    pub fn allows_write(&self, path: &Path) -> bool {
+        match self.mode {
+            Mode::FullAccess => true,
+            Mode::ReadOnly => false,
+            Mode::WorkspaceWrite => {
+                self.writable
+                    .iter()
+                    .any(|w| path.starts_with(w) || path.starts_with(real(w)))
+                    && !self
+                        .read_only
+                        .iter()
+                        .any(|r| path.starts_with(r) || path.starts_with(real(r)))
+            }
+        }
+    }
+
+    /// The init's arguments for this policy (before `--` and the program).
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["--mode".into(), self.mode.as_str().into()];
+        for path in &self.writable {
+            args.push("--write".into());
+            args.push(path.clone().into_os_string());
+        }
+        for path in &self.read_only {
+            args.push("--ro".into());
+            args.push(path.clone().into_os_string());
+        }
+        args.push("--net".into());
+        args.push(if self.network { "on" } else { "off" }.into());
+        args
+    }
+
+    /// Reads what [`Policy::to_args`] wrote; returns the policy and the rest (the program).
+    pub fn from_args(args: &[OsString]) -> (Self, &[OsString]) {
+        let mut policy = Self {
+            mode: Mode::FullAccess,
+            network: true,
+            ..Self::default()
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let value = args.get(i + 1);
+            match (args[i].to_str(), value) {
+                (Some("--"), _) => return (policy, &args[i + 1..]),
+                (Some("--mode"), Some(v)) => {
+                    policy.mode = v.to_str().and_then(Mode::parse).unwrap_or(Mode::ReadOnly);
+                }
+                (Some("--write"), Some(v)) => policy.writable.push(PathBuf::from(v)),
+                (Some("--ro"), Some(v)) => policy.read_only.push(PathBuf::from(v)),
+                (Some("--net"), Some(v)) => policy.network = v == "on",
+                // No options: the rest is the program (an older caller).
+                _ => return (policy, &args[i..]),
+            }
+            i += 2;
+        }
+        (policy, &args[args.len()..])
+    }
+}
+
+fn real(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_round_trip() {
+        let policy = Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[PathBuf::from("/x")], None);
+        assert!(policy.writable.contains(&PathBuf::from("/p")));
+        assert!(policy.read_only.contains(&PathBuf::from("/p/.git")));
+        let mut args = policy.to_args();
+        args.push("--".into());
+        args.push("bash".into());
+        let (back, rest) = Policy::from_args(&args);
+        assert_eq!(back, policy);
+        assert_eq!(rest, [OsString::from("bash")]);
+        assert!(policy.allows_write(Path::new("/p/src/a.rs")));
+        assert!(!policy.allows_write(Path::new("/p/.git/config")));
+        assert!(!policy.allows_write(Path::new("/etc/passwd")));
+    }
+
+    #[test]
+    fn modes_cycle_and_parse() {
+        assert_eq!(Mode::ReadOnly.next().next().next(), Mode::ReadOnly);
+        for name in Mode::NAMES {
+            assert_eq!(Mode::parse(name).map(Mode::as_str), Some(*name));
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The approval step: a tool call that goes beyond what the sandbox mode allows waits for the
+//! person. Added to every tool by the registry, so no tool shape can skip it.
+//!
+//! A call needs approval when it would change a path outside the writable roots (or anything
+//! in `read-only` mode), when it asks to run a command beyond the sandbox
+//! ([`super::Tool::escalation`]), or when it runs commands and no sandbox is available here.
+//! `--yolo` and approvals for the session skip the question; without a person (`brute -p`) the
+//! call is denied with a result that names what would allow it.
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::adapter::{Middleware, Next};
+use super::{ToolContext, ToolError, ToolOutput};
+use crate::protocol::{ApprovalDecision, RequestKind, Response};
+use crate::sandbox::Mode;
+
+/// The approval middleware (see the module docs).
+pub struct Approve;
+
+/// Why a call needs the person, if it does.
+fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
+    let tool = next.tool();
+    let access = ctx.agent.access();
+    if let Some(shown) = tool.mutated_path(args) {
+        let path = super::guard::real_path(&super::guard::normalize(&ctx.root, &ctx.resolve(&shown)));
+        if !access.policy.allows_write(&path) {
+            return Some(match access.policy.mode {
+                Mode::ReadOnly => "the sandbox is read-only".to_owned(),
+                _ => format!("{} is outside the writable roots", path.display()),
+            });
+        }
+    }
+    if let Some(justification) = tool.escalation(args) {
+        return Some(format!("it asks to run without the sandbox: {justification}"));
+    }
+    if tool.runs_commands() && access.policy.confined() && !access.sandbox_available {
+        return Some("no sandbox is available here, so the command would run unconfined".to_owned());
+    }
+    None
+}
+
+/// What allows such a call without asking, for the denial `brute -p` gives.
+fn how_to_allow(tool: &str, summary: &str) -> String {
+    let first = summary.split_whitespace().next().unwrap_or("");
+    format!(
+        "run brute with --sandbox full-access (or --yolo), or allow it in config with a rule like `{tool}({first}*)` under [permissions]"
+    )
+}
+
+impl Middleware for Approve {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(reason) = reason(&next, &args, ctx) else {
+                return next.run(args, ctx).await;
+            };
+            let tool = next.tool();
+            let summary = tool.summary(&args);
+            if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &summary) {
+                return next.run(args, ctx).await;
+            }
+            let detail = ["command", "content", "new_string"]
+                .iter()
+                .find_map(|k| args.get(*k).and_then(Value::as_str))
+                .unwrap_or_default()
+                .to_owned();
+            let kind = RequestKind::Approval {
+                tool: tool.name().to_owned(),
+                summary: summary.clone(),
+                detail,
+                reason: reason.clone(),
+            };
+            match ctx.ask(kind).await {
+                Response::Approval {
+                    decision: ApprovalDecision::Once,
+                    ..
+                } => next.run(args, ctx).await,
+                Response::Approval {
+                    decision: ApprovalDecision::Session | ApprovalDecision::Project,
+                    ..
+                } => {
+                    ctx.agent.approve_for_session(tool.name(), &summary);
+                    next.run(args, ctx).await
+                }
+                Response::Approval {
+                    decision: ApprovalDecision::Deny,
+                    reason: why,
+                } => {
+                    let why = why
+                        .filter(|w| !w.trim().is_empty())
+                        .map(|w| format!(" They said: {}", w.trim()))
+                        .unwrap_or_default();
+                    Err(ToolError::new(
+                        "Denied",
+                        format!("the user denied this call ({reason}).{why} Do not retry it as is."),
+                    ))
+                }
+                Response::NoPerson => Err(ToolError::new(
+                    "Denied",
+                    format!(
+                        "not allowed without approval ({reason}), and nobody is here to approve it: {}",
+                        how_to_allow(tool.name(), &summary)
+                    ),
+                )),
+                _ if ctx.cancel.is_cancelled() => Err(ToolError::new(
+                    "Interrupted",
+                    "the user interrupted the turn before approving this call",
+                )),
+                _ => Err(ToolError::new(
+                    "Denied",
+                    format!("the user dismissed the approval ({reason}). Do not retry it as is."),
+                )),
+            }
+        })
+    }
+}
