@@ -6,6 +6,7 @@ pub mod command;
 pub mod exec;
 pub mod fetch;
 pub mod fs_search;
+pub mod html;
 pub mod mutation;
 pub mod params;
 pub mod patch;
