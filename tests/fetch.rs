@@ -1,5 +1,5 @@
-//! `fetch` against hostile pages from a local server: deep nesting, a download that never
-//! ends, and an interrupt in the middle.
+//! `fetch` against hostile pages from a local server: deep nesting, compressed bodies, a
+//! compression bomb, a download that never ends, and an interrupt in the middle.
 
 mod support;
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use brute::tool::Tool;
-use brute::tool::fetch::FetchTool;
+use brute::tool::fetch::{FetchTool, MAX_BYTES};
 use serde_json::json;
 use support::{Harness, MockServer, Reply};
 
@@ -31,7 +31,10 @@ fn html(page: String) -> Reply {
 fn fetch(h: &Harness, reply: Reply) -> (String, bool) {
     let server = MockServer::start();
     server.push(reply);
-    h.call("fetch", json!({"url": server.url("/page")}))
+    let out = h.call("fetch", json!({"url": server.url("/page")}));
+    let accepted = server.requests()[0].header("accept-encoding").unwrap_or("").to_owned();
+    assert!(accepted.contains("gzip") && accepted.contains("br"), "{accepted}");
+    out
 }
 
 #[test]
@@ -61,6 +64,75 @@ fn a_page_of_100000_nested_divs_is_converted_within_the_budget() {
         !out.contains("could not be converted"),
         "converted, not the fallback: {out}"
     );
+}
+
+#[test]
+fn gzip_and_brotli_bodies_are_decoded() {
+    let h = Harness::new(Vec::new());
+    let text = "compressed text\n".repeat(1000);
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(text.as_bytes()).unwrap();
+    let gzip = gzip.finish().unwrap();
+    let mut br = Vec::new();
+    brotli::CompressorWriter::new(&mut br, 4096, 5, 22)
+        .write_all(text.as_bytes())
+        .unwrap();
+    for (encoding, body) in [("gzip", gzip), ("br", br)] {
+        assert!(body.len() < text.len() / 10);
+        let reply = Reply::json(200, body)
+            .header("content-type", "text/plain")
+            .header("content-encoding", encoding);
+        let (out, err) = fetch(&h, reply);
+        assert!(!err, "{encoding}: {out}");
+        assert!(out.ends_with(&format!("\n\n{text}")), "{encoding}: {}", &out[..200]);
+    }
+}
+
+/// A gzip stream of `segments` MB of the digit `0`: one compressed megabyte repeated (it ends
+/// in a sync flush, so the pieces chain), then an empty final block and the trailer.
+fn gzip_bomb(segments: u32) -> Vec<u8> {
+    let megabyte = vec![b'0'; 1 << 20];
+    let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    deflate.write_all(&megabyte).unwrap();
+    deflate.flush().unwrap();
+    let segment = deflate.get_ref().clone();
+    let mut crc = flate2::Crc::new();
+    let mut one = flate2::Crc::new();
+    one.update(&megabyte);
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    for _ in 0..segments {
+        out.extend_from_slice(&segment);
+        crc.combine(&one);
+    }
+    out.extend_from_slice(&[0x03, 0x00]);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(u64::from(segments) << 20).to_le_bytes()[..4]);
+    out
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_cap() {
+    let bomb = gzip_bomb(1024);
+    assert!(bomb.len() < 1_200_000, "1 GB in {} bytes", bomb.len());
+    let small = gzip_bomb(2);
+    let mut decoded = String::new();
+    flate2::read::GzDecoder::new(&small[..])
+        .read_to_string(&mut decoded)
+        .unwrap();
+    assert_eq!(decoded.len(), 2 << 20, "the bomb is a valid gzip stream");
+    let h = Harness::new(Vec::new());
+    let reply = Reply::json(200, bomb)
+        .header("content-type", "text/plain")
+        .header("content-encoding", "gzip")
+        .chunked(64 * 1024);
+    let (out, err) = fetch(&h, reply);
+    assert!(!err, "{}", &out[..300]);
+    assert!(
+        out.contains(&format!("[body cut at {MAX_BYTES} bytes]\n")),
+        "{}",
+        &out[..300]
+    );
+    assert!(out.contains("\n\n0000000000"), "{}", &out[..300]);
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //!
 //! A page is hostile input, so the whole call (connecting, downloading and converting) runs
 //! within one time budget ([`TIMEOUT`] by default) and stops at once when the person
-//! interrupts. HTML is converted by [`super::html`] on a thread of its own with a known stack,
-//! raced against the budget. When the budget runs out:
+//! interrupts. Bodies are decoded (gzip, brotli) before the [`MAX_BYTES`] cap is applied, so a
+//! compression bomb costs at most that much memory. HTML is converted by [`super::html`] on a
+//! thread of its own with a known stack, raced against the budget. When the budget runs out:
 //! - during the download: a retryable `Timeout` error (there is nothing useful to show yet);
 //! - during the conversion: the page's text with the tags stripped, with a note saying so,
 //!   since the page did arrive and its text is what the model wants.
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::html::{self, Markdown};
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
-/// Most bytes read from one response.
+/// Most bytes read from one response, counted after decompression.
 pub const MAX_BYTES: usize = 5 * 1024 * 1024;
 /// The default time budget for a whole call: download and conversion.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -185,6 +186,8 @@ impl Tool for FetchTool {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
+            // Chunks arrive decompressed, so the cap bounds what a small compressed body can
+            // grow into.
             let mut body = Vec::new();
             let mut cut = false;
             loop {
