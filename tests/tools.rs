@@ -346,6 +346,23 @@ fn search_caps_matches_and_lists_files_by_glob() {
     assert!(out.starts_with("No files match"));
 }
 
+#[test]
+fn search_refuses_a_regex_too_big_to_compile() {
+    let h = h();
+    h.write("a.txt", "text\n");
+    for pattern in [r"(\w{100}){100}", r"\w{1000}"] {
+        let (out, err) = h.call("fs_search", json!({"pattern": pattern}));
+        assert!(err, "{out}");
+        assert!(
+            out.starts_with(&format!(
+                "Error: InvalidArguments: the regex `{pattern}` is too big once compiled (over 10 MB)"
+            )),
+            "{out}"
+        );
+        assert!(out.contains("Simplify it"), "{out}");
+    }
+}
+
 // ---------- shell ----------
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use futures_util::future::BoxFuture;
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
 use ignore::{WalkBuilder, WalkState, overrides::OverrideBuilder};
 use serde_json::Value;
@@ -19,6 +19,12 @@ use super::{Params, Tool, ToolContext, ToolError, ToolOutput};
 pub const MAX_RESULTS: usize = 100;
 /// Matched lines are cut to this many characters in results.
 const MAX_MATCH_CHARS: usize = 500;
+/// The largest compiled regex accepted (the regex crate's own default; grep-regex allows 100 MB,
+/// which takes seconds to build for a pattern like `(\w{100}){100}`).
+pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
+/// Lazy DFA cache per search thread; when a pattern needs more, the engine falls back to a
+/// slower but steady one instead of growing (grep-regex's default is 1 GB per thread).
+const DFA_CACHE_BYTES: usize = 10 << 20;
 
 /// The built-in `fs_search` tool.
 pub struct SearchTool;
@@ -128,11 +134,28 @@ pub fn search(query: &Query, cancel: &CancellationToken) -> Result<String, ToolE
     }
 }
 
-fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<String, ToolError> {
-    let matcher = RegexMatcherBuilder::new()
+fn matcher(query: &Query, pattern: &str) -> Result<RegexMatcher, ToolError> {
+    RegexMatcherBuilder::new()
         .case_insensitive(query.ignore_case)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(DFA_CACHE_BYTES)
         .build(pattern)
-        .map_err(|e| ToolError::invalid(format!("invalid regex `{pattern}`: {e}")))?;
+        .map_err(|e| {
+            if e.to_string().contains("exceeds size limit") {
+                ToolError::invalid(format!(
+                    "the regex `{pattern}` is too big once compiled (over {} MB): counted repetitions multiply its size, \
+                     and `\\w`, `\\d` and `.` stand for all of Unicode. Simplify it: smaller counts, `+` or `*` instead \
+                     of `{{n}}`, ASCII classes like `[a-zA-Z0-9_]`, or a literal part of what you are looking for.",
+                    REGEX_SIZE_LIMIT >> 20
+                ))
+            } else {
+                ToolError::invalid(format!("invalid regex `{pattern}`: {e}"))
+            }
+        })
+}
+
+fn grep(query: &Query, pattern: &str, cancel: &CancellationToken) -> Result<String, ToolError> {
+    let matcher = matcher(query, pattern)?;
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     walker(query)?.build_parallel().run(|| {
         let matcher = matcher.clone();
