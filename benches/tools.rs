@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use brute::agent::state::AgentState;
 use brute::protocol::EventSink;
 use brute::provider::replay::ReplayProvider;
-use brute::tool::fs_search::{Query, search};
+use brute::tool::fs_search::{Query, Stop, search};
 use brute::tool::{Tool, ToolContext};
 
 const PATTERN: &str = r"fn [a-z_]+_mut\(";
@@ -93,7 +93,11 @@ fn time_brute(tree: &Path) -> (Duration, String) {
         root: tree.to_path_buf(),
     };
     let started = Instant::now();
-    let out = search(&query, &tokio_util::sync::CancellationToken::new()).expect("search works");
+    let out = search(
+        &query,
+        &Stop::new(tokio_util::sync::CancellationToken::new(), Duration::MAX),
+    )
+    .expect("search works");
     (started.elapsed(), out)
 }
 

@@ -78,7 +78,7 @@ pub fn builtin_tools() -> Registry {
     registry.register(mutating(Arc::new(patch::PatchTool)));
     registry.register(mutating(Arc::new(remove::RemoveTool)));
     registry.register(Arc::new(Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue)));
-    registry.register(Arc::new(fs_search::SearchTool));
+    registry.register(Arc::new(fs_search::SearchTool::default()));
     registry.register(Arc::new(shell::ShellTool));
     registry.register(Arc::new(fetch::FetchTool::default()));
     registry.register(Arc::new(todo::TodoWriteTool));

@@ -346,6 +346,146 @@ fn search_caps_matches_and_lists_files_by_glob() {
     assert!(out.starts_with("No files match"));
 }
 
+/// Where the regex engine is slow: random bits, 200 to a line, searched for `BITS_PATTERN`.
+/// A `1` twenty-one places before the end is 2^21 lazy-DFA states, so the engine keeps
+/// rebuilding its cache: about 2 µs a byte in a debug build, 65 ns in release, so the 32 MB
+/// file takes over a minute (debug) or about 2 s (release). The first and last lines match.
+const BITS_PATTERN: &str = "[01]*1[01]{20}2";
+const BITS_HIT: &str = "1000000000000000000002";
+
+fn write_bits(h: &Harness) -> (std::path::PathBuf, usize) {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut block = String::new();
+    while block.len() < 256 << 10 {
+        block.extend((0..200).map(|_| if rng.bool() { '1' } else { '0' }));
+        block.push('\n');
+    }
+    let mut text = format!("{BITS_HIT}\n");
+    for _ in 0..128 {
+        text.push_str(&block);
+    }
+    text.push_str(BITS_HIT);
+    text.push('\n');
+    let lines = text.lines().count();
+    h.write("bits.txt", &text);
+    (h.path("bits.txt"), lines)
+}
+
+#[test]
+fn search_stops_at_its_time_budget_with_what_it_found() {
+    let h = Harness::new(vec![std::sync::Arc::new(
+        brute::tool::fs_search::SearchTool::with_budget(Duration::from_millis(500)),
+    )]);
+    let (_, lines) = write_bits(&h);
+    let started = Instant::now();
+    let (out, err) = h.call("fs_search", json!({"pattern": BITS_PATTERN}));
+    eprintln!("stopped after {:?}", started.elapsed());
+    assert!(!err, "{out}");
+    assert!(
+        !out.contains(&format!("bits.txt:{lines}:")),
+        "the last line is not reached: the search stopped inside the file\n{out}"
+    );
+    assert_eq!(
+        out,
+        format!(
+            "bits.txt:1:{BITS_HIT}\n\n(Stopped by the 500ms time budget: 1 match in 1 file found so far. Narrow the path or glob, or simplify the pattern.)\n"
+        )
+    );
+}
+
+/// Watches a file for reads (inotify), so a test can act once a search is inside it.
+struct ReadWatch(libc::c_int);
+
+impl ReadWatch {
+    fn new(path: &std::path::Path) -> Self {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: plain syscalls on a descriptor this struct owns and a NUL-terminated path.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_CLOEXEC);
+            assert!(fd >= 0, "inotify_init1");
+            assert!(libc::inotify_add_watch(fd, path.as_ptr(), libc::IN_ACCESS) >= 0);
+            Self(fd)
+        }
+    }
+
+    /// Blocks until the file is read from; false if `timeout` passes first.
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut poll = libc::pollfd {
+            fd: self.0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut poll, 1, millis) == 1 }
+    }
+}
+
+impl Drop for ReadWatch {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is ours and closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+#[test]
+fn an_interrupt_stops_a_search_inside_a_big_file() {
+    // `search` is called directly: the executor would abandon a blocking search that ignores
+    // the interrupt (leaving it to burn CPU), and this checks that the search itself stops.
+    use brute::tool::fs_search::{DEFAULT_BUDGET, Query, Stop, search};
+    let h = h();
+    let (path, _) = write_bits(&h);
+    let query = Query {
+        pattern: Some(BITS_PATTERN.to_owned()),
+        glob: None,
+        ignore_case: false,
+        path: h.root(),
+        root: h.root(),
+    };
+    let watch = ReadWatch::new(&path);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stop = Stop::new(cancel.clone(), DEFAULT_BUDGET);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done_tx.send(search(&query, &stop)));
+    assert!(watch.wait(Duration::from_secs(10)), "the search reads the file");
+    cancel.cancel();
+    let result = done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the search stops when interrupted");
+    let error = result.unwrap_err();
+    assert_eq!(
+        (error.kind.as_str(), error.message.as_str()),
+        ("Interrupted", "the search was interrupted")
+    );
+}
+
+#[test]
+fn search_refuses_a_regex_too_big_to_compile() {
+    let h = h();
+    h.write("a.txt", "text\n");
+    for pattern in [r"(\w{100}){100}", r"\w{1000}"] {
+        let (out, err) = h.call("fs_search", json!({"pattern": pattern}));
+        assert!(err, "{out}");
+        assert!(
+            out.starts_with(&format!(
+                "Error: InvalidArguments: the regex `{pattern}` is too big once compiled (over 10 MB)"
+            )),
+            "{out}"
+        );
+        assert!(out.contains("Simplify it"), "{out}");
+    }
+}
+
+#[test]
+fn search_splits_very_long_lines_and_keeps_line_numbers() {
+    let h = h();
+    h.write("long.txt", format!("{}needle\nneedle\n", "x".repeat(1_000_000)));
+    let (out, err) = h.call("fs_search", json!({"pattern": "needle"}));
+    assert!(!err, "{out}");
+    assert_eq!(out, format!("long.txt:1:{}…\nlong.txt:2:needle\n", "x".repeat(500)));
+}
+
 // ---------- shell ----------
 
 #[test]

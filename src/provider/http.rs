@@ -82,7 +82,11 @@ impl HttpProvider {
     /// [`ProviderSpec`](super::spec::ProviderSpec).
     pub fn new(endpoint: Endpoint, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
         install_crypto_provider();
+        // reqwest is built with gzip and brotli for `fetch`; provider streams stay
+        // uncompressed, so a server cannot hold events back in a compression buffer.
         let client = reqwest::Client::builder()
+            .no_gzip()
+            .no_brotli()
             .connect_timeout(settings.connect_timeout)
             .user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")))
             .build()

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod fetch;
 pub mod fs_search;
 pub mod guard;
+pub mod html;
 pub mod mutation;
 pub mod params;
 pub mod patch;

@@ -45,7 +45,7 @@ impl SubAgentTool {
         let tools: RegistryFactory = Arc::new(|| {
             let mut registry = Registry::new();
             registry.register(Arc::new(super::read::ReadTool));
-            registry.register(Arc::new(super::fs_search::SearchTool));
+            registry.register(Arc::new(super::fs_search::SearchTool::default()));
             registry.register(Arc::new(super::fetch::FetchTool::default()));
             registry.register(Arc::new(super::skill::SkillTool));
             registry
