@@ -39,6 +39,7 @@ fn stats(name: &str, mut times: Vec<Duration>, target_ms: f64) {
 
 fn session() -> SessionInfo {
     SessionInfo {
+        sandbox: brute::sandbox::Mode::WorkspaceWrite,
         provider: "openai".into(),
         model: "bench".into(),
         cwd: "~/project".into(),

@@ -32,6 +32,9 @@ pub enum Op {
     Clear,
     /// Use another model from the next request on.
     SetModel { model: String },
+    /// Switch the sandbox mode (`read-only`, `workspace-write`, `full-access`) from the next
+    /// tool call on.
+    SetSandbox { mode: crate::sandbox::Mode },
     /// End the session.
     Shutdown,
 }
@@ -263,6 +266,8 @@ pub enum Event {
     QueueReturned { prompts: Vec<String> },
     /// The model requests use from now on (also mid-turn, from the next request).
     ModelChanged { model: String },
+    /// The sandbox mode tool calls run under from now on.
+    SandboxChanged { mode: crate::sandbox::Mode },
     /// Token usage of one model request.
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).

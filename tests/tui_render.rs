@@ -14,6 +14,7 @@ use serde_json::json;
 
 fn app() -> App {
     let session = SessionInfo {
+        sandbox: brute::sandbox::Mode::WorkspaceWrite,
         provider: "openai".into(),
         model: "gpt-test".into(),
         cwd: "~/project".into(),
@@ -663,4 +664,46 @@ fn a_scrolled_view_stays_put_while_the_last_answer_streams() {
     let after = render(&mut a, 50, 12);
     let body = |s: &str| s.lines().take(5).map(str::to_owned).collect::<Vec<_>>();
     assert_eq!(body(&before), body(&after));
+}
+
+#[test]
+fn shift_tab_cycles_the_sandbox_mode_and_full_access_is_confirmed() {
+    use brute::protocol::Op;
+    use brute::sandbox::Mode;
+    use brute::tui::app::Action;
+    let mut a = app();
+    assert_eq!(a.session.sandbox, Mode::WorkspaceWrite);
+    assert!(
+        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT))
+            .is_empty(),
+        "full access is confirmed first"
+    );
+    assert!(render(&mut a, 80, 16).contains("Switch to full access?"));
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
+        vec![Action::Op(Op::SetSandbox { mode: Mode::FullAccess })]
+    );
+    a.on_event(Event::SandboxChanged { mode: Mode::FullAccess });
+    assert!(
+        render(&mut a, 100, 3).contains("full-access"),
+        "the status line shows the mode"
+    );
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
+        vec![Action::Op(Op::SetSandbox { mode: Mode::ReadOnly })]
+    );
+    // Declining the confirmation changes nothing.
+    a.on_event(Event::SandboxChanged {
+        mode: Mode::WorkspaceWrite,
+    });
+    key(&mut a, KeyCode::BackTab);
+    assert!(
+        a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE))
+            .is_empty()
+    );
+    typed(&mut a, "/permissions read-only");
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        vec![Action::Op(Op::SetSandbox { mode: Mode::ReadOnly })]
+    );
 }

@@ -19,6 +19,7 @@ const WIDTH: u16 = 80;
 
 fn app() -> App {
     let session = SessionInfo {
+        sandbox: brute::sandbox::Mode::WorkspaceWrite,
         provider: "openai".into(),
         model: "gpt-test".into(),
         cwd: "~/project".into(),

@@ -15,6 +15,7 @@
 //! | `Interrupt` | nothing | stops the turn |
 //! | `Respond` | answers a request | answers a request |
 //! | `SetModel` | from the next request | from the next request |
+//! | `SetSandbox` | from the next tool call | from the next tool call |
 //! | `Undo` / `Redo` | asks for confirmation (a request), then moves | refused with a notice |
 //! | `Resume` / `Clear` | done | refused with a notice |
 //! | `Unqueue` | nothing to take | takes a queued prompt out |
@@ -137,6 +138,10 @@ impl Conversation {
             Op::SetModel { model } => {
                 self.agent.state().set_model(model.clone());
                 self.events.emit(Event::ModelChanged { model });
+            }
+            Op::SetSandbox { mode } => {
+                self.agent.state().set_mode(mode);
+                self.events.emit(Event::SandboxChanged { mode });
             }
             Op::Shutdown => self.inbox.shutdown = true,
         }

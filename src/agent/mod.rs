@@ -112,6 +112,10 @@ impl Inbox {
                 state.set_model(model.clone());
                 events.emit(Event::ModelChanged { model });
             }
+            Op::SetSandbox { mode } => {
+                state.set_mode(mode);
+                events.emit(Event::SandboxChanged { mode });
+            }
             Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } => {
                 let what = match op {
                     Op::Undo { .. } => "/undo",

@@ -33,6 +33,8 @@ pub struct SessionInfo {
     pub provider: String,
     pub model: String,
     pub cwd: String,
+    /// The sandbox mode tool calls run under (shown in the status line).
+    pub sandbox: crate::sandbox::Mode,
 }
 
 /// A completion popup over the composer.
@@ -248,6 +250,13 @@ impl App {
                     ),
                 );
             }
+            Event::SandboxChanged { mode } => {
+                self.session.sandbox = mode;
+                self.notice(
+                    NoticeKind::Info,
+                    format!("sandbox: {} ({})", mode.as_str(), mode_help(mode)),
+                );
+            }
             Event::ModelChanged { model } => {
                 self.notice(
                     NoticeKind::Info,
@@ -442,6 +451,8 @@ impl App {
                 self.scroll = 0;
                 return Vec::new();
             }
+            // Shift-Tab cycles the sandbox mode; full access asks first.
+            (KeyCode::BackTab, _) => return self.cycle_sandbox(),
             // Up on an empty composer takes the newest queued prompt back to edit or drop.
             (KeyCode::Up, false) if self.composer.is_empty() && !self.queued.is_empty() => {
                 let index = self.queued.len() - 1;
@@ -474,6 +485,29 @@ impl App {
         }
         self.update_popup();
         Vec::new()
+    }
+
+    /// Shift-Tab: read-only → workspace-write → full-access (confirmed first) → read-only.
+    fn cycle_sandbox(&mut self) -> Vec<Action> {
+        let next = self.session.sandbox.next();
+        self.set_sandbox(next)
+    }
+
+    /// Asks the core to switch the sandbox mode; full access is confirmed in a dialog first.
+    pub(super) fn set_sandbox(&mut self, mode: crate::sandbox::Mode) -> Vec<Action> {
+        if mode == crate::sandbox::Mode::FullAccess {
+            let kind = RequestKind::Consent {
+                title: "Full access".to_owned(),
+                message: format!("Switch to full access? {}.", mode_help(mode)),
+                yes: "switch to full access".to_owned(),
+                no: "stay".to_owned(),
+            };
+            if let Some(confirm) = Confirm::for_request(FULL_ACCESS_CONFIRM, &kind) {
+                self.modals.push_back(Modal::Confirm(confirm));
+            }
+            return Vec::new();
+        }
+        vec![Action::Op(Op::SetSandbox { mode })]
     }
 
     /// Ctrl-C, as in Codex and Claude Code: declines an open dialog and interrupts the turn;
@@ -527,6 +561,9 @@ impl App {
             let Some(modal) = self.modals.pop_front() else {
                 return Vec::new();
             };
+            if modal.id() == FULL_ACCESS_CONFIRM {
+                return Vec::new();
+            }
             if matches!(modal, Modal::Question { .. }) {
                 self.notice(NoticeKind::Info, "question declined");
             }
@@ -577,6 +614,15 @@ impl App {
         let Some(modal) = self.modals.pop_front() else {
             return Vec::new();
         };
+        if modal.id() == FULL_ACCESS_CONFIRM {
+            // The UI's own confirmation, not a request of the core.
+            return match response {
+                Response::Consent { yes: true } => vec![Action::Op(Op::SetSandbox {
+                    mode: crate::sandbox::Mode::FullAccess,
+                })],
+                _ => Vec::new(),
+            };
+        }
         vec![Action::Op(Op::Respond {
             id: modal.id().to_owned(),
             response,
@@ -677,6 +723,22 @@ impl App {
             .map(|e| e.entry.plain())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// The id of the UI's own "switch to full access?" confirmation.
+const FULL_ACCESS_CONFIRM: &str = "ui:full-access";
+
+/// What a sandbox mode lets commands do, in a few words.
+pub fn mode_help(mode: crate::sandbox::Mode) -> &'static str {
+    match mode {
+        crate::sandbox::Mode::ReadOnly => {
+            "commands may read but not write files, and have no network; edits need your approval"
+        }
+        crate::sandbox::Mode::WorkspaceWrite => {
+            "commands may write inside the project (not .git/ or .brute/) and have no network; more needs your approval"
+        }
+        crate::sandbox::Mode::FullAccess => "commands run unconfined, with the network, as you",
     }
 }
 

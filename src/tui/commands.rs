@@ -16,6 +16,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/clear", "start a new conversation"),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
+    (
+        "/permissions",
+        "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
+    ),
     ("/todo", "show the todo list"),
     ("/copy", "copy the last answer to the clipboard"),
     ("/mouse", "toggle mouse capture (wheel scrolling vs. text selection)"),
@@ -63,6 +67,28 @@ impl App {
                 Vec::new()
             }
             "/model" => vec![Action::Op(Op::SetModel { model: arg.to_owned() })],
+            "/permissions" if arg.is_empty() => {
+                let mode = self.session.sandbox;
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "sandbox: {} — {}\nShift-Tab cycles read-only → workspace-write → full-access; `brute permissions` lists the rules",
+                        mode.as_str(),
+                        super::app::mode_help(mode)
+                    ),
+                );
+                Vec::new()
+            }
+            "/permissions" => match crate::sandbox::Mode::parse(arg) {
+                Some(mode) => self.set_sandbox(mode),
+                None => {
+                    self.notice(
+                        NoticeKind::Info,
+                        "usage: /permissions read-only|workspace-write|full-access",
+                    );
+                    Vec::new()
+                }
+            },
             "/tools" => {
                 let list = if self.tools.is_empty() {
                     "(none)".to_owned()

@@ -52,6 +52,7 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
         provider: started.provider.clone(),
         model: settings.model.value.clone(),
         cwd: shorten_home(root),
+        sandbox: settings.sandbox_mode(),
     };
     let mut app = App::new(info, started.tools.clone(), list_files(root));
     app.sessions = list_sessions(root);

@@ -240,6 +240,14 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let line = Line::from(vec![
         Span::styled(format!(" {} ", state), state_style),
         Span::styled("│ ", dim),
+        Span::styled(
+            format!("{} ", app.session.sandbox.as_str()),
+            match app.session.sandbox {
+                crate::sandbox::Mode::FullAccess => Style::new().fg(Color::Red),
+                _ => Style::new().fg(Color::Cyan),
+            },
+        ),
+        Span::styled("│ ", dim),
         Span::raw(format!("{} {}", app.session.provider, app.session.model)),
         Span::styled(" │ ", dim),
         Span::raw(app.session.cwd.clone()),

@@ -1,0 +1,294 @@
+//! Safe by default, through the real binary: the sandbox modes with real Landlock and
+//! namespaces, the forced no-sandbox path, approvals without a person (`brute -p`), and trusted
+//! projects. Nothing here talks to an address outside 127.0.0.1.
+
+mod support;
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
+
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// A directory outside the project and outside /tmp (which workspace-write may write).
+fn outside() -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("outside-{}-{}", std::process::id(), fastrand_id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn fastrand_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Runs `brute -p` with `args` whose model makes `calls`, then answers; returns the output and
+/// the results the model got.
+fn run(
+    sb: &Sandbox,
+    args: &[&str],
+    env: &[(&str, &str)],
+    calls: &[(&str, &str, &str)],
+) -> (std::process::Output, HashMap<String, String>) {
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", calls)));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.brute(&server);
+    cmd.args(["-p", "go"]).args(args).timeout(RUN_LIMIT);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap();
+    let results = server
+        .requests()
+        .get(1)
+        .map(|r| tool_results(r).into_iter().collect())
+        .unwrap_or_default();
+    (output, results)
+}
+
+/// A listener on 127.0.0.1 outside any sandbox; counts the connections it gets.
+fn listener() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 16];
+            let _ = (&stream).read(&mut buf);
+        }
+    });
+    (port, count)
+}
+
+fn calls_for(outside: &std::path::Path, port: u16) -> Vec<(String, String, String)> {
+    let write_outside = format!("echo escaped > {}/file && echo wrote-outside", outside.display());
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    vec![
+        (
+            "inside".into(),
+            "shell".into(),
+            serde_json::json!({"command": "echo ok > inside.txt && echo wrote-inside"}).to_string(),
+        ),
+        (
+            "outside".into(),
+            "shell".into(),
+            serde_json::json!({"command": write_outside}).to_string(),
+        ),
+        (
+            "git".into(),
+            "shell".into(),
+            serde_json::json!({"command": "echo x >> .git/config && echo wrote-git"}).to_string(),
+        ),
+        (
+            "net".into(),
+            "shell".into(),
+            serde_json::json!({"command": connect}).to_string(),
+        ),
+    ]
+}
+
+#[test]
+fn workspace_write_confines_commands_and_full_access_does_not() {
+    let (port, connections) = listener();
+    // Default mode: workspace-write.
+    let sb = Sandbox::new();
+    sb.write(".git/config", "[core]\n");
+    let out = outside();
+    let calls = calls_for(&out, port);
+    let borrowed: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+        .collect();
+    let (output, r) = run(&sb, &[], &[], &borrowed);
+    assert!(output.status.success(), "{output:?}");
+    assert!(r["inside"].contains("wrote-inside"), "{}", r["inside"]);
+    assert!(sb.path("inside.txt").exists());
+    assert!(r["outside"].contains("Permission denied"), "{}", r["outside"]);
+    assert!(
+        r["outside"].contains("the sandbox (workspace-write) may have blocked this"),
+        "{}",
+        r["outside"]
+    );
+    assert!(!out.join("file").exists(), "nothing was written outside");
+    assert!(r["git"].contains("Read-only file system"), "{}", r["git"]);
+    assert_eq!(std::fs::read_to_string(sb.path(".git/config")).unwrap(), "[core]\n");
+    assert!(!r["net"].contains("connected"), "{}", r["net"]);
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the listener outside saw nothing"
+    );
+
+    // Full access: the same commands succeed.
+    let sb = Sandbox::new();
+    sb.write(".git/config", "[core]\n");
+    let (output, r) = run(&sb, &["--sandbox", "full-access"], &[], &borrowed);
+    assert!(output.status.success(), "{output:?}");
+    assert!(r["outside"].contains("wrote-outside"), "{}", r["outside"]);
+    assert!(out.join("file").exists());
+    assert!(r["git"].contains("wrote-git"), "{}", r["git"]);
+    assert!(r["net"].contains("connected"), "{}", r["net"]);
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+#[test]
+fn read_only_writes_nothing() {
+    let sb = Sandbox::new();
+    let (output, r) = run(
+        &sb,
+        &["--sandbox", "read-only"],
+        &[],
+        &[
+            (
+                "sh",
+                "shell",
+                r#"{"command":"cat /etc/hostname >/dev/null && echo can-read; echo x > inside.txt"}"#,
+            ),
+            ("w", "write", r#"{"file_path":"notes.txt","content":"x"}"#),
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        r["sh"].contains("can-read") && r["sh"].contains("Permission denied"),
+        "{}",
+        r["sh"]
+    );
+    assert!(
+        r["w"].starts_with("Error: Denied: not allowed without approval (the sandbox is read-only)"),
+        "{}",
+        r["w"]
+    );
+    assert!(!sb.path("inside.txt").exists() && !sb.path("notes.txt").exists());
+}
+
+#[test]
+fn without_a_sandbox_mechanism_headless_runs_stop_at_start() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let output = sb
+        .brute(&server)
+        .args(["-p", "go"])
+        .env("BRUTE_NO_SANDBOX", "1")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no sandbox is available here") && stderr.contains("--sandbox full-access"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "nothing was asked of the model");
+    let (output, r) = run(
+        &sb,
+        &["--sandbox", "full-access"],
+        &[("BRUTE_NO_SANDBOX", "1")],
+        &[("sh", "shell", r#"{"command":"echo runs"}"#)],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(r["sh"], "runs\n");
+}
+
+#[test]
+fn headless_denials_name_what_would_allow_them() {
+    let sb = Sandbox::new();
+    let out = outside();
+    let target = out.join("made-by-write.txt");
+    let write = serde_json::json!({"file_path": target, "content": "x"}).to_string();
+    let calls = [
+        (
+            "esc",
+            "shell",
+            r#"{"command":"curl https://example.com","sandbox":"full","justification":"needs the network"}"#,
+        ),
+        ("w", "write", write.as_str()),
+    ];
+    let (output, r) = run(&sb, &[], &[], &calls);
+    assert!(output.status.success(), "{output:?}");
+    for id in ["esc", "w"] {
+        assert!(
+            r[id].starts_with("Error: Denied: not allowed without approval"),
+            "{id}: {}",
+            r[id]
+        );
+        assert!(
+            r[id].contains("--sandbox full-access") && r[id].contains("[permissions]"),
+            "{}",
+            r[id]
+        );
+    }
+    assert!(r["esc"].contains("needs the network"));
+    assert!(!target.exists());
+    // --yolo allows without asking.
+    let (output, r) = run(&sb, &["--yolo"], &[], &[("w", "write", write.as_str())]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(r["w"].starts_with("Created"), "{}", r["w"]);
+    assert!(target.exists());
+}
+
+#[test]
+fn an_untrusted_project_never_redirects_the_key() {
+    let sb = Sandbox::new();
+    let mine = MockServer::start();
+    let theirs = MockServer::start();
+    sb.write(".brute/config.toml", &format!("base_url = \"{}\"\n", theirs.url("/v1")));
+    let user_config = |sb: &Sandbox, server: &MockServer| {
+        std::fs::write(
+            sb.home.path().join("config/config.toml"),
+            format!(
+                "retry_base_ms = 1\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"{}\"\n",
+                server.url("/v1")
+            ),
+        )
+        .unwrap();
+    };
+    mine.push(Reply::sse(openai_sse("from mine", &[])));
+    let mut cmd = sb.bare();
+    user_config(&sb, &mine);
+    let output = cmd
+        .args(["-p", "hi"])
+        .env("OPENAI_API_KEY", "sk-test-key")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ignored project settings base_url") && stderr.contains("brute trust"),
+        "{stderr}"
+    );
+    assert!(
+        theirs.requests().is_empty(),
+        "the untrusted base URL never received a request"
+    );
+    assert_eq!(mine.requests().len(), 1);
+
+    sb.trust();
+    theirs.push(Reply::sse(openai_sse("from theirs", &[])));
+    let mut cmd = sb.bare();
+    user_config(&sb, &mine);
+    let output = cmd
+        .args(["-p", "hi"])
+        .env("OPENAI_API_KEY", "sk-test-key")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "from theirs\n");
+    assert_eq!(
+        theirs.requests().len(),
+        1,
+        "after brute trust the project's base URL applies"
+    );
+    let untrust = sb.bare().arg("untrust").output().unwrap();
+    assert!(String::from_utf8_lossy(&untrust.stdout).contains("no longer trusted"));
+}
