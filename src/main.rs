@@ -159,8 +159,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         let _ = write!(std::io::stdout(), "{report}");
         return Ok(exit::OK);
     }
-    let settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+    let mut settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
     let Some(prompt) = cli.prompt.clone() else {
+        if ask_trust(&settings, &root)? {
+            settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+        }
         return interactive(&settings, &root, &session);
     };
     init_logging();
@@ -172,6 +175,37 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         session,
     };
     block_on(brute::oneshot::run(&settings, &root, options))?
+}
+
+/// Before the UI starts in an untrusted project whose config has risky settings: asks at the
+/// terminal whether to trust it (listing what would apply). Returns whether trust was given.
+#[cfg(feature = "tui")]
+fn ask_trust(settings: &config::Settings, root: &std::path::Path) -> anyhow::Result<bool> {
+    use std::io::IsTerminal;
+    if settings.untrusted_ignored.is_empty() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Ok(false);
+    }
+    eprintln!(
+        "{} sets {}.\nThese can run commands, widen the sandbox or send your API key elsewhere, so they apply only in\nprojects you trust. (brute trust / brute untrust do the same from the shell.)",
+        root.join(".brute").join("config.toml").display(),
+        settings.untrusted_ignored.join(", ")
+    );
+    let choice = dialoguer::Select::new()
+        .with_prompt("Trust this project?")
+        .items(["Not now (ignore those settings)", "Trust this project"])
+        .default(0)
+        .interact_opt()?;
+    if choice == Some(1) {
+        let path = config::trust::set_trusted(root, true)?;
+        eprintln!("trusted {}", path.display());
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+#[cfg(not(feature = "tui"))]
+fn ask_trust(_settings: &config::Settings, _root: &std::path::Path) -> anyhow::Result<bool> {
+    Ok(false)
 }
 
 /// The session store of this directory.

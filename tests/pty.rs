@@ -512,3 +512,84 @@ fn model_switch_queue_ctrl_c_and_undo_with_y_in_a_real_terminal() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn approvals_allow_once_with_y_and_deny_with_a_reason() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let escalate = |id: &str, marker: &str| {
+        (
+            id.to_owned(),
+            serde_json::json!({"command": format!("echo {marker}"), "sandbox": "full", "justification": "needs the network"})
+                .to_string(),
+        )
+    };
+    let (first, first_args) = escalate("e1", "ran-unconfined");
+    server.push(Reply::sse(openai_sse("", &[(&first, "shell", &first_args)])));
+    server.push(Reply::sse(openai_sse("First ran.", &[])));
+    let (second, second_args) = escalate("e2", "should-not-run");
+    server.push(Reply::sse(openai_sse("", &[(&second, "shell", &second_args)])));
+    server.push(Reply::sse(openai_sse("Understood.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "approve") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("fetch it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the approval dialog", |s| {
+        s.contains("Approve?") && s.contains("echo ran-unconfined") && s.contains("needs the network")
+    });
+    tmux.keys(&["y"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("First ran.") && s.contains(" idle │")
+    });
+    tmux.text("again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second approval", |s| {
+        s.contains("Approve?") && s.contains("echo should-not-run")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("the reason field", |s| s.contains("why not?"));
+    tmux.text("use the mirror");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("Understood.") && s.contains(" idle │")
+    });
+    let requests = server.requests();
+    let first_result = tool_results(&requests[1]);
+    assert_eq!(first_result.last().unwrap().1, "ran-unconfined\n");
+    let second_result = tool_results(&requests[3]);
+    let denied = &second_result.last().unwrap().1;
+    assert!(
+        denied.starts_with("Error: Denied: the user denied this call") && denied.contains("They said: use the mirror"),
+        "{denied}"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn an_untrusted_project_is_asked_about_before_the_ui_starts() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "system_prompt = \"TRUSTED PROMPT\"\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Hi.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "trust") else {
+        return;
+    };
+    tmux.wait_for("the trust question", |s| {
+        s.contains("sets system_prompt") && s.contains("Trust this project?")
+    });
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("hi");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Hi.") && s.contains(" idle │"));
+    let system = server.requests()[0].body["messages"][0]["content"].clone();
+    assert_eq!(system, "TRUSTED PROMPT", "the trusted project's prompt applies");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

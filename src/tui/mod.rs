@@ -56,7 +56,7 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
     };
     let mut app = App::new(info, started.tools.clone(), list_files(root));
     app.sessions = list_sessions(root);
-    for notice in started.notices {
+    for notice in started.notices.into_iter().chain(settings.untrusted_notice(root)) {
         app.notice(transcript::NoticeKind::Info, notice);
     }
     if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
