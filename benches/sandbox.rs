@@ -1,6 +1,7 @@
-//! What the process sandbox costs per command: `bash -c true` started directly vs through
-//! [`brute::sandbox`] (the init in a new PID and mount namespace with its own `/proc`, spawned
-//! from the long-lived spawner thread), 100 runs each, interleaved.
+//! What the process sandbox costs per command: `bash -c true` started directly, through the
+//! init under `full-access` (new PID and mount namespaces with their own `/proc`), and under
+//! `workspace-write` (also Landlock, read-only `.git`, a network namespace), 100 runs each,
+//! interleaved, all spawned the way the `shell` tool does.
 //!
 //! Run: `cargo bench --bench sandbox` (numbers go to BENCHMARKS.md by hand).
 
@@ -21,7 +22,11 @@ fn main() {
         brute::sandbox::isolated(),
         "the brute binary is needed beside this bench (cargo bench builds it)"
     );
-    let (mut direct, mut sandboxed) = (Vec::new(), Vec::new());
+    let project = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(project.path().join(".git")).expect(".git");
+    let confined = brute::sandbox::Policy::for_project(brute::sandbox::Mode::WorkspaceWrite, project.path(), &[], None);
+    let full = brute::sandbox::Policy::for_project(brute::sandbox::Mode::FullAccess, project.path(), &[], None);
+    let (mut direct, mut unconfined, mut sandboxed) = (Vec::new(), Vec::new(), Vec::new());
     runtime.block_on(async {
         for _ in 0..100 {
             let started = Instant::now();
@@ -32,16 +37,20 @@ fn main() {
                 .expect("bash");
             assert!(status.success());
             direct.push(started.elapsed());
-            let started = Instant::now();
-            let command = brute::sandbox::command("bash", ["-c", "true"]);
-            let mut child = brute::sandbox::spawn(command).await.expect("sandboxed bash");
-            assert!(child.wait().await.expect("wait").success());
-            sandboxed.push(started.elapsed());
+            for (policy, samples) in [(&full, &mut unconfined), (&confined, &mut sandboxed)] {
+                let started = Instant::now();
+                let command = brute::sandbox::confined_command(policy, "bash", ["-c", "true"]).expect("init");
+                let mut child = brute::sandbox::spawn(command).await.expect("sandboxed bash");
+                assert!(child.wait().await.expect("wait").success());
+                samples.push(started.elapsed());
+            }
         }
     });
-    let (d, s) = (median(direct), median(sandboxed));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let (d, u, s) = (median(direct), median(unconfined), median(sandboxed));
     println!("bash -c true, median of 100:");
-    println!("  direct     {:>7.2} ms", d.as_secs_f64() * 1e3);
-    println!("  sandboxed  {:>7.2} ms", s.as_secs_f64() * 1e3);
-    println!("  overhead   {:>7.2} ms", (s.as_secs_f64() - d.as_secs_f64()) * 1e3);
+    println!("  direct                          {:>7.2} ms", ms(d));
+    println!("  init, full-access (PID+mount ns) {:>7.2} ms", ms(u));
+    println!("  init, workspace-write (+Landlock, netns) {:>7.2} ms", ms(s));
+    println!("  sandboxed vs unconfined shell call: +{:.2} ms", ms(s) - ms(u));
 }
