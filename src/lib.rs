@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod oneshot;
+pub mod permission;
 pub mod protocol;
 pub mod provider;
 pub mod sandbox;

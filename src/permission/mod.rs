@@ -1,0 +1,8 @@
+//! Permissions: whether a tool call may run, must be asked about, or is refused.
+//!
+//! [`rules`] holds the person's allow / deny / ask rules (Claude-Code style, such as
+//! `shell(cargo test*)`); the approval step consults them before the sandbox mode decides.
+
+pub mod rules;
+
+pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, Rules, Source};
