@@ -141,6 +141,8 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// List the sandbox mode and the permission rules in effect here, with their sources
+    Permissions,
     /// Trust a project directory (default: this one): its .brute/config.toml may then set the
     /// provider, base URL, command tools, sandbox and permission rules
     Trust {

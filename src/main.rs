@@ -153,6 +153,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         (None, false) => SessionChoice::New,
     };
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
+    if let Some(Command::Permissions) = cli.command {
+        let report = config::permissions_report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+        let _ = write!(std::io::stdout(), "{report}");
+        return Ok(exit::OK);
+    }
     if let Some(Command::Config) = cli.command {
         // Also works with nothing configured: then it says where it looked and what to set.
         let report = config::report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
