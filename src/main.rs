@@ -20,7 +20,7 @@ use brute::session::{self, SessionStore};
 
 fn main() -> ExitCode {
     // The sandbox init (see brute::sandbox) runs before anything else, single-threaded.
-    if let Some(code) = brute::sandbox::init::dispatch() {
+    if let Some(code) = brute::sandbox::dispatch_init() {
         return ExitCode::from(code);
     }
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.

@@ -28,8 +28,7 @@ use std::os::unix::ffi::OsStrExt;
 use super::INIT_ARG;
 use super::policy::Policy;
 
-/// The exit code when a confined policy cannot be enforced here (nothing ran).
-pub const UNAVAILABLE: u8 = 125;
+pub use super::UNAVAILABLE;
 
 /// Runs the init when the process was started as one; returns its exit code. `None` for a
 /// normal start.

@@ -366,7 +366,7 @@ async fn run_once(
             use std::os::unix::process::ExitStatusExt;
             if let Some(code) = status.code().filter(|c| *c != 0) {
                 footer(format!("[exit code: {code}]"));
-                if code == i32::from(crate::sandbox::init::UNAVAILABLE) || blocked {
+                if code == i32::from(crate::sandbox::UNAVAILABLE) || blocked {
                     footer(sandbox_note(&policy));
                 }
             } else if let Some(signal) = status.signal() {
