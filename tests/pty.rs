@@ -660,3 +660,38 @@ fn a_blocked_command_is_offered_a_retry_and_without_a_sandbox_every_command_asks
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn shift_tab_to_full_access_applies_to_the_next_command() {
+    let sb = Sandbox::new();
+    let outside =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pty-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("full.txt");
+    let _ = std::fs::remove_file(&target);
+    let server = MockServer::start();
+    let write_outside = serde_json::json!({"command": format!("echo full > {}", target.display())}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("w1", "shell", &write_outside)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "mode") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| {
+        s.contains("Ask brute to do something") && s.contains("workspace-write")
+    });
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("the full-access confirmation", |s| s.contains("Switch to full access?"));
+    tmux.keys(&["y"]);
+    tmux.wait_for("the new mode", |s| s.contains("sandbox: full-access"));
+    tmux.text("write outside");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Done.") && s.contains(" idle │"));
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "full\n",
+        "no sandbox, no question"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
