@@ -272,6 +272,7 @@ fn unbounded_output_costs_bounded_memory() {
     cmd.args(["-p", "go"]);
     let (code, max_rss_kib) = run_measuring_rss(cmd);
     assert_eq!(code, 0);
+    eprintln!("peak RSS with 400 MB of stderr and 3 s of `yes`: {max_rss_kib} KiB");
     assert!(
         max_rss_kib < 50 * 1024,
         "400 MB of stderr and 3 s of `yes` cost {max_rss_kib} KiB of RSS"
