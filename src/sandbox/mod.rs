@@ -112,7 +112,17 @@ where
     let mut command = match init_exe() {
         Some(exe) => {
             let mut c = tokio::process::Command::new(exe);
-            c.arg(INIT_ARG).args(policy.to_args()).arg("--").arg(program);
+            // The init ties itself to this process (`PR_SET_PDEATHSIG`) first thing, so no
+            // `pre_exec` hook is needed and the spawn can use `posix_spawn` (no copy of brute's
+            // page tables, whatever its size).
+            // SAFETY: getpid cannot fail.
+            let parent = unsafe { libc::getpid() };
+            c.arg(INIT_ARG)
+                .arg("--parent")
+                .arg(parent.to_string())
+                .args(policy.to_args())
+                .arg("--")
+                .arg(program);
             c
         }
         None if policy.confined() => {
@@ -124,30 +134,7 @@ where
         None => tokio::process::Command::new(program),
     };
     command.args(args);
-    #[cfg(target_os = "linux")]
-    die_with_brute(&mut command);
     Ok(command)
-}
-
-/// `PR_SET_PDEATHSIG`: the child is killed when brute's spawner thread ends.
-#[cfg(target_os = "linux")]
-fn die_with_brute(command: &mut tokio::process::Command) {
-    // SAFETY: getpid is async-signal-safe and runs before the fork.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (prctl, getppid); it allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // brute died between the fork and the prctl: do not start at all.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
 }
 
 /// Whether confined commands can run here, checked cheaply (no process is started): brute's
