@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::agent::conversation::{Conversation, Resumer};
 use crate::agent::requests::Requests;
 use crate::agent::state::AgentState;
-use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
+use crate::agent::{Agent, AgentConfig, Compaction, prompt, question::QuestionTool, skills};
 use crate::config::{Settings, paths};
 use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings};
@@ -252,7 +252,14 @@ pub fn build_agent_with(
         system_prompt,
         max_turns: settings.max_turns.value,
     };
-    let mut agent = Agent::new(state.clone(), executor, config, events.clone());
+    let mut agent = Agent::new(state.clone(), executor, config, events.clone()).with_compaction(Compaction {
+        window: settings
+            .context_window
+            .value
+            .or_else(|| crate::agent::compact::context_window(&settings.model.value)),
+        at: settings.compact_at.value,
+        to: settings.compact_to.value,
+    });
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()

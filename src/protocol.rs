@@ -35,6 +35,8 @@ pub enum Op {
     /// Switch the sandbox mode (`read-only`, `workspace-write`, `full-access`) from the next
     /// tool call on.
     SetSandbox { mode: crate::sandbox::Mode },
+    /// Compact the conversation now (`/compact [focus]`).
+    Compact { focus: Option<String> },
     /// End the session.
     Shutdown,
 }
@@ -268,6 +270,16 @@ pub enum Event {
     ModelChanged { model: String },
     /// The sandbox mode tool calls run under from now on.
     SandboxChanged { mode: crate::sandbox::Mode },
+    /// The conversation is being compacted to fit the context window (about `tokens` now).
+    CompactionStarted { tokens: u64 },
+    /// The conversation was compacted: estimated tokens before and after, how many old tool
+    /// outputs were pruned and whether the rest was summarized.
+    CompactionFinished {
+        tokens_before: u64,
+        tokens_after: u64,
+        pruned_outputs: usize,
+        summarized: bool,
+    },
     /// Token usage of one model request.
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).

@@ -143,6 +143,7 @@ impl Conversation {
                 self.agent.state().set_mode(mode);
                 self.events.emit(Event::SandboxChanged { mode });
             }
+            Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Shutdown => self.inbox.shutdown = true,
         }
     }

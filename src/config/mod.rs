@@ -147,6 +147,21 @@ settings! {
         sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
         /// More trees commands may write in `workspace-write` (e.g. a build cache).
         writable_roots: Vec<String> = Vec::new();
+        /// The model's context window in tokens (default: brute's table of common models).
+        context_window: Option<u64> = None;
+        /// Compact before a request would pass this share of the context window.
+        compact_at: f64 = 0.8, check = share;
+        /// Compaction brings the conversation down to this share of the window.
+        compact_to: f64 = 0.5, check = share;
+    }
+}
+
+/// A share of the context window, above 0 and at most 1.
+fn share(value: &f64) -> Result<(), &'static str> {
+    if *value > 0.0 && *value <= 1.0 {
+        Ok(())
+    } else {
+        Err("must be a share of the context window, above 0 and at most 1 (e.g. 0.8)")
     }
 }
 
@@ -845,6 +860,9 @@ mod tests {
             ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
             ("sandbox", "sandbox = \"read-only\""),
             ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
+            ("context_window", "context_window = 32000"),
+            ("compact_at", "compact_at = 0.7"),
+            ("compact_to", "compact_to = 0.4"),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (

@@ -72,6 +72,10 @@ pub enum Record {
     ToolResult {
         result: crate::protocol::ToolResult,
     },
+    /// The conversation was compacted to this history.
+    Compaction {
+        history: Vec<Message>,
+    },
 }
 
 /// What is known about one turn.
@@ -158,6 +162,7 @@ pub fn replay(text: &str) -> Loaded {
             Record::Timing { call_id, duration_ms } => {
                 loaded.durations.insert(call_id, duration_ms);
             }
+            Record::Compaction { history } => loaded.history = history,
             Record::ToolResult { result } => {
                 loaded.durations.insert(result.call_id.clone(), result.duration_ms);
                 loaded.history.push(Message::Tool {

@@ -172,6 +172,14 @@ impl Recorder {
         })
     }
 
+    /// Records a compacted conversation: `--continue` resumes it (the records before stay in
+    /// the file).
+    pub fn compaction(&mut self, history: &[Message]) -> std::io::Result<()> {
+        self.file.append(&Record::Compaction {
+            history: history.to_vec(),
+        })
+    }
+
     /// Records a finished tool call the moment it exists (in finishing order; replay puts
     /// results back in call order).
     pub fn tool_result(&mut self, result: &crate::protocol::ToolResult) -> std::io::Result<()> {

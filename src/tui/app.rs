@@ -250,6 +250,30 @@ impl App {
                     ),
                 );
             }
+            Event::CompactionStarted { tokens } => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("compacting the conversation (about {tokens} tokens)…"),
+                );
+            }
+            Event::CompactionFinished {
+                tokens_before,
+                tokens_after,
+                pruned_outputs,
+                summarized,
+            } => {
+                let how = match (pruned_outputs, summarized) {
+                    (0, true) => "the earlier turns were summarized".to_owned(),
+                    (n, true) => format!("{n} old tool outputs pruned, the earlier turns summarized"),
+                    (n, false) => format!("{n} old tool outputs pruned"),
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "── compacted: about {tokens_before} → {tokens_after} tokens; {how}. Kept: your messages, the todo list, the files changed and the last turn. The model sees the compacted conversation; this transcript keeps everything. ──"
+                    ),
+                );
+            }
             Event::SandboxChanged { mode } => {
                 self.session.sandbox = mode;
                 self.notice(

@@ -14,6 +14,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/redo", "re-apply what /undo took back"),
     ("/resume", "list saved sessions, or switch: /resume ID"),
     ("/clear", "start a new conversation"),
+    (
+        "/compact",
+        "compact the conversation to free context: /compact [what to focus on]",
+    ),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
     (
@@ -59,6 +63,9 @@ impl App {
             }
             "/resume" => vec![Action::Op(Op::Resume { id: arg.to_owned() })],
             "/clear" => vec![Action::Op(Op::Clear)],
+            "/compact" => vec![Action::Op(Op::Compact {
+                focus: (!arg.is_empty()).then(|| arg.to_owned()),
+            })],
             "/model" if arg.is_empty() => {
                 self.notice(
                     NoticeKind::Info,
