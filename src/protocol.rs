@@ -270,6 +270,9 @@ pub enum Event {
     ModelChanged { model: String },
     /// The sandbox mode tool calls run under from now on.
     SandboxChanged { mode: crate::sandbox::Mode },
+    /// How full the context window is: the estimated tokens of the next request, and the
+    /// window when known.
+    ContextUsage { tokens: u64, window: Option<u64> },
     /// The conversation is being compacted to fit the context window (about `tokens` now).
     CompactionStarted { tokens: u64 },
     /// The conversation was compacted: estimated tokens before and after, how many old tool

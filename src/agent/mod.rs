@@ -292,6 +292,10 @@ impl Agent {
         let after = size(&self.history);
         let history = self.history.clone();
         self.record(|r| r.compaction(&history));
+        self.events.emit(Event::ContextUsage {
+            tokens: after,
+            window: self.compaction.window,
+        });
         self.events.emit(Event::CompactionFinished {
             tokens_before: before,
             tokens_after: after,
@@ -627,6 +631,10 @@ impl Agent {
             self.usage.add(completion.usage);
             self.events.emit(Event::Usage {
                 usage: completion.usage,
+            });
+            self.events.emit(Event::ContextUsage {
+                tokens: completion.usage.input_tokens + completion.usage.output_tokens,
+                window: self.compaction.window,
             });
             if completion.stop_reason == Some(StopReason::MaxTokens) {
                 self.events.emit(Event::Notice {

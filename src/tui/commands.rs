@@ -20,6 +20,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
+    ("/status", "model, provider, base URL, context, usage, session and sandbox mode"),
     (
         "/permissions",
         "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
@@ -96,6 +97,25 @@ impl App {
                     Vec::new()
                 }
             },
+            "/status" => {
+                let info = &self.session;
+                let context = super::app::context_label(self.context).unwrap_or_else(|| "(no request yet)".to_owned());
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "model:    {} ({})\nbase URL: {}\ncontext:  {context}\nusage:    {} input, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
+                        info.model,
+                        info.provider,
+                        info.base_url,
+                        self.usage.input_tokens,
+                        self.usage.output_tokens,
+                        info.session_id.as_deref().unwrap_or("(not saved)"),
+                        info.sandbox.as_str(),
+                        super::app::mode_help(info.sandbox)
+                    ),
+                );
+                Vec::new()
+            }
             "/tools" => {
                 let list = if self.tools.is_empty() {
                     "(none)".to_owned()

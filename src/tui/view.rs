@@ -257,8 +257,13 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             compact(app.usage.input_tokens),
             compact(app.usage.output_tokens)
         )),
-        Span::styled(format!(" │ {hints}"), dim),
     ]);
+    let mut line = line;
+    if let Some(context) = super::app::context_label(app.context) {
+        line.spans.push(Span::styled(" │ ", dim));
+        line.spans.push(Span::raw(context));
+    }
+    line.spans.push(Span::styled(format!(" │ {hints}"), dim));
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
 
