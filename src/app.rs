@@ -176,6 +176,7 @@ fn open_session(
             }
         }
     };
+    notices.extend(loaded.notices(file.path()));
     let recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
     Ok(Some((recorder, loaded)))
 }

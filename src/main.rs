@@ -271,12 +271,14 @@ fn undo_command(
     let max_file_bytes = config::load(root, &flags(cli), &config::process_env, user_config.as_deref())
         .map(|s| s.checkpoint_max_file_bytes.value)
         .unwrap_or(session::checkpoint::DEFAULT_MAX_FILE_BYTES);
-    let (file, loaded) = store.open(&id)?;
-    let mut history = loaded.history.clone();
-    let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     if list {
+        // Reading only: works on a read-only data directory.
+        let loaded = store.load(&id)?;
+        for notice in loaded.notices(&store.file_path(&id)) {
+            eprintln!("brute: note: {notice}");
+        }
         outln!("session {id}");
-        for (turn, changed) in recorder.checkpoints() {
+        for (turn, changed) in session::checkpoints(&store, &loaded.turns) {
             let state = if turn.undone {
                 "undone"
             } else if turn.end.is_some() {
@@ -293,6 +295,12 @@ fn undo_command(
         }
         return Ok(exit::OK);
     }
+    let (file, loaded) = store.open(&id)?;
+    for notice in loaded.notices(file.path()) {
+        eprintln!("brute: note: {notice}");
+    }
+    let mut history = loaded.history.clone();
+    let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     let moved = if redo {
         recorder.redo(&mut history, force)?
     } else {

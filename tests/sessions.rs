@@ -219,3 +219,196 @@ fn an_unwritable_data_directory_costs_the_session_not_the_run() {
         .stdout("still works\n")
         .stderr(predicate::str::contains("note: cannot save this session"));
 }
+
+/// The one session file of the sandbox's project.
+fn session_file(sb: &Sandbox) -> std::path::PathBuf {
+    let projects = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
+    let files: Vec<_> = projects
+        .flatten()
+        .flat_map(|p| std::fs::read_dir(p.path()).unwrap().flatten().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "one session file: {files:?}");
+    files[0].clone()
+}
+
+/// The session file's lines, and the (1-based) number of the first line containing `needle`.
+fn find_line(lines: &[Vec<u8>], needle: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| String::from_utf8_lossy(l).contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle}"))
+}
+
+fn read_lines(path: &std::path::Path) -> Vec<Vec<u8>> {
+    std::fs::read(path)
+        .unwrap()
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn write_lines(path: &std::path::Path, lines: &[Vec<u8>]) {
+    let mut bytes = Vec::new();
+    for line in lines {
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// No tool result without its call right before it, either.
+fn assert_no_orphans(request: &support::Recorded) {
+    let messages = request.body["messages"].as_array().unwrap();
+    for (i, m) in messages.iter().enumerate().filter(|(_, m)| m["role"] == "tool") {
+        let owner = messages[..i].iter().rev().find(|p| p["role"] != "tool").unwrap();
+        let ids: Vec<&str> = owner["tool_calls"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c["id"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert!(
+            ids.contains(&m["tool_call_id"].as_str().unwrap()),
+            "orphan result in {messages:#?}"
+        );
+    }
+}
+
+/// Two turns: the first writes a.txt with a tool, the second changes it with the shell.
+fn two_turns(sb: &Sandbox, server: &MockServer) {
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w1", "write", r#"{"file_path":"a.txt","content":"one\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Wrote a.txt.", &[])));
+    sb.brute(server).args(["-p", "first turn"]).assert().success();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s2", "shell", r#"{"command":"echo two > a.txt && touch b.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Changed it.", &[])));
+    sb.brute(server)
+        .args(["-p", "second turn", "--continue"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn an_invalid_byte_mid_file_is_reported_with_file_and_line_and_the_rest_loads() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    let bad = find_line(&lines, "Wrote a.txt.");
+    let at = lines[bad].len() / 2;
+    lines[bad][at] = 0xff;
+    lines.insert(bad + 1, br#"{"type":"from_a_future_version","x":1}"#.to_vec());
+    write_lines(&path, &lines);
+    let where_ = format!("{}:{}", path.display(), bad + 1);
+    let unknown = format!("{}:{}", path.display(), bad + 2);
+    sb.bare().args(["undo", "--list"]).assert().success().stdout(
+        predicate::str::contains("turn   1")
+            .and(predicate::str::contains("turn   2"))
+            .and(predicate::str::contains("first turn")),
+    );
+    sb.bare()
+        .args(["--resume"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("first turn"));
+    server.push(Reply::sse(openai_sse("Still here.", &[])));
+    sb.brute(&server)
+        .args(["-p", "third", "--continue"])
+        .assert()
+        .success()
+        .stdout("Still here.\n")
+        .stderr(
+            predicate::str::contains(format!("{where_}: skipped a damaged record (invalid UTF-8)")).and(
+                predicate::str::contains(format!("{unknown}: skipped a damaged record (unknown record")),
+            ),
+        );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_no_orphans(&request);
+    let users: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["first turn", "second turn", "third"]);
+    // Undo still walks back turn by turn (turn 3 changed nothing, turn 2 the shell's files).
+    sb.bare().arg("undo").assert().success();
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 2").and(predicate::str::contains("deleted b.txt")));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+}
+
+#[test]
+fn a_line_cut_in_half_mid_file_drops_the_orphan_result_with_a_notice() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    // The assistant message that made call s2: its result is now an orphan.
+    let cut = find_line(&lines, r#""tool_calls":[{"id":"s2""#);
+    let half = lines[cut].len() / 2;
+    lines[cut].truncate(half);
+    write_lines(&path, &lines);
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .args(["-p", "third", "--continue"])
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains(format!(
+                "{}:{}: skipped a damaged record (a cut line)",
+                path.display(),
+                cut + 1
+            ))
+            .and(predicate::str::contains("dropped the result of call s2")),
+        );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_no_orphans(&request);
+}
+
+#[test]
+fn a_missing_turn_end_still_undoes_that_turn_and_not_the_one_before() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    // Both turn ends go: the first one's end is the second's start, the last one's is the tree.
+    lines.retain(|l| !String::from_utf8_lossy(l).contains(r#""type":"turn_end""#));
+    write_lines(&path, &lines);
+    sb.bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("unfinished"));
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 2").and(predicate::str::contains("deleted b.txt")));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 1").and(predicate::str::contains("deleted a.txt")));
+    assert!(!sb.path("a.txt").exists());
+    // And redo brings both back, as recorded by the undos.
+    sb.bare().arg("redo").assert().success();
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "two\n");
+    assert!(sb.path("b.txt").exists());
+}

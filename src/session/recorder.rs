@@ -1,7 +1,7 @@
 //! The recorder: appends an agent's messages, todo lists and turn checkpoints to its session
 //! file as they happen, and moves the tree back and forth for undo and redo.
 
-use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, now_ms, replay};
+use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, now_ms};
 use crate::protocol::TodoItem;
 use crate::provider::Message;
 
@@ -74,8 +74,7 @@ impl Recorder {
         let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
         let known = last_of(&loaded.turns).or_else(|| {
             let previous = store.ids().into_iter().find(|id| *id != file.id)?;
-            let text = std::fs::read_to_string(store.path(&previous)).ok()?;
-            last_of(&replay(&text).turns)
+            last_of(&store.load(&previous).ok()?.turns)
         });
         if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
             scanner.remember(manifest);
@@ -204,12 +203,12 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
         let current = self.scanner.scan()?.manifest;
+        let end = match self.end_of(index) {
+            Some(end) => checkpoint::load_manifest(self.store.objects(), &end)?,
+            None => current.clone(),
+        };
+        let changes = checkpoint::diff(&checkpoint::load_manifest(self.store.objects(), &turn.start)?, &end);
         let report = checkpoint::preview(
             self.store.root(),
             self.store.objects(),
@@ -222,8 +221,10 @@ impl Recorder {
         Ok(Some(TurnMove::of(turn, report, rewound)))
     }
 
+    /// The newest turn not undone, finished or not: a turn whose end was never recorded (a
+    /// crash, a damaged line) is still undoable from its checkpoint.
     fn undo_index(&self) -> Option<usize> {
-        self.turns.iter().rposition(|t| !t.undone && t.end.is_some())
+        self.turns.iter().rposition(|t| !t.undone)
     }
 
     fn redo_index(&self) -> Option<usize> {
@@ -232,6 +233,35 @@ impl Recorder {
             .iter()
             .enumerate()
             .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
+    }
+
+    /// Where turn `index` ended: its recorded end, else the start of the turn after it; `None`
+    /// for an unfinished last turn (the tree as it is now is its end).
+    fn end_of(&self, index: usize) -> Option<String> {
+        let turn = self.turns.get(index)?;
+        turn.end
+            .clone()
+            .or_else(|| self.turns.get(index + 1).map(|next| next.start.clone()))
+    }
+
+    /// Records the end of an unfinished turn (the next turn's start, or the tree now), so an
+    /// undo of it can be redone.
+    fn close_turn(&mut self, index: usize) -> std::io::Result<()> {
+        if self.turns[index].end.is_some() {
+            return Ok(());
+        }
+        let (manifest, skipped) = match self.end_of(index) {
+            Some(end) => (end, Vec::new()),
+            None => self.snapshot()?,
+        };
+        let turn = &mut self.turns[index];
+        turn.end = Some(manifest.clone());
+        turn.skipped = skipped.clone();
+        self.file.append(&Record::TurnEnd {
+            turn: turn.turn,
+            manifest,
+            skipped,
+        })
     }
 
     /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
@@ -259,6 +289,7 @@ impl Recorder {
         let Some(index) = self.undo_index() else {
             return Ok(None);
         };
+        self.close_turn(index)?;
         let turn = self.turns[index].clone();
         let report = self.move_turn(&turn, true, force)?;
         let rewound = rewind && turn.history_len <= history.len();
@@ -293,20 +324,27 @@ impl Recorder {
 
     /// The checkpoints, newest last, with the number of paths each turn changed.
     pub fn checkpoints(&self) -> Vec<(Turn, usize)> {
-        self.turns
-            .iter()
-            .map(|t| {
-                let changed = match (
-                    checkpoint::load_manifest(self.store.objects(), &t.start),
-                    t.end
-                        .as_ref()
-                        .map(|e| checkpoint::load_manifest(self.store.objects(), e)),
-                ) {
-                    (Ok(a), Some(Ok(b))) => checkpoint::diff(&a, &b).len(),
-                    _ => 0,
-                };
-                (t.clone(), changed)
-            })
-            .collect()
+        checkpoints(&self.store, &self.turns)
     }
+}
+
+/// The checkpoints of `turns`, newest last, with the number of paths each turn changed (an
+/// unfinished turn counts up to the next turn's start). Reads only: works on a read-only
+/// data directory.
+pub fn checkpoints(store: &SessionStore, turns: &[Turn]) -> Vec<(Turn, usize)> {
+    turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let end = t.end.as_ref().or_else(|| turns.get(i + 1).map(|next| &next.start));
+            let changed = match (
+                checkpoint::load_manifest(store.objects(), &t.start),
+                end.map(|e| checkpoint::load_manifest(store.objects(), e)),
+            ) {
+                (Ok(a), Some(Ok(b))) => checkpoint::diff(&a, &b).len(),
+                _ => 0,
+            };
+            (t.clone(), changed)
+        })
+        .collect()
 }
