@@ -125,10 +125,37 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             std::io::stdout().write_all(&brute::cli::completions(*shell))?;
             return Ok(exit::OK);
         }
-        Some(Command::Undo { list, force, code_only }) => {
-            return undo_command(&cli, &root, *list, *force, !*code_only, false);
+        Some(Command::Undo {
+            list,
+            force,
+            code_only,
+            partial,
+        }) => {
+            return undo_command(
+                &cli,
+                &root,
+                *list,
+                Move {
+                    force: *force,
+                    partial: *partial,
+                },
+                !*code_only,
+                false,
+            );
         }
-        Some(Command::Redo { force }) => return undo_command(&cli, &root, false, *force, false, true),
+        Some(Command::Redo { force, partial }) => {
+            return undo_command(
+                &cli,
+                &root,
+                false,
+                Move {
+                    force: *force,
+                    partial: *partial,
+                },
+                false,
+                true,
+            );
+        }
         Some(Command::Trust { dir }) | Some(Command::Untrust { dir }) => {
             let trusted = matches!(cli.command, Some(Command::Trust { .. }));
             let dir = dir.clone().unwrap_or_else(|| root.clone());
@@ -252,12 +279,18 @@ fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
     Ok(None)
 }
 
+/// How `brute undo` / `brute redo` treat conflicts and missing contents.
+struct Move {
+    force: bool,
+    partial: bool,
+}
+
 /// `brute undo` / `brute redo`: the last turn of the latest session in this directory.
 fn undo_command(
     cli: &Cli,
     root: &std::path::Path,
     list: bool,
-    force: bool,
+    how: Move,
     rewind: bool,
     redo: bool,
 ) -> anyhow::Result<i32> {
@@ -302,9 +335,9 @@ fn undo_command(
     let mut history = loaded.history.clone();
     let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     let moved = if redo {
-        recorder.redo(&mut history, force)?
+        recorder.redo(&mut history, how.force, how.partial)?
     } else {
-        recorder.undo(&mut history, rewind, force)?
+        recorder.undo(&mut history, rewind, how.force, how.partial)?
     };
     match moved {
         Some(moved) => {

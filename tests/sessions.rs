@@ -412,3 +412,69 @@ fn a_missing_turn_end_still_undoes_that_turn_and_not_the_one_before() {
     assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "two\n");
     assert!(sb.path("b.txt").exists());
 }
+
+#[test]
+fn a_missing_object_changes_nothing_and_partial_restores_the_rest() {
+    let sb = Sandbox::new();
+    for name in ["a", "b", "c"] {
+        sb.write(&format!("{name}.txt"), &format!("{name}0\n"));
+    }
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"x.txt","content":"x\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "make x"]).assert().success();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"echo a1 > a.txt && echo b1 > b.txt && echo c1 > c.txt"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .args(["-p", "change abc", "--continue"])
+        .assert()
+        .success();
+    // The seam: drop b.txt's original content from the store, as a damaged disk or a bad
+    // prune would.
+    let objects = brute::session::objects::ObjectStore::new(sb.home.path().join("data/objects"));
+    let lost = brute::session::objects::hash(b"b0\n");
+    assert!(objects.contains(&lost));
+    objects.retain(|id| id != lost, std::time::Duration::ZERO).unwrap();
+    assert!(!objects.contains(&lost));
+    let read = |name: &str| std::fs::read_to_string(sb.path(name)).unwrap();
+    for _ in 0..2 {
+        // Atomic, and every retry is the same: nothing changes, the files are named.
+        sb.bare().arg("undo").assert().failure().stderr(
+            predicate::str::contains("b.txt")
+                .and(predicate::str::contains("nothing was changed"))
+                .and(predicate::str::contains("--partial")),
+        );
+        assert_eq!(
+            (read("a.txt"), read("b.txt"), read("c.txt")),
+            ("a1\n".into(), "b1\n".into(), "c1\n".into())
+        );
+    }
+    sb.bare().args(["undo", "--partial"]).assert().success().stdout(
+        predicate::str::contains("restored a.txt")
+            .and(predicate::str::contains("restored c.txt"))
+            .and(predicate::str::contains(
+                "not restorable b.txt: its stored content is missing",
+            )),
+    );
+    assert_eq!(
+        (read("a.txt"), read("b.txt"), read("c.txt")),
+        ("a0\n".into(), "b1\n".into(), "c0\n".into())
+    );
+    // The earlier turn is reachable again.
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 1").and(predicate::str::contains("deleted x.txt")));
+    assert!(!sb.path("x.txt").exists());
+}

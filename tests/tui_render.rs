@@ -369,7 +369,10 @@ fn keys_send_ops() {
     typed(&mut a, "/undo");
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo { force: false })],
+        vec![Action::Op(Op::Undo {
+            force: false,
+            partial: false
+        })],
         "/undo asks the core, which answers with a confirmation request"
     );
     let undo_request = |a: &mut App, id: &str| {

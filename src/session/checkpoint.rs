@@ -314,6 +314,20 @@ pub struct MoveReport {
     pub moved: Vec<Moved>,
     /// Paths changed since (by someone else): left alone unless forced.
     pub conflicts: Vec<String>,
+    /// Paths whose stored content is gone (damaged or pruned store): left alone.
+    pub missing: Vec<String>,
+}
+
+/// A move needs contents the store no longer has. Nothing was changed: a half-applied undo
+/// would leave the tree in a state no checkpoint describes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the stored content of {} is missing, so {} cannot be restored; nothing was changed (use --partial, or `/undo partial` in the UI, to restore the other files)",
+    paths.join(", "),
+    if paths.len() == 1 { "it" } else { "they" }
+)]
+pub struct MissingContent {
+    pub paths: Vec<String>,
 }
 
 fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
@@ -336,6 +350,10 @@ fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
 /// For each change, moves the path from its `after` state back to its `before` state
 /// (`reverse` = undo) or forward (redo), but only where the tree still holds the state the
 /// move starts from; other paths are reported as conflicts unless `force`.
+///
+/// Every content the move needs is checked first: if some is missing, nothing changes and the
+/// error is a [`MissingContent`] naming the paths, unless `partial`, which restores the rest
+/// and lists those paths in [`MoveReport::missing`].
 pub fn apply(
     root: &Path,
     objects: &ObjectStore,
@@ -343,11 +361,13 @@ pub fn apply(
     current: &Manifest,
     reverse: bool,
     force: bool,
+    partial: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, false)
+    apply_or_preview(root, objects, changes, current, reverse, force, partial, false)
 }
 
-/// What [`apply`] would do, without changing anything (for the undo dialog).
+/// What [`apply`] would do, without changing anything (for the undo dialog; paths whose
+/// content is missing are listed, not an error).
 pub fn preview(
     root: &Path,
     objects: &ObjectStore,
@@ -356,7 +376,7 @@ pub fn preview(
     reverse: bool,
     force: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, true)
+    apply_or_preview(root, objects, changes, current, reverse, force, true, true)
 }
 
 /// Reads what a path holds now for the +/- counts (regular files only, bounded).
@@ -364,6 +384,7 @@ fn current_bytes(path: &Path) -> Option<Vec<u8>> {
     crate::tool::guard::read_bounded(path, crate::tool::guard::MAX_FILE_BYTES).ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_or_preview(
     root: &Path,
     objects: &ObjectStore,
@@ -371,6 +392,7 @@ fn apply_or_preview(
     current: &Manifest,
     reverse: bool,
     force: bool,
+    partial: bool,
     dry_run: bool,
 ) -> std::io::Result<MoveReport> {
     let mut report = MoveReport::default();
@@ -392,6 +414,21 @@ fn apply_or_preview(
             continue;
         }
         plan.push((change.path.as_str(), to.as_ref()));
+    }
+    // Check every content needed before anything changes.
+    let missing: Vec<String> = plan
+        .iter()
+        .filter_map(|(path, to)| {
+            to.filter(|s| !s.dir && !objects.contains(&s.id))
+                .map(|_| (*path).to_owned())
+        })
+        .collect();
+    if !missing.is_empty() {
+        if !partial {
+            return Err(std::io::Error::other(MissingContent { paths: missing }));
+        }
+        plan.retain(|(path, _)| !missing.iter().any(|m| m == path));
+        report.missing = missing;
     }
     // Directories to create first (parents before children), files next, removals last
     // (children before parents).

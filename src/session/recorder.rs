@@ -44,6 +44,9 @@ impl TurnMove {
                 "\n  skipped {path}: changed since the agent's turn (use force to overwrite it)"
             ));
         }
+        for path in &self.report.missing {
+            out.push_str(&format!("\n  not restorable {path}: its stored content is missing"));
+        }
         for path in &self.skipped {
             out.push_str(&format!("\n  not restorable {path}: over the checkpoint size cap"));
         }
@@ -265,12 +268,15 @@ impl Recorder {
     }
 
     /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
-    fn move_turn(&mut self, turn: &Turn, reverse: bool, force: bool) -> std::io::Result<checkpoint::MoveReport> {
+    fn move_turn(
+        &mut self,
+        turn: &Turn,
+        reverse: bool,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<checkpoint::MoveReport> {
         let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
+        let changes = checkpoint::diff(&self.manifest_of(turn, &turn.start)?, &self.manifest_of(turn, &end)?);
         let current = self.scanner.scan()?.manifest;
         checkpoint::apply(
             self.store.root(),
@@ -279,19 +285,42 @@ impl Recorder {
             &current,
             reverse,
             force,
+            partial,
         )
+    }
+
+    /// A turn's manifest; when it is gone, the error says which turn cannot move at all.
+    fn manifest_of(&self, turn: &Turn, id: &str) -> std::io::Result<checkpoint::Manifest> {
+        checkpoint::load_manifest(self.store.objects(), id).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "the checkpoint of turn {} cannot be read from {} ({e}); no file of that turn can be restored, and nothing was changed",
+                    turn.turn,
+                    self.store.objects().dir().display()
+                ),
+            )
+        })
     }
 
     /// Undoes the newest turn not yet undone: every file it changed goes back, unless the
     /// person changed it since (then it is skipped, or overwritten with `force`). With
     /// `rewind`, the conversation goes back to before the turn too.
-    pub fn undo(&mut self, history: &mut Vec<Message>, rewind: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
+    /// Nothing changes when a needed content is missing, unless `partial` (see
+    /// [`checkpoint::apply`]).
+    pub fn undo(
+        &mut self,
+        history: &mut Vec<Message>,
+        rewind: bool,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<Option<TurnMove>> {
         let Some(index) = self.undo_index() else {
             return Ok(None);
         };
         self.close_turn(index)?;
         let turn = self.turns[index].clone();
-        let report = self.move_turn(&turn, true, force)?;
+        let report = self.move_turn(&turn, true, force, partial)?;
         let rewound = rewind && turn.history_len <= history.len();
         self.file.append(&Record::Undo {
             turn: turn.turn,
@@ -307,12 +336,17 @@ impl Recorder {
     }
 
     /// Re-applies the turn undone last (only while no newer turn has run since).
-    pub fn redo(&mut self, history: &mut Vec<Message>, force: bool) -> std::io::Result<Option<TurnMove>> {
+    pub fn redo(
+        &mut self,
+        history: &mut Vec<Message>,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<Option<TurnMove>> {
         let Some(index) = self.redo_index() else {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let report = self.move_turn(&turn, false, force)?;
+        let report = self.move_turn(&turn, false, force, partial)?;
         self.file.append(&Record::Redo { turn: turn.turn })?;
         let t = &mut self.turns[index];
         t.undone = false;

@@ -43,8 +43,14 @@ impl App {
             }
             // The core answers these: a confirmation to undo or redo a turn, or a notice when
             // a turn runs (they would change what it works on).
-            "/undo" => vec![Action::Op(Op::Undo { force: arg == "force" })],
-            "/redo" => vec![Action::Op(Op::Redo { force: arg == "force" })],
+            "/undo" => vec![Action::Op(Op::Undo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
+            "/redo" => vec![Action::Op(Op::Redo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
             "/resume" if arg.is_empty() => {
                 let list = if self.sessions.is_empty() {
                     "(no saved sessions here)".to_owned()
