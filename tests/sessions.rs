@@ -478,3 +478,122 @@ fn a_missing_object_changes_nothing_and_partial_restores_the_rest() {
         .stdout(predicate::str::contains("undid turn 1").and(predicate::str::contains("deleted x.txt")));
     assert!(!sb.path("x.txt").exists());
 }
+
+/// `cmd` run with the data directory mounted read-only (a private mount namespace; with
+/// `unshare -r` when not root). `None` where namespaces are unavailable (a failure under CI).
+fn read_only_data(sb: &Sandbox, cmd: std::process::Command) -> Option<assert_cmd::Command> {
+    read_only(&sb.home.path().join("data"), cmd)
+}
+
+/// `cmd` run with `dir` mounted read-only (see [`read_only_data`]).
+fn read_only(dir: &std::path::Path, cmd: std::process::Command) -> Option<assert_cmd::Command> {
+    let probe = std::process::Command::new("unshare").args(["-rm", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        assert!(std::env::var_os("CI").is_none(), "unshare -rm is needed for this test");
+        eprintln!("skipped: no mount namespaces here");
+        return None;
+    }
+    let mut ro = std::process::Command::new("unshare");
+    // -r keeps an unprivileged user's mount rights; as root, plain -m keeps root's.
+    ro.arg(if unsafe { libc::geteuid() } == 0 { "-m" } else { "-rm" });
+    ro.args([
+        "sh",
+        "-c",
+        r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@""#,
+    ])
+    .arg(dir)
+    .arg(cmd.get_program())
+    .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        ro.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => ro.env(key, value),
+            None => ro.env_remove(key),
+        };
+    }
+    ro.stdin(std::process::Stdio::null());
+    Some(assert_cmd::Command::from_std(ro))
+}
+
+#[test]
+fn a_read_only_data_dir_still_lists_and_every_error_names_the_path() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"x.txt","content":"x\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "make x"]).assert().success();
+    let file = session_file(&sb);
+    let base = |args: &[&str]| {
+        let mut c = if args[0] == "-p" {
+            sb.std_brute(&server)
+        } else {
+            sb.std_command()
+        };
+        c.args(args);
+        c
+    };
+    let Some(mut listing) = read_only_data(&sb, base(&["undo", "--list"])) else {
+        return;
+    };
+    listing
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("turn   1").and(predicate::str::contains("make x")));
+    read_only_data(&sb, base(&["--resume"]))
+        .unwrap()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("make x"));
+    read_only_data(&sb, base(&["undo"])).unwrap().assert().failure().stderr(
+        predicate::str::contains(file.display().to_string()).and(predicate::str::contains("Read-only file system")),
+    );
+    assert!(sb.path("x.txt").exists(), "nothing was undone");
+    // A new run still works and says, before the turn, that it is not saved and why.
+    server.push(Reply::sse(openai_sse("fine", &[])));
+    let sessions = file.parent().unwrap().display().to_string();
+    read_only_data(&sb, base(&["-p", "another"]))
+        .unwrap()
+        .assert()
+        .success()
+        .stdout("fine\n")
+        .stderr(predicate::str::contains(format!(
+            "cannot save this session ({sessions}"
+        )));
+}
+
+#[test]
+fn a_turn_that_cannot_be_checkpointed_says_so_before_it_runs() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("first", &[])));
+    sb.brute(&server).args(["-p", "one"]).assert().success();
+    let objects = sb.home.path().join("data/objects");
+    sb.write("new.txt", "content the store has not seen\n");
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s", "shell", r#"{"command":"echo ran"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "two", "--continue"]);
+    let Some(mut run) = read_only(&objects, cmd) else {
+        return;
+    };
+    let out = run.assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let notice = stderr
+        .find(&format!(
+            "turn 2 has no checkpoint, so /undo cannot take it back: {}",
+            objects.display()
+        ))
+        .unwrap_or_else(|| panic!("no notice naming the store in {stderr}"));
+    let tool = stderr
+        .find("[shell]")
+        .unwrap_or_else(|| panic!("no tool line in {stderr}"));
+    assert!(notice < tool, "the notice comes before the turn runs: {stderr}");
+}

@@ -122,6 +122,8 @@ pub struct Scanner {
     objects: ObjectStore,
     max_file_bytes: u64,
     previous: Manifest,
+    /// The last scan stopped at [`MAX_ENTRIES`].
+    too_big: bool,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -145,7 +147,13 @@ impl Scanner {
             objects,
             max_file_bytes,
             previous: Manifest::new(),
+            too_big: false,
         }
+    }
+
+    /// Whether the last scan failed because the tree has too many entries.
+    pub fn too_big(&self) -> bool {
+        self.too_big
     }
 
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
@@ -184,6 +192,7 @@ impl Scanner {
                 continue;
             }
             if scan.manifest.len() >= MAX_ENTRIES {
+                self.too_big = true;
                 return Err(std::io::Error::other(format!(
                     "{} has more than {MAX_ENTRIES} files and directories; turn checkpoints are off for it",
                     self.root.display()
@@ -439,7 +448,7 @@ fn apply_or_preview(
         let full = root.join(path);
         let existed = full.is_dir();
         if !dry_run {
-            std::fs::create_dir_all(&full)?;
+            std::fs::create_dir_all(&full).map_err(super::at_path(&full))?;
         }
         if !existed {
             report.moved.push(Moved {
@@ -457,10 +466,11 @@ fn apply_or_preview(
         let bytes = objects.get(&state.id)?;
         if !dry_run {
             if full.is_dir() {
-                std::fs::remove_dir_all(&full)?;
+                std::fs::remove_dir_all(&full).map_err(super::at_path(&full))?;
             }
-            crate::tool::mutation::write_atomic(&full, &bytes)?;
-            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))?;
+            crate::tool::mutation::write_atomic(&full, &bytes).map_err(super::at_path(&full))?;
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
+                .map_err(super::at_path(&full))?;
         }
         let (added, removed) = line_counts(old.as_deref().unwrap_or_default(), &bytes);
         let action = if old.is_some() { "restored" } else { "re-created" };
@@ -496,7 +506,7 @@ fn apply_or_preview(
             Ok(_) => {
                 let old = current_bytes(&full).unwrap_or_default();
                 if !dry_run {
-                    std::fs::remove_file(&full)?;
+                    std::fs::remove_file(&full).map_err(super::at_path(&full))?;
                 }
                 let (_, removed) = line_counts(&old, b"");
                 report.moved.push(Moved {

@@ -119,15 +119,22 @@ impl Recorder {
         if self.checkpoints_off {
             return Ok(());
         }
+        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         let (manifest, _) = match self.snapshot() {
             Ok(snapshot) => snapshot,
-            Err(error) => {
-                // Reported once; the conversation is still recorded.
+            Err(error) if self.scanner.too_big() => {
+                // Reported once (it stays too big); the conversation is still recorded.
                 self.checkpoints_off = true;
                 return Err(error);
             }
+            // A full or read-only data dir: said before the turn runs, and tried again next turn.
+            Err(error) => {
+                return Err(std::io::Error::new(
+                    error.kind(),
+                    format!("turn {turn} has no checkpoint, so /undo cannot take it back: {error}"),
+                ));
+            }
         };
-        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         let at_ms = now_ms();
         self.file.append(&Record::Checkpoint {
             turn,
