@@ -238,6 +238,8 @@ impl Scanner {
                 && known.ctime_ns == ctime
                 && known.mode == mode
                 && !recent
+                // A seed's content pruned or lost meanwhile is read again, never referenced.
+                && self.objects.contains(&known.id)
             {
                 scan.manifest.insert(rel, known.clone());
                 continue;

@@ -8,6 +8,7 @@
 //! contents and manifests, stored by content).
 
 pub mod checkpoint;
+pub mod lock;
 pub mod objects;
 pub mod prune;
 mod recorder;
@@ -339,6 +340,7 @@ pub struct Summary {
 /// The sessions of one project directory.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
+    data_dir: PathBuf,
     dir: PathBuf,
     root: PathBuf,
     objects: ObjectStore,
@@ -369,10 +371,16 @@ impl SessionStore {
     /// The store for `root` under the data directory.
     pub fn new(data_dir: &Path, root: &Path) -> Self {
         Self {
+            data_dir: data_dir.to_path_buf(),
             dir: data_dir.join("sessions").join(project_key(root)),
             root: root.to_path_buf(),
             objects: ObjectStore::new(data_dir.join("objects")),
         }
+    }
+
+    /// The data directory this store lives in.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
     }
 
     pub fn objects(&self) -> &ObjectStore {

@@ -149,7 +149,7 @@ impl ObjectStore {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.path(id).exists() || self.locate(id).is_some()
+        self.locate(id).is_some() || self.path(id).exists()
     }
 
     /// Every stored object id with its size.

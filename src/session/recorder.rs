@@ -1,7 +1,7 @@
 //! The recorder: appends an agent's messages, todo lists and turn checkpoints to its session
 //! file as they happen, and moves the tree back and forth for undo and redo.
 
-use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, now_ms};
+use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, lock, now_ms};
 use crate::protocol::TodoItem;
 use crate::provider::Message;
 
@@ -66,6 +66,8 @@ pub struct Recorder {
     todos: Vec<TodoItem>,
     /// Set when the tree cannot be checkpointed (too large): the session is still saved.
     checkpoints_off: bool,
+    /// The other session's checkpoint this one seeded from, kept from pruning while it runs.
+    _seed: Option<lock::Seed>,
 }
 
 impl Recorder {
@@ -74,15 +76,23 @@ impl Recorder {
         let mut scanner = checkpoint::Scanner::new(store.root().to_path_buf(), store.objects().clone(), max_file_bytes);
         // The newest known state of the tree, from this session or else the previous one of
         // this directory, lets even a new session's first checkpoint skip unchanged files.
+        // Seeding from another session is registered under the store lock, so a prune running
+        // meanwhile keeps what the seed reaches (see `lock`).
         let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
+        let mut seed = None;
         let known = last_of(&loaded.turns).or_else(|| {
+            let _lock = lock::StoreLock::shared(store.data_dir()).ok();
             let previous = store.ids().into_iter().find(|id| *id != file.id)?;
-            last_of(&store.load(&previous).ok()?.turns)
+            let manifest = last_of(&store.load(&previous).ok()?.turns)?;
+            // Without a registration (read-only data dir) nothing here can be pruned either.
+            seed = lock::Seed::register(store.data_dir(), &manifest).ok();
+            Some(manifest)
         });
         if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
             scanner.remember(manifest);
         }
         Self {
+            _seed: seed,
             store,
             file,
             scanner,
