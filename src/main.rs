@@ -328,7 +328,15 @@ fn undo_command(
         }
         return Ok(exit::OK);
     }
-    let (file, loaded) = store.open(&id)?;
+    let (file, loaded) = store.open(&id).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            anyhow::anyhow!(
+                "{e}: nothing was changed; use /undo in that brute, or run `brute undo` again when it has finished"
+            )
+        } else {
+            e.into()
+        }
+    })?;
     for notice in loaded.notices(file.path()) {
         eprintln!("brute: note: {notice}");
     }

@@ -597,3 +597,79 @@ fn a_turn_that_cannot_be_checkpointed_says_so_before_it_runs() {
         .unwrap_or_else(|| panic!("no tool line in {stderr}"));
     assert!(notice < tool, "the notice comes before the turn runs: {stderr}");
 }
+
+#[test]
+fn a_second_process_on_a_session_in_use_forks_it_and_undo_is_refused() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"a.txt","content":"one\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "first"]).assert().success();
+    let original = session_file(&sb);
+    let id = original.file_stem().unwrap().to_string_lossy().into_owned();
+    // A UI-like long run holds the session: its shell waits for `go` (with its own deadline).
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "hold",
+            "shell",
+            r#"{"command":"echo started; timeout 30 sh -c 'while [ ! -f go ]; do sleep 0.01; done'"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("held", &[])));
+    let mut holder = sb
+        .std_brute(&server)
+        .args(["-p", "hold it", "--continue", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("\"tool_output_delta\"")),
+        "the holder's command started"
+    );
+    // `brute undo` from another terminal is refused and changes nothing.
+    sb.bare().arg("undo").assert().failure().stderr(
+        predicate::str::contains(format!("session {id} is in use by another brute process"))
+            .and(predicate::str::contains("nothing was changed")),
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+    // `-p --continue` forks: a new id, shown, with the conversation so far.
+    server.push(Reply::sse(openai_sse("forked", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "meanwhile", "--continue", "--output-format", "json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "session {id} is in use by another brute process"
+        )));
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let fork = report["session"].as_str().unwrap().to_owned();
+    assert_ne!(fork, id);
+    assert!(
+        report["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains(&fork)),
+        "the new id is shown: {report}"
+    );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_eq!(request.body["messages"][1]["content"], "first");
+    std::fs::write(sb.path("go"), "").unwrap();
+    let _ = lines.count();
+    assert!(holder.wait().unwrap().success());
+    // The original file was written by one process only: one checkpoint per turn number.
+    let text = std::fs::read_to_string(&original).unwrap();
+    assert_eq!(text.matches(r#""type":"checkpoint","turn":2"#).count(), 1);
+}

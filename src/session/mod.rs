@@ -407,6 +407,7 @@ impl SessionStore {
             .mode(0o600)
             .open(&path)
             .map_err(at_path(&path))?;
+        lock_writer(&file, &id, &path)?;
         let mut session = SessionFile { id, path, file };
         session
             .append(&Record::Meta {
@@ -439,6 +440,7 @@ impl SessionStore {
             .append(true)
             .open(&path)
             .map_err(at_path(&path))?;
+        lock_writer(&file, id, &path)?;
         if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             // A crash cut the last line: end it so the next record starts cleanly.
             file.write_all(b"\n").map_err(at_path(&path))?;
@@ -451,6 +453,30 @@ impl SessionStore {
             },
             loaded,
         ))
+    }
+
+    /// A new session that continues `loaded`'s conversation (for a second process opening a
+    /// session another one writes): its own id, none of the other's checkpoints, so its undo
+    /// never takes back the other session's turns.
+    pub fn fork(&self, loaded: &Loaded) -> std::io::Result<(SessionFile, Loaded)> {
+        let mut file = self.create()?;
+        for message in &loaded.history {
+            file.append(&Record::Message {
+                message: message.clone(),
+            })?;
+        }
+        if !loaded.todos.is_empty() {
+            file.append(&Record::Todos {
+                todos: loaded.todos.clone(),
+            })?;
+        }
+        let forked = Loaded {
+            history: loaded.history.clone(),
+            todos: loaded.todos.clone(),
+            durations: loaded.durations.clone(),
+            ..Loaded::default()
+        };
+        Ok((file, forked))
     }
 
     /// Session ids, newest first.
@@ -517,6 +543,25 @@ impl SessionStore {
             })
             .collect()
     }
+}
+
+/// Makes this process the only writer of a session file: an exclusive `flock` held as long as
+/// the file is open. A second writer gets [`std::io::ErrorKind::WouldBlock`] with a message.
+fn lock_writer(file: &std::fs::File, id: &str, path: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor borrowed for the call; no memory is involved.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!("session {id} is in use by another brute process ({})", path.display()),
+        ));
+    }
+    Err(at_path(path)(error))
 }
 
 /// Formats milliseconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).
