@@ -148,6 +148,14 @@ impl ObjectStore {
         self.read_at(&at)
     }
 
+    /// Whether the store has `id` as far as this process last read the pack indexes (read
+    /// once, not again on every miss): for deduplication while packing, where a stale "no"
+    /// costs a duplicate copy and a re-read of every index per new file costs seconds.
+    fn contains_cached(&self, id: &str) -> bool {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        index.get_or_insert_with(|| self.read_index()).contains_key(id) || self.path(id).exists()
+    }
+
     pub fn contains(&self, id: &str) -> bool {
         self.locate(id).is_some() || self.path(id).exists()
     }
@@ -282,7 +290,7 @@ impl PackWriter {
     /// Adds `bytes` unless the store (or this pack) has them; returns the id.
     pub fn add_bytes(&mut self, bytes: &[u8]) -> std::io::Result<String> {
         let id = hash(bytes);
-        if self.seen.contains(&id) || (self.dedupe && self.store.contains(&id)) {
+        if self.seen.contains(&id) || (self.dedupe && self.store.contains_cached(&id)) {
             return Ok(id);
         }
         if self.file.is_none() {
