@@ -33,7 +33,9 @@ fn history(tokens: u64) -> Vec<Message> {
         out.push(Message::Tool {
             call_id: format!("call_{i}"),
             name: "read".into(),
-            content: (1..=60).map(|n| format!("{n:>6}\tlet value_{n} = compute({n}, \"{i}\");\n")).collect(),
+            content: (1..=60)
+                .map(|n| format!("{n:>6}\tlet value_{n} = compute({n}, \"{i}\");\n"))
+                .collect(),
             is_error: false,
         });
         out.push(Message::Assistant {
@@ -48,7 +50,12 @@ fn history(tokens: u64) -> Vec<Message> {
 fn main() {
     let base = history(200_000);
     let bytes: usize = base.iter().map(compact::message_bytes).sum();
-    println!("history: {} messages, {:.1} MB, about {} tokens", base.len(), bytes as f64 / 1e6, compact::estimate(bytes));
+    println!(
+        "history: {} messages, {:.1} MB, about {} tokens",
+        base.len(),
+        bytes as f64 / 1e6,
+        compact::estimate(bytes)
+    );
     let size = |h: &[Message]| compact::estimate(h.iter().map(compact::message_bytes).sum());
 
     let mut prune_times = Vec::new();

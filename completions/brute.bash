@@ -301,7 +301,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__redo)
-            opts="-h --force --help"
+            opts="-h --force --partial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -329,7 +329,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__undo)
-            opts="-h --list --force --code-only --help"
+            opts="-h --list --force --code-only --partial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

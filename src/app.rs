@@ -157,15 +157,33 @@ fn open_session(
     };
     session::prune::maybe_prune(&data_dir);
     let store = session::SessionStore::new(&data_dir, root);
+    // One writer per session file: a session another brute is writing is forked.
+    let open = |id: &str, notices: &mut Vec<String>| match store.open(id) {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            let loaded = store
+                .load(id)
+                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?;
+            notices.extend(loaded.notices(&store.file_path(id)));
+            let (file, forked) = store
+                .fork(&loaded)
+                .map_err(|e| SetupError::Session(format!("cannot fork session {id}: {e}")))?;
+            notices.push(format!(
+                "session {id} is in use by another brute process; continuing its conversation in a new session {} (its undo covers only this session's turns)",
+                file.id
+            ));
+            Ok((file, forked))
+        }
+        Err(e) => Err(SetupError::Session(format!("cannot open session {id}: {e}"))),
+        Ok((file, loaded)) => {
+            notices.extend(loaded.notices(file.path()));
+            Ok((file, loaded))
+        }
+    };
     let (file, loaded) = match choice {
-        SessionChoice::Resume(id) => store
-            .open(id)
-            .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?,
+        SessionChoice::Resume(id) => open(id, notices)?,
         SessionChoice::Continue if store.latest().is_some() => {
             let id = store.latest().unwrap_or_default();
-            store
-                .open(&id)
-                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?
+            open(&id, notices)?
         }
         SessionChoice::Continue | SessionChoice::New | SessionChoice::Off => {
             if *choice == SessionChoice::Continue {

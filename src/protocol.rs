@@ -20,10 +20,19 @@ pub enum Op {
     Respond { id: String, response: Response },
     /// Take back the last turn's file changes (and, if the person confirms it in the
     /// [`RequestKind::Undo`] request that follows, the turn itself); files the person changed
-    /// since are skipped unless `force`.
-    Undo { force: bool },
+    /// since are skipped unless `force`. When stored contents are missing nothing moves,
+    /// unless `partial` (then the rest is restored).
+    Undo {
+        force: bool,
+        #[serde(default)]
+        partial: bool,
+    },
     /// Re-apply what the last undo took back (confirmed through a request like undo).
-    Redo { force: bool },
+    Redo {
+        force: bool,
+        #[serde(default)]
+        partial: bool,
+    },
     /// Take a queued prompt back out of the queue (the front end puts it in its composer).
     Unqueue { index: usize },
     /// Switch to a saved session of this project.

@@ -210,6 +210,7 @@ fn stream_json_prints_every_event() {
             "text_delta",
             "text_delta",
             "usage",
+            "context_usage",
             "turn_finished"
         ]
     );

@@ -371,7 +371,10 @@ fn keys_send_ops() {
     typed(&mut a, "/undo");
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo { force: false })],
+        vec![Action::Op(Op::Undo {
+            force: false,
+            partial: false
+        })],
         "/undo asks the core, which answers with a confirmation request"
     );
     let undo_request = |a: &mut App, id: &str| {
@@ -723,7 +726,9 @@ fn the_status_line_shows_the_context_meter_and_status_lists_the_session() {
     key(&mut a, KeyCode::Enter);
     let text = a.transcript_text();
     assert!(
-        text.contains("context:  ctx 42% 84k/200k") && text.contains("sandbox:  workspace-write") && text.contains("base URL: http://127.0.0.1:1/v1"),
+        text.contains("context:  ctx 42% 84k/200k")
+            && text.contains("sandbox:  workspace-write")
+            && text.contains("base URL: http://127.0.0.1:1/v1"),
         "{text}"
     );
     a.on_event(Event::CompactionFinished {
@@ -732,5 +737,9 @@ fn the_status_line_shows_the_context_meter_and_status_lists_the_session() {
         pruned_outputs: 12,
         summarized: true,
     });
-    assert!(a.transcript_text().contains("compacted: about 170000 → 60000 tokens; 12 old tool outputs pruned, the earlier turns summarized"));
+    assert!(
+        a.transcript_text().contains(
+            "compacted: about 170000 → 60000 tokens; 12 old tool outputs pruned, the earlier turns summarized"
+        )
+    );
 }

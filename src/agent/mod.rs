@@ -452,7 +452,8 @@ impl Agent {
     /// Undoes the last turn: with a session, every file the turn changed (by any tool,
     /// shell included) and, with `rewind`, the conversation; without one, the last tool call's
     /// file changes. Returns what happened, for the person, and whether the history changed.
-    pub fn undo(&mut self, rewind: bool, force: bool) -> (String, bool) {
+    /// With missing stored contents nothing changes unless `partial`.
+    pub fn undo(&mut self, rewind: bool, force: bool, partial: bool) -> (String, bool) {
         let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
@@ -463,7 +464,7 @@ impl Agent {
         let moved = recorder
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .undo(&mut self.history, rewind, force);
+            .undo(&mut self.history, rewind, force, partial);
         match moved {
             Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
             Ok(None) => ("nothing to undo".to_owned(), false),
@@ -473,7 +474,7 @@ impl Agent {
 
     /// Re-applies what the last undo took back (files, and the conversation if it was
     /// rewound). Returns what happened and whether the history changed.
-    pub fn redo(&mut self, force: bool) -> (String, bool) {
+    pub fn redo(&mut self, force: bool, partial: bool) -> (String, bool) {
         let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
@@ -484,7 +485,7 @@ impl Agent {
         let moved = recorder
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .redo(&mut self.history, force);
+            .redo(&mut self.history, force, partial);
         match moved {
             Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
             Ok(None) => ("nothing to redo".to_owned(), false),

@@ -761,7 +761,13 @@ impl App {
 /// window is unknown.
 pub fn context_label(context: Option<(u64, Option<u64>)>) -> Option<String> {
     let (tokens, window) = context?;
-    let k = |n: u64| if n >= 1000 { format!("{}k", n / 1000) } else { n.to_string() };
+    let k = |n: u64| {
+        if n >= 1000 {
+            format!("{}k", n / 1000)
+        } else {
+            n.to_string()
+        }
+    };
     Some(match window {
         Some(window) if window > 0 => format!("ctx {}% {}/{}", tokens * 100 / window, k(tokens), k(window)),
         _ => format!("ctx {}", k(tokens)),

@@ -20,7 +20,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
-    ("/status", "model, provider, base URL, context, usage, session and sandbox mode"),
+    (
+        "/status",
+        "model, provider, base URL, context, usage, session and sandbox mode",
+    ),
     (
         "/permissions",
         "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
@@ -48,8 +51,14 @@ impl App {
             }
             // The core answers these: a confirmation to undo or redo a turn, or a notice when
             // a turn runs (they would change what it works on).
-            "/undo" => vec![Action::Op(Op::Undo { force: arg == "force" })],
-            "/redo" => vec![Action::Op(Op::Redo { force: arg == "force" })],
+            "/undo" => vec![Action::Op(Op::Undo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
+            "/redo" => vec![Action::Op(Op::Redo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
             "/resume" if arg.is_empty() => {
                 let list = if self.sessions.is_empty() {
                     "(no saved sessions here)".to_owned()

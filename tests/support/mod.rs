@@ -343,7 +343,8 @@ impl Sandbox {
         cmd
     }
 
-    fn std_command(&self) -> std::process::Command {
+    /// `brute` with no provider flags, as a plain process.
+    pub fn std_command(&self) -> std::process::Command {
         let config = self.home.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
