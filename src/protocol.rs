@@ -191,20 +191,9 @@ pub enum ApprovalDecision {
     Deny,
 }
 
-/// Token counts reported by the provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl Usage {
-    /// Adds another report to this running total.
-    pub fn add(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-    }
-}
+/// Token counts reported by the provider (defined by the provider layer, which knows nothing
+/// of the protocol).
+pub use crate::provider::Usage;
 
 /// One question of a `question` tool call, as shown to the person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

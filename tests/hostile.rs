@@ -472,6 +472,7 @@ fn signal_during_command(signal: libc::c_int, sandboxed: bool) -> Option<i32> {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap();
         if line.contains("tool_output_delta") && line.contains("started") {

@@ -91,6 +91,7 @@ fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         if line.unwrap().contains("\"tool_output_delta\"") {
             break;
@@ -135,6 +136,7 @@ fn a_finished_call_is_saved_even_if_an_earlier_one_is_still_running_at_a_crash()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     // The write, called second, finishes while the first call still runs.
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap();
         if line.contains("\"tool_result\"") && line.contains("\"call_id\":\"w\"") {

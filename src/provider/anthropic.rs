@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::Usage;
 use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall};
-use crate::protocol::Usage;
 
 /// The API version header value brute speaks.
 pub const API_VERSION: &str = "2023-06-01";
