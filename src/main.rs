@@ -71,6 +71,7 @@ fn init_logging() {
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .append(true)
         .open(dir.join("brute.log"))
     else {

@@ -738,3 +738,51 @@ fn panics_retryable_and_critical_errors() {
         Some("Error: Corrupt: the index is corrupt")
     );
 }
+
+#[test]
+fn undo_after_writing_through_a_symlink_restores_the_target_and_keeps_the_link() {
+    let h = support::Harness::new(Vec::new());
+    h.write("AGENTS.md", "the real instructions\n");
+    std::os::unix::fs::symlink("AGENTS.md", h.path("CLAUDE.md")).unwrap();
+    let (out, err) = h.call(
+        "write",
+        serde_json::json!({"file_path": "CLAUDE.md", "content": "changed\n"}),
+    );
+    assert!(!err, "{out}");
+    assert_eq!(h.read("AGENTS.md"), "changed\n", "written through the link");
+    let (out, err) = h.call("undo", serde_json::json!({"path": "CLAUDE.md"}));
+    assert!(!err, "{out}");
+    assert_eq!(
+        h.read("AGENTS.md"),
+        "the real instructions\n",
+        "the target's content is back"
+    );
+    assert!(
+        std::fs::symlink_metadata(h.path("CLAUDE.md"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::symlink_metadata(h.path("AGENTS.md")).unwrap().is_file(),
+        "the target is still a file"
+    );
+    // Removing a tree with a link deletes the link, not what it points to, and undo brings it
+    // back as a link.
+    std::fs::create_dir_all(h.path("tree")).unwrap();
+    h.write("outside.txt", "keep\n");
+    std::os::unix::fs::symlink(h.path("outside.txt"), h.path("tree/link")).unwrap();
+    let (out, err) = h.call("remove", serde_json::json!({"path": "tree", "recursive": true}));
+    assert!(!err, "{out}");
+    assert_eq!(h.read("outside.txt"), "keep\n");
+    let (out, err) = h.call("undo", serde_json::json!({"path": "tree"}));
+    assert!(!err, "{out}");
+    assert!(
+        std::fs::symlink_metadata(h.path("tree/link"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "{out}"
+    );
+    assert_eq!(h.read("outside.txt"), "keep\n");
+}

@@ -116,6 +116,8 @@ settings! {
         files: Vec<PathBuf>,
         /// Project settings left out because the project is not trusted (see [`trust`]).
         untrusted_ignored: Vec<String>,
+        /// The project was trusted, but its `.brute/config.toml` changed since.
+        config_changed: bool,
         /// `--yolo`: full access and no approval prompts.
         yolo: bool,
         /// `--add-dir`: more roots commands and tools may write.
@@ -225,8 +227,13 @@ impl Settings {
     /// out; `None` when nothing was.
     pub fn untrusted_notice(&self, root: &Path) -> Option<String> {
         (!self.untrusted_ignored.is_empty()).then(|| {
+            let why = if self.config_changed {
+                "it changed since you trusted the project"
+            } else {
+                "the project is not trusted"
+            };
             format!(
-                "ignored project settings {} in {}: the project is not trusted (brute trust trusts it)",
+                "ignored project settings {} in {}: {why} (brute trust trusts it as it is now)",
                 self.untrusted_ignored.join(", "),
                 root.join(".brute").join("config.toml").display()
             )
@@ -379,6 +386,8 @@ struct Layers {
     searched: Vec<Searched>,
     /// Risky project settings dropped because the project is not trusted.
     untrusted_ignored: Vec<String>,
+    /// The project was trusted, but its config changed since.
+    config_changed: bool,
     yolo: bool,
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
@@ -489,8 +498,15 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
             found: layer.is_some(),
         });
         if let Some(mut layer) = layer {
-            if name == "project config" && !trust::is_trusted(root) {
-                layers.untrusted_ignored = strip_risky(&mut layer);
+            if name == "project config" {
+                match trust::check(root) {
+                    trust::Trust::Trusted => {}
+                    trust::Trust::Untrusted => layers.untrusted_ignored = strip_risky(&mut layer),
+                    trust::Trust::ConfigChanged => {
+                        layers.untrusted_ignored = strip_risky(&mut layer);
+                        layers.config_changed = true;
+                    }
+                }
             }
             layers.apply_file(layer, path)?;
         }
@@ -531,6 +547,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         command_tools,
         searched,
         untrusted_ignored,
+        config_changed,
         yolo,
         add_dirs,
         rules,
@@ -576,6 +593,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
             .map(|file| file.path)
             .collect(),
         untrusted_ignored,
+        config_changed,
         yolo,
         add_dirs,
         rules,

@@ -40,7 +40,8 @@ pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Opens `path` for writing (created 0600, truncated), for brute's own files.
+/// Opens `path` for writing (created 0600, truncated), for brute's own files. A symlink at
+/// `path` is refused (`O_NOFOLLOW`): a planted link cannot make brute write elsewhere.
 pub fn private_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
@@ -48,7 +49,20 @@ pub fn private_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         .write(true)
         .truncate(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
+}
+
+/// Replaces `path` with `bytes` atomically (a fresh temp file beside it, then rename), for
+/// brute's own small state files.
+pub fn replace_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".brute-").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// The data directory, created and made private (0700) where possible; `None` without one.

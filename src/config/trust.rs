@@ -3,8 +3,10 @@
 //! ([`RISKY_KEYS`]) apply only in directories the person trusted; harmless ones (the model,
 //! limits, narrowing the tool list) apply everywhere.
 //!
-//! Trust lives in the data directory (`trusted-projects.json`, a list of canonical paths), never
-//! in the project, so a repository cannot trust itself.
+//! Trust lives in the data directory (`trusted-projects.json`), never in the project, so a
+//! repository cannot trust itself. It is given to one directory (not the tree below it) and to
+//! its `.brute/config.toml` as it was then: a config that changed since (a command in the
+//! sandbox may write the project) is not trusted until the person says so again.
 
 use std::path::{Path, PathBuf};
 
@@ -18,11 +20,25 @@ pub const RISKY_KEYS: &[&str] = &[
     "writable_roots",
     "system_prompt",
     "permissions",
-    "mcp_servers",
-    "hooks",
 ];
 
 const FILE: &str = "trusted-projects.json";
+
+/// One trusted directory and the fingerprint of its project config when it was trusted.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Entry {
+    dir: PathBuf,
+    config: String,
+}
+
+/// Whether a directory is trusted, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    Trusted,
+    Untrusted,
+    /// Trusted once, but its `.brute/config.toml` changed since.
+    ConfigChanged,
+}
 
 fn store() -> Option<PathBuf> {
     super::paths::data_dir().map(|d| d.join(FILE))
@@ -32,35 +48,57 @@ fn canonical(dir: &Path) -> PathBuf {
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
 
-fn read(path: &Path) -> Vec<PathBuf> {
-    std::fs::read(path)
+/// The project config as it is now: a hash of its bytes, or `absent`.
+fn fingerprint(dir: &Path) -> String {
+    let path = dir.join(".brute").join("config.toml");
+    match crate::tool::guard::read_bounded(&path, 1024 * 1024) {
+        Ok(bytes) => format!("sha256:{}", crate::session::objects::hash(&bytes)),
+        Err(_) => "absent".to_owned(),
+    }
+}
+
+fn read(path: &Path) -> Vec<Entry> {
+    crate::tool::guard::read_bounded(path, 16 * 1024 * 1024)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default()
 }
 
-/// Whether `dir` (or a directory above it) was trusted.
-pub fn is_trusted(dir: &Path) -> bool {
-    let Some(path) = store() else { return false };
+/// Whether `dir` is trusted with its project config as it is now.
+pub fn check(dir: &Path) -> Trust {
+    let Some(path) = store() else {
+        return Trust::Untrusted;
+    };
     let dir = canonical(dir);
-    read(&path).iter().any(|t| dir.starts_with(t))
+    match read(&path).into_iter().find(|e| e.dir == dir) {
+        Some(entry) if entry.config == fingerprint(&dir) => Trust::Trusted,
+        Some(_) => Trust::ConfigChanged,
+        None => Trust::Untrusted,
+    }
 }
 
-/// Trusts (`true`) or stops trusting `dir`; returns the canonical path.
+/// Whether `dir` is trusted with its project config as it is now.
+pub fn is_trusted(dir: &Path) -> bool {
+    check(dir) == Trust::Trusted
+}
+
+/// Trusts (`true`) `dir` with its project config as it is now, or stops trusting it; returns
+/// the canonical path.
 pub fn set_trusted(dir: &Path, trusted: bool) -> std::io::Result<PathBuf> {
     let path = store().ok_or_else(|| std::io::Error::other("no data directory (set BRUTE_DATA_DIR)"))?;
     let dir = canonical(dir);
     let mut list = read(&path);
-    list.retain(|t| t != &dir);
+    list.retain(|t| t.dir != dir);
     if trusted {
-        list.push(dir.clone());
+        list.push(Entry {
+            dir: dir.clone(),
+            config: fingerprint(&dir),
+        });
     }
     if let Some(parent) = path.parent() {
         super::paths::private_dir(parent)?;
     }
     let json = serde_json::to_vec_pretty(&list).map_err(std::io::Error::other)?;
-    let temp = path.with_extension("json.tmp");
-    std::io::Write::write_all(&mut super::paths::private_file(&temp)?, &json)?;
-    std::fs::rename(&temp, &path)?;
+    super::paths::replace_private(&path, &json)?;
     Ok(dir)
 }

@@ -49,9 +49,7 @@ pub fn save(path: &Path, rule: &Rule) -> std::io::Result<()> {
         text.push_str(&format!("  {},\n", toml_string(rule)));
     }
     text.push_str("]\n");
-    let temp = path.with_extension("toml.tmp");
-    std::io::Write::write_all(&mut crate::config::paths::private_file(&temp)?, text.as_bytes())?;
-    std::fs::rename(&temp, path)
+    crate::config::paths::replace_private(path, text.as_bytes())
 }
 
 fn toml_string(text: &str) -> String {

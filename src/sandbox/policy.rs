@@ -3,7 +3,7 @@
 //! | mode | files | network |
 //! |---|---|---|
 //! | `read-only` | read anywhere, write nowhere (but `/dev/null` and the like) | off |
-//! | `workspace-write` (default) | write the project (its `.git/` and `.brute/` stay read-only), extra roots, the temp dir, brute's data dir and the toolchain caches ordinary builds write | off |
+//! | `workspace-write` (default) | write the project (its `.git/` and `.brute/` stay read-only), extra roots, the temp dir and the toolchain caches ordinary builds write (never brute's data dir: it holds trust and approvals) | off |
 //! | `full-access` | as the person, unconfined | on |
 //!
 //! The init ([`super::init`]) enforces a policy with Landlock (files), read-only bind mounts
@@ -86,11 +86,13 @@ impl Policy {
                 network: false,
             },
             Mode::WorkspaceWrite => {
+                // brute's data directory is never writable to commands: it holds the trust and
+                // approval state a command could otherwise widen for itself.
+                let _ = data_dir;
                 let mut writable: Vec<PathBuf> = std::iter::once(root.to_path_buf())
                     .chain(extra.iter().cloned())
                     .chain(std::iter::once(std::env::temp_dir()))
                     .chain(std::iter::once(PathBuf::from("/tmp")))
-                    .chain(data_dir.map(Path::to_path_buf))
                     .collect();
                 if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
                     writable.extend(CACHES.iter().map(|c| Path::new(&home).join(c)));

@@ -109,6 +109,9 @@ impl Tool for Pipeline {
     fn runs_commands(&self) -> bool {
         self.tool.runs_commands()
     }
+    fn follows_links(&self) -> bool {
+        self.tool.follows_links()
+    }
     fn escalation(&self, args: &Value) -> Option<String> {
         self.tool.escalation(args)
     }
@@ -215,7 +218,7 @@ impl Middleware for SnapshotFirst {
                 return next.run(args, ctx).await;
             };
             ctx.snapshots
-                .record(&path, ctx.op)
+                .record_for(&path, ctx.op, next.tool().follows_links())
                 .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&path)), &e))?;
             let result = next.run(args, ctx).await;
             if result.is_err() {

@@ -254,6 +254,12 @@ pub trait Tool: Send + Sync {
     fn display(&self) -> Display {
         Display::Text
     }
+    /// Whether the path this tool changes is written through a symlink (write, patch) or the
+    /// entry itself is changed (remove deletes a link, not its target): decides what the
+    /// snapshot for undo captures.
+    fn follows_links(&self) -> bool {
+        true
+    }
     /// Whether calls start processes (they run in the sandbox; where none is available each
     /// call needs the person's approval).
     fn runs_commands(&self) -> bool {

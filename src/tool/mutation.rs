@@ -30,6 +30,18 @@ pub fn queue_key(path: &Path) -> PathBuf {
     }
 }
 
+/// The identity of a directory entry itself: its parent canonicalized, its own name kept (a
+/// link is not followed).
+pub fn entry_key(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| queue_key(path)),
+        _ => queue_key(path),
+    }
+}
+
 /// A FIFO of tickets per file. Tickets are taken synchronously in call order, so the order
 /// of execution on one file is the order the model made the calls, whatever the scheduler does.
 #[derive(Default)]
@@ -217,13 +229,40 @@ impl Snapshots {
     }
 
     /// Records what `path` holds now, before operation `op` changes it.
+    ///
+    /// Writes go through a symlink to its target, so the target is what is captured, under
+    /// the target's own path: an undo restores the file that changed, never turns the target
+    /// into a link.
     pub fn record(&self, path: &Path, op: u64) -> std::io::Result<()> {
+        let target = queue_key(path);
+        let snapshot = Snapshot::capture(&target)?;
+        self.push(target, op, snapshot);
+        Ok(())
+    }
+
+    /// Records what the entry at `path` itself is (a link stays a link, not followed), keyed
+    /// by that path: for removals, which delete the entry and never its target.
+    pub fn record_entry(&self, path: &Path, op: u64) -> std::io::Result<()> {
         let snapshot = Snapshot::capture(path)?;
+        self.push(entry_key(path), op, snapshot);
+        Ok(())
+    }
+
+    /// [`Snapshots::record`] or [`Snapshots::record_entry`], as the tool changes paths.
+    pub fn record_for(&self, path: &Path, op: u64, follows_links: bool) -> std::io::Result<()> {
+        if follows_links {
+            self.record(path, op)
+        } else {
+            self.record_entry(path, op)
+        }
+    }
+
+    fn push(&self, key: PathBuf, op: u64, snapshot: Snapshot) {
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        stacks.entry(queue_key(path)).or_default().push(Entry { op, snapshot });
+        stacks.entry(key).or_default().push(Entry { op, snapshot });
+        drop(stacks);
         // A new change makes what was undone before impossible to redo cleanly.
         self.redo.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        Ok(())
     }
 
     /// Reverts the newest operation (all paths it changed), remembering it for
@@ -281,10 +320,13 @@ impl Snapshots {
     /// Forgets the snapshot `op` took of `path` (the operation failed and changed nothing).
     pub fn discard(&self, path: &Path, op: u64) {
         let mut stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(stack) = stacks.get_mut(&queue_key(path))
-            && stack.last().is_some_and(|e| e.op == op)
-        {
-            stack.pop();
+        for key in [queue_key(path), entry_key(path)] {
+            if let Some(stack) = stacks.get_mut(&key)
+                && stack.last().is_some_and(|e| e.op == op)
+            {
+                stack.pop();
+                return;
+            }
         }
     }
 

@@ -33,6 +33,10 @@ impl Tool for RemoveTool {
         args["path"].as_str().map(str::to_owned)
     }
 
+    fn follows_links(&self) -> bool {
+        false
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let shown = str_arg(&args, "path")?;
@@ -76,7 +80,7 @@ impl Tool for RemoveTool {
             let mut files = 0usize;
             for entry in entries {
                 ctx.snapshots
-                    .record(&entry, ctx.op)
+                    .record_entry(&entry, ctx.op)
                     .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&entry)), &e))?;
                 if !std::fs::symlink_metadata(&entry).is_ok_and(|m| m.is_dir()) {
                     files += 1;
