@@ -75,10 +75,19 @@ fn tools() -> Vec<ToolSpec> {
 }
 
 async fn complete(provider: &HttpProvider, deltas: &mut Vec<Delta>) -> Result<Completion, ProviderError> {
+    complete_with(provider, "m", deltas).await
+}
+
+/// One completion of the shared history with `model`, temperature 0.5 asked for.
+async fn complete_with(
+    provider: &HttpProvider,
+    model: &str,
+    deltas: &mut Vec<Delta>,
+) -> Result<Completion, ProviderError> {
     let messages = history();
     let tools = tools();
     let request = ChatRequest {
-        model: "m",
+        model,
         system: "be brief",
         messages: &messages,
         tools: &tools,
@@ -125,6 +134,27 @@ async fn openai_request_shape_and_streamed_tool_calls() {
     assert_eq!(b["temperature"], 0.5);
     assert_eq!(b["tools"][0]["type"], "function");
     assert_eq!(b["tools"][0]["function"]["name"], "weather");
+}
+
+/// Reasoning models refuse `max_tokens` and a non-default temperature (the strict mock
+/// says so as the real API does); other models keep both.
+#[tokio::test]
+async fn openai_reasoning_models_get_max_completion_tokens_and_no_temperature() {
+    let server = MockServer::start();
+    server.push(Reply::sse(support::openai_sse("ok", &[])));
+    server.push(Reply::sse(support::openai_sse("ok", &[])));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let c = complete_with(&provider, "gpt-5.1", &mut Vec::new()).await.unwrap();
+    assert_eq!(c.text, "ok");
+    complete_with(&provider, "gpt-4.1", &mut Vec::new()).await.unwrap();
+    let requests = server.requests();
+    let (reasoning, plain) = (&requests[0].body, &requests[1].body);
+    assert_eq!(reasoning["max_completion_tokens"], 100);
+    assert!(reasoning.get("max_tokens").is_none() && reasoning.get("temperature").is_none());
+    assert_eq!(
+        (plain["max_tokens"].as_u64(), plain["temperature"].as_f64()),
+        (Some(100), Some(0.5))
+    );
 }
 
 #[tokio::test]

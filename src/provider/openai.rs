@@ -34,16 +34,24 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
         });
     }
+    let facts = super::spec::model_facts(req.model);
     let mut body = json!({
         "model": req.model,
         "messages": messages,
         "stream": stream,
-        "max_tokens": req.max_tokens,
     });
+    // Reasoning models refuse `max_tokens`; compatible servers (Ollama, vLLM, llama.cpp)
+    // know only `max_tokens`.
+    let limit = if facts.openai_reasoning {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit] = json!(req.max_tokens);
     if stream {
         body["stream_options"] = json!({"include_usage": true});
     }
-    if let Some(temperature) = req.temperature {
+    if let Some(temperature) = req.temperature.filter(|t| !facts.fixed_temperature || *t == 1.0) {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {

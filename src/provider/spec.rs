@@ -187,6 +187,73 @@ impl ProviderSpec {
     }
 }
 
+/// How a Claude model is asked to think.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaudeThinking {
+    /// Not a thinking model (Claude 3.5 and older, or not Claude).
+    None,
+    /// `thinking: {type: "enabled", budget_tokens}` (Claude 3.7 to 4.5, and unknown names).
+    Budget,
+    /// `thinking: {type: "adaptive"}` with `output_config.effort` (Claude 4.6 on; 4.7 on
+    /// refuses the budget form with a 400).
+    Adaptive,
+}
+
+/// What brute knows of a model from its name: which request parameters it takes. Names are
+/// read without a router's `vendor/` prefix (`openai/gpt-5` on OpenRouter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelFacts {
+    /// An OpenAI reasoning model (o-series, gpt-5 on): `max_completion_tokens` instead of
+    /// `max_tokens`, no temperature but the default, reasoning effort and encrypted reasoning.
+    pub openai_reasoning: bool,
+    /// A known OpenAI model that does not reason: reasoning parameters are refused.
+    pub openai_plain: bool,
+    pub claude_thinking: ClaudeThinking,
+    /// Refuses every sampling temperature but the default (OpenAI reasoning models, Claude 4.7 on).
+    pub fixed_temperature: bool,
+}
+
+/// The facts of `model` (see [`ModelFacts`]).
+pub fn model_facts(model: &str) -> ModelFacts {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let o_series = name.len() > 1 && name.starts_with('o') && name.as_bytes()[1].is_ascii_digit();
+    let gpt_major = name
+        .strip_prefix("gpt-")
+        .and_then(|rest| rest.split(['.', '-']).next())
+        .and_then(|major| major.parse::<u32>().ok());
+    let openai_reasoning = o_series || gpt_major.is_some_and(|m| m >= 5) || name.starts_with("codex-mini");
+    let openai_plain = !openai_reasoning && ["gpt-4", "gpt-3.5", "chatgpt-"].iter().any(|p| name.starts_with(p));
+    let (claude_thinking, claude_fixed) = match name.strip_prefix("claude-") {
+        None => (ClaudeThinking::None, false),
+        Some(rest) => match claude_version(rest) {
+            Some(v) if v >= (4, 7) => (ClaudeThinking::Adaptive, true),
+            Some(v) if v >= (4, 6) => (ClaudeThinking::Adaptive, false),
+            Some(v) if v >= (3, 7) => (ClaudeThinking::Budget, false),
+            Some(_) => (ClaudeThinking::None, false),
+            // A name without a version: the preview models are of the newest kind.
+            None if rest.contains("preview") => (ClaudeThinking::Adaptive, true),
+            None => (ClaudeThinking::Budget, false),
+        },
+    };
+    ModelFacts {
+        openai_reasoning,
+        openai_plain,
+        claude_thinking,
+        fixed_temperature: openai_reasoning || claude_fixed,
+    }
+}
+
+/// (major, minor) from the part of a Claude id after `claude-`: numbers after the family
+/// (`sonnet-4-5-20250929`) or before it (`3-7-sonnet-20250219`); an 8-digit date is no version.
+fn claude_version(rest: &str) -> Option<(u32, u32)> {
+    let mut numbers = rest
+        .split(['-', '.'])
+        .filter(|p| !p.is_empty() && p.len() < 8 && p.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|p| p.parse::<u32>().ok());
+    let major = numbers.next()?;
+    Some((major, numbers.next().unwrap_or(0)))
+}
+
 /// A key variable for any provider (e.g. a compatible server at a custom base URL).
 pub const ANY_KEY_VAR: &str = "BRUTE_API_KEY";
 
@@ -401,6 +468,55 @@ mod tests {
         for spec in SPECS {
             assert!(help.contains(spec.name), "--provider help lacks {}: {help}", spec.name);
         }
+    }
+
+    #[test]
+    fn model_facts_from_names() {
+        for reasoning in [
+            "gpt-5.1",
+            "gpt-5-mini",
+            "o3",
+            "o4-mini-2025-04-16",
+            "openai/gpt-5",
+            "gpt-6-sol",
+        ] {
+            let facts = model_facts(reasoning);
+            assert!(facts.openai_reasoning && facts.fixed_temperature, "{reasoning}");
+        }
+        for plain in ["gpt-4.1", "gpt-4o-mini", "chatgpt-4o-latest"] {
+            assert!(model_facts(plain).openai_plain, "{plain}");
+        }
+        for other in ["qwen3", "gpt-oss-20b", "mock-model", "olmo-2", "llama3.1:8b"] {
+            let facts = model_facts(other);
+            assert!(
+                !facts.openai_reasoning && !facts.openai_plain && !facts.fixed_temperature,
+                "{other}"
+            );
+            assert_eq!(facts.claude_thinking, ClaudeThinking::None, "{other}");
+        }
+        let thinking = |m: &str| model_facts(m).claude_thinking;
+        assert_eq!(thinking("claude-3-5-sonnet-20241022"), ClaudeThinking::None);
+        assert_eq!(thinking("claude-3-7-sonnet-20250219"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-opus-4-20250514"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-sonnet-4-5"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-haiku-4-5-20251001"), ClaudeThinking::Budget);
+        assert_eq!(thinking("anthropic/claude-opus-4.6"), ClaudeThinking::Adaptive);
+        assert!(!model_facts("claude-sonnet-4-6").fixed_temperature);
+        for newest in [
+            "claude-opus-4-7",
+            "claude-sonnet-5",
+            "claude-fable-5-1",
+            "claude-mythos-preview",
+        ] {
+            let facts = model_facts(newest);
+            assert_eq!(facts.claude_thinking, ClaudeThinking::Adaptive, "{newest}");
+            assert!(facts.fixed_temperature, "{newest}");
+        }
+        assert_eq!(
+            thinking("claude-custom"),
+            ClaudeThinking::Budget,
+            "unknown: the API decides"
+        );
     }
 
     #[test]

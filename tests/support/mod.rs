@@ -1,7 +1,13 @@
 //! A mock model provider: a real HTTP/1.1 server on 127.0.0.1 that answers from a script,
 //! streams bodies in small chunks split at awkward byte boundaries, can fail with any
 //! status or cut a stream, and records every request.
+//!
+//! It is strict by default ([`strict`]): a request the real API would refuse gets the real
+//! API's error and uses up no scripted reply, so brute's requests are judged by the real
+//! rules in every provider test. [`MockServer::lenient`] turns that off where a test needs it.
 #![allow(dead_code)]
+
+pub mod strict;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -83,6 +89,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     pub body: Value,
     pub raw_len: usize,
+    /// The strict rule that refused this request, if one did.
+    pub refused: Option<&'static str>,
 }
 
 impl Recorded {
@@ -98,6 +106,8 @@ impl Recorded {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// `None`: lenient, every request gets the next scripted reply.
+    strict: Option<strict::Strict>,
 }
 
 /// The running server; it lives as long as the test process.
@@ -108,10 +118,31 @@ pub struct MockServer {
 }
 
 impl MockServer {
+    /// A strict server: requests the real APIs refuse are refused.
     pub fn start() -> Self {
+        Self::spawn(Some(strict::Strict::default()))
+    }
+
+    /// A server that answers every request from the script, whatever it holds.
+    pub fn lenient() -> Self {
+        Self::spawn(None)
+    }
+
+    /// Treats `model` as an OpenAI reasoning model too (a model brute does not know).
+    pub fn reasoning_model(&self, model: &str) -> &Self {
+        if let Some(strict) = self.state.lock().unwrap().strict.as_mut() {
+            strict.reasoning_models.push(model.to_owned());
+        }
+        self
+    }
+
+    fn spawn(strict: Option<strict::Strict>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local addr").port();
-        let state = Arc::new(Mutex::new(State::default()));
+        let state = Arc::new(Mutex::new(State {
+            strict,
+            ..State::default()
+        }));
         let shared = state.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -175,14 +206,27 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     }
     let reply = {
         let mut state = state.lock().unwrap();
+        let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let refusal = match &state.strict {
+            Some(strict) if method == "POST" => strict.check(&path, &headers, &json).err(),
+            _ => None,
+        };
         state.requests.push(Recorded {
             method,
             path,
             headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            body: json,
             raw_len: body.len(),
+            refused: refusal.as_ref().map(|r| r.rule),
         });
-        state.replies.pop_front()
+        match refusal {
+            Some(refusal) => {
+                // Said on stderr too: a test that fails because of it then shows which rule.
+                eprintln!("strict mock refused ({}): {}", refusal.rule, refusal.body);
+                Some(Reply::json(refusal.status, refusal.body))
+            }
+            None => state.replies.pop_front(),
+        }
     };
     let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
     let mut head = format!(
