@@ -103,3 +103,24 @@ fn ollama_compatible_end_to_end() {
             .any(|m| m["role"] == "tool" && m["tool_call_id"] == "call_blqyt530")
     );
 }
+
+/// With only OPENAI_API_KEY (and a compatible server's URL) the default model works on the
+/// first try: the strict mock refuses what the real API refuses (max_tokens for gpt-5.1).
+#[test]
+fn an_openai_key_alone_works_with_the_default_model() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(support::openai_sse("Hello.", &[])));
+    sb.bare()
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_BASE_URL", server.url("/v1"))
+        .args(["-p", "hi"])
+        .assert()
+        .success()
+        .stdout("Hello.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "accepted the first time");
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].body["model"], "gpt-5.1");
+    assert!(requests[0].body["max_completion_tokens"].is_u64());
+}

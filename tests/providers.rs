@@ -157,6 +157,70 @@ async fn openai_reasoning_models_get_max_completion_tokens_and_no_temperature() 
     );
 }
 
+/// A model brute does not know refuses `max_tokens` and the temperature: each is adapted
+/// once, with a notice, and remembered for that model (not for others).
+#[tokio::test]
+async fn refused_parameters_are_adapted_once_and_remembered_per_model() {
+    let server = MockServer::start();
+    server.reasoning_model("acme-r1");
+    for _ in 0..3 {
+        server.push(Reply::sse(support::openai_sse("ok", &[])));
+    }
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let mut deltas = Vec::new();
+    let c = complete_with(&provider, "acme-r1", &mut deltas).await.unwrap();
+    assert_eq!(c.text, "ok");
+    let refused: Vec<_> = server.requests().iter().map(|r| r.refused).collect();
+    assert_eq!(
+        refused,
+        [
+            Some("chat.max-tokens-reasoning"),
+            Some("chat.temperature-reasoning"),
+            None
+        ]
+    );
+    let notices: Vec<&String> = deltas
+        .iter()
+        .filter_map(|d| match d {
+            Delta::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(notices[0].contains("acme-r1 refused `max_tokens`: sending `max_completion_tokens`"));
+    // The next request to that model is right the first time; another model is untouched.
+    complete_with(&provider, "acme-r1", &mut Vec::new()).await.unwrap();
+    complete_with(&provider, "gpt-4.1", &mut Vec::new()).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[3].refused, None);
+    assert_eq!(requests[3].body["max_completion_tokens"], 100);
+    assert!(requests[3].body.get("temperature").is_none());
+    assert_eq!(requests[4].body["max_tokens"], 100);
+    assert_eq!(requests[4].body["temperature"], 0.5);
+}
+
+/// When the adapted request is refused for the same parameter again, the error stands.
+#[tokio::test]
+async fn an_adaptation_that_does_not_help_is_not_repeated() {
+    let server = MockServer::lenient();
+    let refusal = r#"{"error":{"message":"Unsupported parameter: 'temperature' is not supported with this model.","type":"invalid_request_error","param":"temperature","code":"unsupported_parameter"}}"#;
+    server.push(Reply::json(400, refusal));
+    server.push(Reply::json(400, refusal));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 3)).unwrap();
+    let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
+    assert!(matches!(e, ProviderError::Http { status: 400, .. }), "{e}");
+    assert_eq!(server.requests().len(), 2);
+    assert!(server.requests()[1].body.get("temperature").is_none());
+    server.push(Reply::json(400, refusal.replace("temperature", "seed")));
+    complete(&provider, &mut Vec::new()).await.unwrap_err();
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "a parameter the body does not hold is not adapted"
+    );
+}
+
 #[tokio::test]
 async fn anthropic_request_shape() {
     let Some(dir) = support::fixtures() else {

@@ -433,6 +433,7 @@ impl Agent {
                     events.emit(Event::TextDelta { text });
                 }
                 Delta::Reasoning(text) => events.emit(Event::ReasoningDelta { text }),
+                Delta::Notice(message) => events.emit(Event::Notice { message }),
                 Delta::Retrying {
                     attempt,
                     max_attempts,

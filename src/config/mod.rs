@@ -886,6 +886,24 @@ mod tests {
         ));
     }
 
+    /// With only OPENAI_API_KEY: OpenAI's own API through Responses with the default model;
+    /// a compatible server at OPENAI_BASE_URL through Chat Completions.
+    #[test]
+    fn an_openai_key_alone_picks_the_responses_api() {
+        use crate::provider::spec::WireFormat;
+        let dir = tempfile::tempdir().unwrap();
+        let wire = |s: &Settings| s.provider.value.spec().endpoint_for(&s.base_url.value).map(|e| e.wire);
+        let s = load(dir.path(), &Flags::default(), &env_of(&[("OPENAI_API_KEY", "k")]), None).unwrap();
+        assert_eq!(
+            (s.provider.value, s.model.value.as_str()),
+            (ProviderKind::OpenAi, "gpt-5.1")
+        );
+        assert_eq!(wire(&s), Some(WireFormat::Responses));
+        let env = env_of(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")]);
+        let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
+        assert_eq!(wire(&s), Some(WireFormat::OpenAiChat));
+    }
+
     #[test]
     fn missing_key_and_bad_values_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,8 @@
 //! The HTTP driver shared by every wire format: builds the request, retries transient
 //! failures with backoff, and streams the body through the wire format's decoder.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -75,6 +77,138 @@ pub struct HttpProvider {
     label: String,
     settings: HttpSettings,
     client: reqwest::Client,
+    /// Parameters each model refused, adapted on every later request to it.
+    adapted: Mutex<HashMap<String, Vec<Adapt>>>,
+}
+
+/// A change to a request body after a model refused one of its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Adapt {
+    /// Send the value under another name (`max_tokens` → `max_completion_tokens`).
+    Rename { from: String, to: String },
+    /// Leave the parameter out (a dotted path reaches into objects: `reasoning.summary`).
+    Drop(String),
+}
+
+/// Parameters no adaptation may touch: without them the request means something else.
+const ESSENTIAL: &[&str] = &[
+    "model",
+    "messages",
+    "input",
+    "instructions",
+    "system",
+    "tools",
+    "stream",
+    "store",
+];
+
+impl Adapt {
+    /// The adaptation a 400 body asks for: an OpenAI-style `unsupported_parameter` /
+    /// `unsupported_value` (param from the error's `param` or its message), an unknown
+    /// parameter, or Anthropic's "Extra inputs are not permitted". `None` for other errors.
+    pub fn from_error(body: &str) -> Option<Self> {
+        let value: Value = serde_json::from_str(body).ok()?;
+        let err = &value["error"];
+        let message = err["message"].as_str().unwrap_or_default();
+        let code = err["code"].as_str().unwrap_or_default();
+        let quoted = |prefix: &str| {
+            let rest = message.strip_prefix(prefix)?.trim_start();
+            let rest = rest.strip_prefix('\'').unwrap_or(rest);
+            let end = rest.find(['\'', ' ', ',']).unwrap_or(rest.len());
+            Some(rest[..end].trim_end_matches('.').to_owned())
+        };
+        let refused = matches!(
+            code,
+            "unsupported_parameter" | "unsupported_value" | "unknown_parameter"
+        ) || [
+            "Unsupported parameter",
+            "Unsupported value",
+            "Unknown parameter",
+            "Unrecognized request argument",
+        ]
+        .iter()
+        .any(|p| message.starts_with(p));
+        let param = if refused {
+            err["param"]
+                .as_str()
+                .map(str::to_owned)
+                .or_else(|| quoted("Unsupported parameter:"))
+                .or_else(|| quoted("Unsupported value:"))
+                .or_else(|| quoted("Unknown parameter:"))
+                .or_else(|| quoted("Unrecognized request argument supplied:"))?
+        } else {
+            let (param, _) = message.split_once(": Extra inputs are not permitted")?;
+            param.to_owned()
+        };
+        let top = param.split('.').next().unwrap_or_default();
+        if param.is_empty() || ESSENTIAL.contains(&top) {
+            return None;
+        }
+        // "... Use 'max_completion_tokens' instead."
+        let instead = message
+            .split_once("Use '")
+            .and_then(|(_, rest)| rest.split_once("' instead"))
+            .map(|(to, _)| to.to_owned())
+            .filter(|to| !to.contains('.') && !ESSENTIAL.contains(&to.as_str()));
+        Some(match instead {
+            Some(to) => Adapt::Rename { from: param, to },
+            None => Adapt::Drop(param),
+        })
+    }
+
+    /// Applies the change; false when the body has nothing it changes.
+    pub fn apply(&self, body: &mut Value) -> bool {
+        match self {
+            Adapt::Rename { from, to } => {
+                let Some(object) = body.as_object_mut() else {
+                    return false;
+                };
+                match object.remove(from) {
+                    Some(value) => {
+                        object.insert(to.clone(), value);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Adapt::Drop(path) => {
+                let (parent, key) = match path.rsplit_once('.') {
+                    Some((parent, key)) => (Some(parent), key),
+                    None => (None, path.as_str()),
+                };
+                let target = match parent {
+                    Some(parent) => parent.split('.').try_fold(&mut *body, |v, k| v.get_mut(k)),
+                    None => Some(&mut *body),
+                };
+                let removed = target
+                    .and_then(Value::as_object_mut)
+                    .and_then(|object| object.remove(key))
+                    .is_some();
+                // An object left empty goes too (`reasoning: {}` is no better than none).
+                if let Some(parent) = parent.filter(|_| removed)
+                    && let Some(object) = body.as_object_mut()
+                    && object
+                        .get(parent)
+                        .is_some_and(|v| v.as_object().is_some_and(|o| o.is_empty()))
+                {
+                    object.remove(parent);
+                }
+                removed
+            }
+        }
+    }
+
+    /// What the person is told.
+    fn describe(&self, model: &str) -> String {
+        match self {
+            Adapt::Rename { from, to } => {
+                format!("{model} refused `{from}`: sending `{to}` instead (remembered for this model)")
+            }
+            Adapt::Drop(param) => {
+                format!("{model} refused `{param}`: leaving it out (remembered for this model)")
+            }
+        }
+    }
 }
 
 impl HttpProvider {
@@ -99,6 +233,7 @@ impl HttpProvider {
             label: label.into(),
             settings,
             client,
+            adapted: Mutex::default(),
         })
     }
 
@@ -168,6 +303,7 @@ impl HttpProvider {
             error,
             retryable,
             retry_after,
+            adapt: (code == 400).then(|| Adapt::from_error(body)).flatten(),
         }
     }
 
@@ -209,8 +345,27 @@ impl HttpProvider {
                 error,
                 retryable: overloaded && !emitted,
                 retry_after: None,
+                adapt: None,
             }
         })
+    }
+
+    /// What `model` refused so far.
+    fn adaptations(&self, model: &str) -> Vec<Adapt> {
+        let adapted = self.adapted.lock().unwrap_or_else(|e| e.into_inner());
+        adapted.get(model).cloned().unwrap_or_default()
+    }
+
+    /// Remembers an adaptation for `model`; false when it was already known (so adapting
+    /// did not help).
+    fn learn(&self, model: &str, adapt: &Adapt) -> bool {
+        let mut adapted = self.adapted.lock().unwrap_or_else(|e| e.into_inner());
+        let known = adapted.entry(model.to_owned()).or_default();
+        if known.contains(adapt) {
+            return false;
+        }
+        known.push(adapt.clone());
+        true
     }
 
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
@@ -230,6 +385,8 @@ struct Attempt {
     error: ProviderError,
     retryable: bool,
     retry_after: Option<Duration>,
+    /// A refused parameter, when changing it may make the request acceptable.
+    adapt: Option<Adapt>,
 }
 
 impl Attempt {
@@ -238,6 +395,7 @@ impl Attempt {
             error,
             retryable: true,
             retry_after: None,
+            adapt: None,
         }
     }
     fn fatal(error: ProviderError) -> Self {
@@ -245,6 +403,7 @@ impl Attempt {
             error,
             retryable: false,
             retry_after: None,
+            adapt: None,
         }
     }
 }
@@ -260,12 +419,28 @@ impl Provider for HttpProvider {
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(async move {
-            let body = self.endpoint.wire.body(request, self.settings.stream);
+            let mut body = self.endpoint.wire.body(request, self.settings.stream);
+            for adapt in self.adaptations(request.model) {
+                adapt.apply(&mut body);
+            }
             let max_attempts = self.settings.max_attempts.max(1);
             let mut attempt = 1;
             loop {
                 match self.attempt(&body, on_delta).await {
                     Ok(completion) => return Ok(completion),
+                    // A refused parameter is changed once and remembered; refused again
+                    // after that, the error stands.
+                    Err(Attempt {
+                        adapt: Some(adapt),
+                        error,
+                        ..
+                    }) => {
+                        if !self.learn(request.model, &adapt) || !adapt.apply(&mut body) {
+                            return Err(error);
+                        }
+                        tracing::info!(model = request.model, ?adapt, %error, "adapting the request");
+                        on_delta(Delta::Notice(adapt.describe(request.model)));
+                    }
                     Err(failed) if failed.retryable && attempt < max_attempts => {
                         let delay = self.backoff(attempt, failed.retry_after);
                         tracing::warn!(attempt, ?delay, error = %failed.error, "retrying request");
@@ -348,4 +523,82 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn openai_error(message: &str, param: Value, code: &str) -> String {
+        json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
+            .to_string()
+    }
+
+    #[test]
+    fn refused_parameters_become_adaptations() {
+        let max_tokens = openai_error(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            json!("max_tokens"),
+            "unsupported_parameter",
+        );
+        assert_eq!(
+            Adapt::from_error(&max_tokens),
+            Some(Adapt::Rename {
+                from: "max_tokens".into(),
+                to: "max_completion_tokens".into()
+            })
+        );
+        let temperature = openai_error(
+            "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is supported.",
+            Value::Null,
+            "unsupported_value",
+        );
+        assert_eq!(Adapt::from_error(&temperature), Some(Adapt::Drop("temperature".into())));
+        let effort = openai_error(
+            "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+            json!("reasoning.effort"),
+            "unsupported_parameter",
+        );
+        assert_eq!(Adapt::from_error(&effort), Some(Adapt::Drop("reasoning.effort".into())));
+        let unknown = openai_error(
+            "Unrecognized request argument supplied: reasoning_effort",
+            Value::Null,
+            "",
+        );
+        assert_eq!(
+            Adapt::from_error(&unknown),
+            Some(Adapt::Drop("reasoning_effort".into()))
+        );
+        let anthropic = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "output_config: Extra inputs are not permitted"}});
+        assert_eq!(
+            Adapt::from_error(&anthropic.to_string()),
+            Some(Adapt::Drop("output_config".into()))
+        );
+        // What a request cannot do without is never adapted away, nor are other errors.
+        let tools = openai_error(
+            "Unsupported parameter: 'tools'",
+            json!("tools"),
+            "unsupported_parameter",
+        );
+        assert_eq!(Adapt::from_error(&tools), None);
+        let other = openai_error("The model `x` does not exist", Value::Null, "model_not_found");
+        assert_eq!(Adapt::from_error(&other), None);
+        assert_eq!(Adapt::from_error("<html>"), None);
+    }
+
+    #[test]
+    fn adaptations_change_only_what_is_there() {
+        let mut body = json!({"max_tokens": 5, "reasoning": {"effort": "low"}, "temperature": 0.5});
+        let rename = Adapt::Rename {
+            from: "max_tokens".into(),
+            to: "max_completion_tokens".into(),
+        };
+        assert!(rename.apply(&mut body));
+        assert!(!rename.apply(&mut body), "nothing left to rename");
+        assert!(Adapt::Drop("reasoning.effort".into()).apply(&mut body));
+        assert!(Adapt::Drop("temperature".into()).apply(&mut body));
+        assert!(!Adapt::Drop("reasoning.summary".into()).apply(&mut body));
+        assert_eq!(body, json!({"max_completion_tokens": 5}), "an emptied object goes too");
+    }
 }

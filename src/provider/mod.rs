@@ -91,6 +91,9 @@ pub enum Delta {
         delay_ms: u64,
         reason: String,
     },
+    /// Something the person should know about the request, e.g. a parameter the model
+    /// refused and that brute adapted.
+    Notice(String),
 }
 
 /// The assembled result of one model request.

@@ -37,7 +37,8 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     if !req.system.is_empty() {
         body["instructions"] = json!(req.system);
     }
-    if let Some(temperature) = req.temperature {
+    let facts = super::spec::model_facts(req.model);
+    if let Some(temperature) = req.temperature.filter(|t| !facts.fixed_temperature || *t == 1.0) {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {

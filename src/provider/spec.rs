@@ -10,11 +10,12 @@ use super::anthropic;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
     Anthropic,
-    /// OpenAI Chat Completions (and any compatible server given by base URL).
+    /// OpenAI: the Responses API at api.openai.com, Chat Completions at any other base URL
+    /// (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
     OpenAi,
     /// A local Ollama server through its OpenAI-compatible route.
     Ollama,
-    /// OpenAI Responses API.
+    /// OpenAI Responses API at any base URL.
     Responses,
     /// Plays a script; needs no network and no key.
     Replay,
@@ -140,6 +141,10 @@ pub struct ProviderSpec {
     /// The name people know it by, for messages.
     pub label: &'static str,
     pub transport: Transport,
+    /// Hosts that speak a better wire format of their own than the transport's: there that
+    /// format is used (api.openai.com gets the Responses API, as Codex uses it; every other
+    /// OpenAI-compatible server keeps Chat Completions).
+    pub native_wire: &'static [(&'static str, WireFormat)],
     /// Where requests go when nothing sets a base URL; `None` for providers without one.
     pub default_base_url: Option<&'static str>,
     /// The environment variable that overrides the default base URL.
@@ -165,6 +170,17 @@ impl ProviderSpec {
         }
     }
 
+    /// The endpoint for requests to `base_url`: the transport's, with the wire format of
+    /// [`ProviderSpec::native_wire`] when the URL's host has one.
+    pub fn endpoint_for(&self, base_url: &str) -> Option<Endpoint> {
+        let mut endpoint = self.endpoint()?;
+        let host = host_of(base_url);
+        if let Some((_, wire)) = self.native_wire.iter().find(|(h, _)| h.eq_ignore_ascii_case(host)) {
+            endpoint.wire = *wire;
+        }
+        Some(endpoint)
+    }
+
     /// `host:port` of the default base URL, for the probe and its message.
     pub fn default_authority(&self) -> Option<&'static str> {
         let url = self.default_base_url?;
@@ -185,6 +201,20 @@ impl ProviderSpec {
         });
         vars
     }
+}
+
+/// The host of a URL (`https://api.openai.com/v1` → `api.openai.com`), without port or user.
+pub fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if authority.starts_with('[') {
+        return authority
+            .split_once(']')
+            .map_or(authority, |(h, _)| h)
+            .trim_start_matches('[');
+    }
+    authority.split(':').next().unwrap_or(authority)
 }
 
 /// How a Claude model is asked to think.
@@ -266,6 +296,7 @@ static ANTHROPIC: ProviderSpec = ProviderSpec {
         wire: WireFormat::Anthropic,
         auth: Auth::Header("x-api-key"),
     }),
+    native_wire: &[],
     default_base_url: Some("https://api.anthropic.com"),
     base_url_var: Some(BaseUrlVar::Url("ANTHROPIC_BASE_URL")),
     default_model: "claude-sonnet-4-5",
@@ -284,6 +315,7 @@ static OPENAI: ProviderSpec = ProviderSpec {
         wire: WireFormat::OpenAiChat,
         auth: Auth::Bearer,
     }),
+    native_wire: &[("api.openai.com", WireFormat::Responses)],
     default_base_url: Some("https://api.openai.com/v1"),
     base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
     default_model: "gpt-5.1",
@@ -303,6 +335,7 @@ static OLLAMA: ProviderSpec = ProviderSpec {
         wire: WireFormat::OpenAiChat,
         auth: Auth::Bearer,
     }),
+    native_wire: &[],
     default_base_url: Some("http://127.0.0.1:11434/v1"),
     base_url_var: Some(BaseUrlVar::Host {
         var: "OLLAMA_HOST",
@@ -324,6 +357,7 @@ static RESPONSES: ProviderSpec = ProviderSpec {
         wire: WireFormat::Responses,
         auth: Auth::Bearer,
     }),
+    native_wire: &[],
     default_base_url: Some("https://api.openai.com/v1"),
     base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
     default_model: "gpt-5.1",
@@ -339,6 +373,7 @@ static REPLAY: ProviderSpec = ProviderSpec {
     aliases: &[],
     label: "Replay",
     transport: Transport::Replay,
+    native_wire: &[],
     default_base_url: None,
     base_url_var: None,
     default_model: "replay",
@@ -448,6 +483,25 @@ mod tests {
         assert_eq!(host.base_url("https://box:5/"), "https://box:5/v1");
         assert_eq!(OLLAMA.env_vars(), ["OLLAMA_HOST"]);
         assert_eq!(OPENAI.env_vars(), ["OPENAI_API_KEY", "OPENAI_BASE_URL"]);
+        // With only OPENAI_API_KEY, OpenAI's own API gets Responses; compatible servers Chat.
+        let wire = |url: &str| OPENAI.endpoint_for(url).map(|e| e.wire);
+        assert_eq!(wire("https://api.openai.com/v1"), Some(WireFormat::Responses));
+        assert_eq!(wire("https://API.openai.com:443/v1/"), Some(WireFormat::Responses));
+        for other in [
+            "http://127.0.0.1:11434/v1",
+            "https://openrouter.ai/api/v1",
+            "http://api.openai.com.evil/v1",
+        ] {
+            assert_eq!(wire(other), Some(WireFormat::OpenAiChat), "{other}");
+        }
+        assert_eq!(
+            OPENAI
+                .endpoint_for(OPENAI.default_base_url.unwrap_or_default())
+                .map(|e| e.wire),
+            Some(WireFormat::Responses)
+        );
+        assert_eq!(REPLAY.endpoint_for("x"), None);
+        assert_eq!(host_of("http://user:pw@[::1]:8080/v1"), "::1");
         // A key is required only where there is a key variable to name.
         for spec in SPECS {
             assert!(!spec.key_required || !spec.key_vars.is_empty(), "{}", spec.name);
