@@ -124,3 +124,31 @@ fn an_openai_key_alone_works_with_the_default_model() {
     assert_eq!(requests[0].body["model"], "gpt-5.1");
     assert!(requests[0].body["max_completion_tokens"].is_u64());
 }
+
+/// The json output's usage carries the cached input tokens, summed over the turn.
+#[test]
+fn json_usage_reports_cached_input_tokens() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let answer = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,",
+        "\"cache_read_input_tokens\":2000,\"cache_creation_input_tokens\":500,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi.\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
+    server.push(Reply::sse(answer));
+    let out = sb
+        .bare()
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.url(""))
+        .args(["-p", "hi", "--output-format", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        v["usage"],
+        serde_json::json!({"input_tokens": 2503, "output_tokens": 7, "cache_read_tokens": 2000, "cache_write_tokens": 500})
+    );
+}

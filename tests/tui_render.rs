@@ -278,6 +278,7 @@ fn status_line_states() {
         usage: Usage {
             input_tokens: 12_345,
             output_tokens: 678,
+            ..Usage::default()
         },
     });
     let thinking = render(&mut a, 100, 3);

@@ -119,11 +119,13 @@ fn stop_reason(reason: &str) -> StopReason {
     }
 }
 
+/// Reads a usage object (`message_start` has the input, `message_delta` cumulative counts).
+/// Anthropic's `input_tokens` leaves the cached tokens out; brute's counts them in.
 fn read_usage(value: &Value, usage: &mut Usage) {
     if let Some(n) = value["input_tokens"].as_u64() {
-        usage.input_tokens = n
-            + value["cache_read_input_tokens"].as_u64().unwrap_or(0)
-            + value["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        usage.cache_read_tokens = value["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        usage.cache_write_tokens = value["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        usage.input_tokens = n + usage.cache_read_tokens + usage.cache_write_tokens;
     }
     if let Some(n) = value["output_tokens"].as_u64() {
         usage.output_tokens = n;

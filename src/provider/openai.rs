@@ -76,9 +76,12 @@ fn stop_reason(finish: &str) -> StopReason {
 
 fn usage(value: &Value) -> Option<Usage> {
     let u = value.get("usage").filter(|u| u.is_object())?;
+    let details = &u["prompt_tokens_details"];
     Some(Usage {
         input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
         output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: details["cached_tokens"].as_u64().unwrap_or(0),
+        cache_write_tokens: details["cache_write_tokens"].as_u64().unwrap_or(0),
     })
 }
 

@@ -131,6 +131,7 @@ impl Provider for ReplayProvider {
                 usage: Usage {
                     input_tokens: request.messages.len() as u64,
                     output_tokens: turn.text.split_whitespace().count() as u64,
+                    ..Usage::default()
                 },
             })
         })

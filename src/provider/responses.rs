@@ -55,9 +55,12 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
 
 fn read_usage(response: &Value) -> Usage {
     let u = &response["usage"];
+    let details = &u["input_tokens_details"];
     Usage {
         input_tokens: u["input_tokens"].as_u64().unwrap_or(0),
         output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: details["cached_tokens"].as_u64().unwrap_or(0),
+        cache_write_tokens: details["cache_write_tokens"].as_u64().unwrap_or(0),
     }
 }
 
