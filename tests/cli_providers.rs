@@ -152,3 +152,28 @@ fn json_usage_reports_cached_input_tokens() {
         serde_json::json!({"input_tokens": 2503, "output_tokens": 7, "cache_read_tokens": 2000, "cache_write_tokens": 500})
     );
 }
+
+/// BRUTE_API_KEY is for another server: with the provider detected from ANTHROPIC_API_KEY,
+/// only that key goes to Anthropic, and in Anthropic's header only.
+#[test]
+fn keys_go_only_with_their_own_provider() {
+    let Some(dir) = support::fixtures() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(support::fixture(&dir, "anthropic/text-basic.sse")));
+    sb.bare()
+        .env("ANTHROPIC_API_KEY", "anthropic-key")
+        .env("ANTHROPIC_BASE_URL", server.url(""))
+        .env("BRUTE_API_KEY", "other-key")
+        .args(["-p", "hi"])
+        .assert()
+        .success();
+    let request = &server.requests()[0];
+    assert_eq!(request.header("x-api-key"), Some("anthropic-key"));
+    assert!(request.header("authorization").is_none());
+    assert!(
+        request.headers.iter().all(|(_, v)| !v.contains("other-key")),
+        "{:?}",
+        request.headers
+    );
+}

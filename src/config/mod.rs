@@ -492,11 +492,16 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         None => detect(env)?,
     };
     let spec = provider.value.spec();
-    let api_key = g.api_key.take().or_else(|| {
+    let own_key = || {
         spec.key_vars
             .iter()
             .find_map(|var| env(var).map(|key| Sourced::new(key, Source::Env((*var).to_owned()))))
-    });
+    };
+    // A provider found by its own key variable gets that key: the generic key
+    // (BRUTE_API_KEY, `api_key`) may belong to another server and must not travel to this one.
+    let detected = matches!(provider.source, Source::Detected(_)) && !spec.key_vars.is_empty();
+    let generic = g.api_key.take();
+    let api_key = if detected { own_key() } else { generic.or_else(own_key) };
     let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(spec, env));
     if api_key.is_none()
         && spec.key_required
@@ -902,6 +907,42 @@ mod tests {
         let env = env_of(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
         assert_eq!(wire(&s), Some(WireFormat::OpenAiChat));
+    }
+
+    /// The generic key never travels to a provider detected from its own key variable.
+    #[test]
+    fn keys_go_only_with_their_own_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |pairs: &[(&str, &str)], flags: &Flags| {
+            let s = load(dir.path(), flags, &env_of(pairs), None).unwrap();
+            let key = s.api_key.map(|k| (k.value, k.source.to_string()));
+            (s.provider.value, key)
+        };
+        let both = [("ANTHROPIC_API_KEY", "anthropic-key"), ("BRUTE_API_KEY", "other-key")];
+        assert_eq!(
+            key(&both, &Flags::default()),
+            (
+                ProviderKind::Anthropic,
+                Some(("anthropic-key".to_owned(), "env ANTHROPIC_API_KEY".to_owned()))
+            )
+        );
+        let openai = [("OPENAI_API_KEY", "openai-key"), ("BRUTE_API_KEY", "other-key")];
+        assert_eq!(
+            key(&openai, &Flags::default()).1.map(|k| k.0).as_deref(),
+            Some("openai-key")
+        );
+        // Named, the provider takes the generic key: the person said which server it is for.
+        let named = Flags {
+            provider: Some("anthropic".into()),
+            ..Flags::default()
+        };
+        assert_eq!(key(&both, &named).1.map(|k| k.0).as_deref(), Some("other-key"));
+        // A provider with no key variable of its own (Ollama behind a proxy) takes it.
+        let ollama = [("OLLAMA_HOST", "127.0.0.1:5"), ("BRUTE_API_KEY", "proxy-key")];
+        assert_eq!(
+            key(&ollama, &Flags::default()).1.map(|k| k.0).as_deref(),
+            Some("proxy-key")
+        );
     }
 
     #[test]

@@ -150,7 +150,9 @@ pub struct ProviderSpec {
     /// The environment variable that overrides the default base URL.
     pub base_url_var: Option<BaseUrlVar>,
     pub default_model: &'static str,
-    /// Where its key is read from, first match wins (`BRUTE_API_KEY` and `api_key` win over these).
+    /// Where its key is read from, first match wins. `BRUTE_API_KEY` and `api_key` win over
+    /// these when the provider is named (flag, variable, config), and are never used when the
+    /// provider was detected from one of these variables.
     pub key_vars: &'static [&'static str],
     /// The default endpoint refuses requests without a key: loading fails early (unless a
     /// base URL points elsewhere, e.g. a local compatible server).
