@@ -238,11 +238,32 @@ impl HttpProvider {
     }
 
     fn url(&self) -> String {
-        format!(
-            "{}{}",
-            self.settings.base_url.trim_end_matches('/'),
-            self.endpoint.wire.path()
-        )
+        let base = self.settings.base_url.trim_end_matches('/');
+        let path = self.endpoint.wire.path();
+        // Anthropic's base URL is the host root; one given with the SDKs' other habit
+        // (`.../v1`) must not become `/v1/v1/messages`.
+        let base = match path.strip_prefix("/v1/") {
+            Some(_) => base.strip_suffix("/v1").unwrap_or(base),
+            None => base,
+        };
+        format!("{base}{path}")
+    }
+
+    /// What to check when the URL answers with no model API.
+    fn url_hint(&self) -> String {
+        let base = self.settings.base_url.trim_end_matches('/');
+        match self.endpoint.wire {
+            WireFormat::Anthropic => {
+                "Check the base URL: Anthropic-compatible servers take the host root (brute adds /v1/messages)."
+                    .to_owned()
+            }
+            WireFormat::OpenAiChat | WireFormat::Responses if !base.ends_with("/v1") => {
+                format!("Check the base URL: OpenAI-compatible servers serve their API under /v1 (try {base}/v1).")
+            }
+            WireFormat::OpenAiChat | WireFormat::Responses => {
+                "Check the base URL (and that the server speaks this API).".to_owned()
+            }
+        }
     }
 
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
@@ -271,10 +292,13 @@ impl HttpProvider {
             .await
             .map_err(|_| Attempt::retry(ProviderError::IdleTimeout(limit.as_secs())))?
             .map_err(|e| {
-                Attempt::retry(ProviderError::Connect {
+                // reqwest names the URL in its own message; the error names it once.
+                let mut attempt = Attempt::retry(ProviderError::Connect {
                     url: self.url(),
-                    message: error_chain(&e),
-                })
+                    message: root_cause(&e),
+                });
+                attempt.connect = true;
+                attempt
             })?;
         let status = response.status();
         if status.is_success() {
@@ -282,10 +306,10 @@ impl HttpProvider {
         }
         let retry_after = retry_after(&response);
         let text = response.text().await.unwrap_or_default();
-        Err(self.classify(status, &text, retry_after))
+        Err(self.classify(status, &text, retry_after, model_of(body)))
     }
 
-    fn classify(&self, status: StatusCode, body: &str, retry_after: Option<Duration>) -> Attempt {
+    fn classify(&self, status: StatusCode, body: &str, retry_after: Option<Duration>, model: &str) -> Attempt {
         let message = error_message(body);
         let code = status.as_u16();
         let error = match code {
@@ -295,6 +319,19 @@ impl HttpProvider {
                 hint: self.settings.key_hint.clone(),
             },
             400 | 413 if is_context_error(body) => ProviderError::ContextTooLong(message),
+            400 | 404 if is_unknown_model(body) => ProviderError::UnknownModel {
+                model: model.to_owned(),
+                message,
+            },
+            404 => ProviderError::NotFound {
+                url: self.url(),
+                detail: if body.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                },
+                hint: self.url_hint(),
+            },
             _ => ProviderError::Http { status: code, message },
         };
         let retryable =
@@ -304,26 +341,78 @@ impl HttpProvider {
             retryable,
             retry_after,
             adapt: (code == 400).then(|| Adapt::from_error(body)).flatten(),
+            connect: false,
         }
+    }
+
+    /// The error for a 200 whose body is no model API's: an HTML page (a web server or a
+    /// proxy's login page) or other text.
+    fn not_an_api(&self, content_type: &str, body: &str) -> ProviderError {
+        let trimmed = body.trim_start();
+        let what = if content_type.contains("html") || trimmed.starts_with('<') {
+            match html_title(trimmed) {
+                Some(title) => format!("an HTML page (\"{title}\")"),
+                None => "an HTML page".to_owned(),
+            }
+        } else if trimmed.is_empty() {
+            "an empty body".to_owned()
+        } else {
+            let snippet: String = trimmed.chars().take(80).collect();
+            format!(
+                "a body that is neither JSON nor an event stream (\"{}\")",
+                snippet.trim_end()
+            )
+        };
+        ProviderError::NotAnApi {
+            url: self.url(),
+            what,
+            hint: self.url_hint(),
+        }
+    }
+
+    /// A whole answer (not streamed, or a server that ignored `stream: true`), decoded and
+    /// forwarded as deltas.
+    fn whole(
+        &self,
+        content_type: &str,
+        text: &str,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Completion, ProviderError> {
+        let value: Value = serde_json::from_str(text).map_err(|_| self.not_an_api(content_type, text))?;
+        let completion = self.endpoint.wire.decode_full(&value)?;
+        if !completion.reasoning.is_empty() {
+            on_delta(Delta::Reasoning(completion.reasoning.clone()));
+        }
+        if !completion.text.is_empty() {
+            on_delta(Delta::Text(completion.text.clone()));
+        }
+        Ok(completion)
     }
 
     async fn attempt(&self, body: &Value, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Completion, Attempt> {
         let response = self.send(body).await?;
-        if !self.settings.stream {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let streamed = content_type.contains("event-stream");
+        if !self.settings.stream || !streamed && !content_type.is_empty() {
             // A whole (non-streamed) answer can take long to generate: allow several idle periods.
             let limit = self.settings.idle_timeout.saturating_mul(5);
-            let value: Value = tokio::time::timeout(limit, response.json())
+            let text = tokio::time::timeout(limit, response.text())
                 .await
                 .map_err(|_| Attempt::fatal(ProviderError::IdleTimeout(limit.as_secs())))?
-                .map_err(|e| Attempt::fatal(ProviderError::Decode(format!("response body: {e}"))))?;
-            let completion = self.endpoint.wire.decode_full(&value).map_err(Attempt::fatal)?;
-            if !completion.reasoning.is_empty() {
-                on_delta(Delta::Reasoning(completion.reasoning.clone()));
+                .map_err(|e| Attempt::fatal(ProviderError::StreamCut(error_chain(&e.without_url()))))?;
+            // A stream sent under another content type is still a stream.
+            if self.settings.stream && text.lines().any(|l| l.starts_with("data:")) {
+                let chunks = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(text.into_bytes())]);
+                return decode_stream(chunks, self.endpoint.wire.decoder(), None, on_delta)
+                    .await
+                    .map_err(Attempt::fatal);
             }
-            if !completion.text.is_empty() {
-                on_delta(Delta::Text(completion.text.clone()));
-            }
-            return Ok(completion);
+            return self.whole(&content_type, &text, on_delta).map_err(Attempt::fatal);
         }
         let mut emitted = false;
         let mut forward = |delta: Delta| {
@@ -346,6 +435,7 @@ impl HttpProvider {
                 retryable: overloaded && !emitted,
                 retry_after: None,
                 adapt: None,
+                connect: false,
             }
         })
     }
@@ -387,6 +477,9 @@ struct Attempt {
     retry_after: Option<Duration>,
     /// A refused parameter, when changing it may make the request acceptable.
     adapt: Option<Adapt>,
+    /// The server could not be reached: worth one more try, not more (a server that is not
+    /// there rarely appears within seconds, and each try costs the connect timeout).
+    connect: bool,
 }
 
 impl Attempt {
@@ -396,7 +489,12 @@ impl Attempt {
             retryable: true,
             retry_after: None,
             adapt: None,
+            connect: false,
         }
+    }
+    /// How many attempts a failure like this one deserves, at most `max`.
+    fn attempts(&self, max: u32) -> u32 {
+        if self.connect { max.min(2) } else { max }
     }
     fn fatal(error: ProviderError) -> Self {
         Self {
@@ -404,6 +502,7 @@ impl Attempt {
             retryable: false,
             retry_after: None,
             adapt: None,
+            connect: false,
         }
     }
 }
@@ -441,7 +540,8 @@ impl Provider for HttpProvider {
                         tracing::info!(model = request.model, ?adapt, %error, "adapting the request");
                         on_delta(Delta::Notice(adapt.describe(request.model)));
                     }
-                    Err(failed) if failed.retryable && attempt < max_attempts => {
+                    Err(failed) if failed.retryable && attempt < failed.attempts(max_attempts) => {
+                        let max_attempts = failed.attempts(max_attempts);
                         let delay = self.backoff(attempt, failed.retry_after);
                         tracing::warn!(attempt, ?delay, error = %failed.error, "retrying request");
                         on_delta(Delta::Retrying {
@@ -498,6 +598,42 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// The model a request body names.
+fn model_of(body: &Value) -> &str {
+    body["model"].as_str().unwrap_or_default()
+}
+
+/// An error that says the model does not exist (OpenAI `model_not_found`, Anthropic
+/// `not_found_error` "model: ...", Ollama "model ... not found", OpenRouter "not a valid model ID").
+fn is_unknown_model(body: &str) -> bool {
+    let value: Value = serde_json::from_str(body).unwrap_or_default();
+    if value["error"]["code"] == "model_not_found" {
+        return true;
+    }
+    let message = error_message(body).to_ascii_lowercase();
+    message.contains("model")
+        && [
+            "not found",
+            "does not exist",
+            "not exist",
+            "not a valid model",
+            "unknown model",
+            "model: ",
+        ]
+        .iter()
+        .any(|needle| message.contains(needle))
+}
+
+/// The `<title>` of an HTML page, shortened.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open = start + lower[start..].find('>')? + 1;
+    let end = open + lower[open..].find("</title")?;
+    let title: String = html.get(open..end)?.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then(|| title.chars().take(60).collect())
+}
+
 fn is_context_error(body: &str) -> bool {
     let m = body.to_ascii_lowercase();
     [
@@ -511,6 +647,16 @@ fn is_context_error(body: &str) -> bool {
     ]
     .iter()
     .any(|needle| m.contains(needle))
+}
+
+/// The innermost cause of an error (`Connection refused (os error 111)`): the layers above
+/// it only repeat the URL and the library's plumbing.
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }
 
 /// An error with its causes, joined by `: `.

@@ -117,6 +117,14 @@ pub enum ProviderError {
     Http { status: u16, message: String },
     #[error("could not reach the provider at {url}: {message}")]
     Connect { url: String, message: String },
+    #[error("{url} answered with {what}, not a model API. {hint}")]
+    NotAnApi { url: String, what: String, hint: String },
+    #[error("nothing answers at {url} (HTTP 404{detail}). {hint}")]
+    NotFound { url: String, detail: String, hint: String },
+    #[error(
+        "the provider does not know the model `{model}` ({message}); choose another with --model or `model` in config.toml"
+    )]
+    UnknownModel { model: String, message: String },
     #[error("the response stream was cut before it finished: {0}")]
     StreamCut(String),
     #[error("no data from the provider for {0} seconds")]
