@@ -230,6 +230,7 @@ pub fn build_agent_with(
             settings.max_tokens.value,
             root.to_path_buf(),
         )
+        .with_effort(settings.reasoning_effort())
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
         .with_requests(requests)

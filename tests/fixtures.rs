@@ -511,3 +511,31 @@ fn cached_input_tokens_are_reported() {
         (4000, 9, 3072, 0)
     );
 }
+
+/// A real Responses stream's encrypted reasoning item is kept whole, as the recording's
+/// next request (from a real client) sent it back.
+#[test]
+fn responses_reasoning_items_are_kept_for_the_turn() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    let base = "openai-responses/ruby_llm-stream-tool-multiturn";
+    let (c, _) = decode(
+        Wire::Responses,
+        &support::fixture(&dir, &format!("{base}.0.response.sse")),
+    );
+    let c = c.unwrap();
+    let next: serde_json::Value =
+        serde_json::from_str(&support::fixture(&dir, &format!("{base}.1.request.json"))).unwrap();
+    let sent = &next["input"][1];
+    assert_eq!(sent["type"], "reasoning");
+    assert_eq!(c.reasoning_items.len(), 1);
+    assert_eq!(c.reasoning_items[0].at, 0, "before the call it led to");
+    match &c.reasoning_items[0].kind {
+        brute::provider::ReasoningKind::Encrypted { summary, content } => {
+            assert!(summary.is_empty());
+            assert_eq!(Some(content.as_str()), sent["encrypted_content"].as_str());
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -50,6 +50,7 @@ fn history() -> Vec<Message> {
                     arguments: "{}".into(),
                 },
             ],
+            reasoning: Vec::new(),
         },
         Message::Tool {
             call_id: "call_1".into(),
@@ -93,6 +94,7 @@ async fn complete_with(
         tools: &tools,
         max_tokens: 100,
         temperature: Some(0.5),
+        reasoning_effort: None,
     };
     let mut sink = |d: Delta| deltas.push(d);
     provider.complete(&request, &mut sink).await

@@ -540,6 +540,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
                 name: "read".into(),
                 arguments: r#"{"file_path":"a.txt"}"#.into(),
             }],
+            reasoning: Vec::new(),
         },
         Message::Tool {
             call_id: "r".into(),
@@ -550,6 +551,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
         Message::Assistant {
             text: "It says hello.".into(),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
         },
     ];
     a.on_event(Event::HistoryReplaced {

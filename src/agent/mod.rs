@@ -454,6 +454,7 @@ impl Agent {
                 tools: &tools,
                 max_tokens: self.state.max_tokens,
                 temperature: self.state.temperature(),
+                reasoning_effort: self.state.effort(),
             };
             let completion = {
                 let call = self.state.provider.complete(&request, &mut on_delta);
@@ -471,6 +472,7 @@ impl Agent {
                         self.push_message(Message::Assistant {
                             text: streamed.clone(),
                             tool_calls: Vec::new(),
+                            reasoning: Vec::new(),
                         });
                     }
                     return end(TurnOutcome::Interrupted, streamed, None);
@@ -498,6 +500,7 @@ impl Agent {
             self.push_message(Message::Assistant {
                 text: text.clone(),
                 tool_calls: calls.clone(),
+                reasoning: completion.reasoning_items,
             });
             let step = decide(calls.len(), iteration, max_turns);
             if step == Step::Finish {

@@ -143,6 +143,9 @@ settings! {
         sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
         /// More trees commands may write in `workspace-write` (e.g. a build cache).
         writable_roots: Vec<String> = Vec::new();
+        /// How hard reasoning models think: `low`, `medium` or `high`; unset leaves the
+        /// model's default (Claude's thinking off).
+        reasoning_effort: Option<String> = None, check = effort_level;
     }
 }
 
@@ -152,6 +155,14 @@ fn sandbox_mode(name: &String) -> Result<(), &'static str> {
     match crate::sandbox::Mode::parse(name) {
         Some(_) => Ok(()),
         None => Err("must be read-only, workspace-write or full-access"),
+    }
+}
+
+/// A reasoning effort level, when one is set.
+fn effort_level(level: &Option<String>) -> Result<(), &'static str> {
+    match level {
+        Some(name) if crate::provider::Effort::parse(name).is_none() => Err("must be low, medium or high"),
+        _ => Ok(()),
     }
 }
 
@@ -184,9 +195,19 @@ pub struct Flags {
     pub sandbox: Option<String>,
     pub yolo: bool,
     pub add_dirs: Vec<PathBuf>,
+    /// `--effort`.
+    pub effort: Option<String>,
 }
 
 impl Settings {
+    /// The reasoning effort (checked at load).
+    pub fn reasoning_effort(&self) -> Option<crate::provider::Effort> {
+        self.reasoning_effort
+            .value
+            .as_deref()
+            .and_then(crate::provider::Effort::parse)
+    }
+
     /// The sandbox mode (checked at load).
     pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
         crate::sandbox::Mode::parse(&self.sandbox.value).unwrap_or_default()
@@ -413,6 +434,11 @@ impl Layers {
             set(&mut g.allow_tools, flags.tools.clone(), &flag("--tools"));
         }
         set(&mut g.sandbox, flags.sandbox.clone(), &flag("--sandbox"));
+        set(
+            &mut g.reasoning_effort,
+            flags.effort.clone().map(Some),
+            &flag("--effort"),
+        );
         if flags.yolo {
             g.sandbox = Some(Sourced::new(
                 crate::sandbox::Mode::FullAccess.as_str().to_owned(),
@@ -778,6 +804,7 @@ mod tests {
             ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
             ("sandbox", "sandbox = \"read-only\""),
             ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
+            ("reasoning_effort", "reasoning_effort = \"high\""),
             // Tables come after the top-level keys.
             (
                 "tools",
@@ -975,6 +1002,18 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "invalid value for max_tools: must be at least 1");
+        std::fs::write(dir.path().join(".brute/config.toml"), "reasoning_effort = \"max\"\n").unwrap();
+        let e = load(
+            dir.path(),
+            &Flags::default(),
+            &env_of(&[("BRUTE_PROVIDER", "replay")]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value for reasoning_effort: must be low, medium or high"
+        );
         std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
         assert!(matches!(
             load(dir.path(), &flags, &env, None),

@@ -17,7 +17,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     for message in req.messages {
         messages.push(match message {
             Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls, .. } => {
                 // Null content is only accepted beside tool calls (Ollama refuses it otherwise).
                 let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
                 let mut m = json!({"role": "assistant", "content": content});
@@ -50,6 +50,11 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     body[limit] = json!(req.max_tokens);
     if stream {
         body["stream_options"] = json!({"include_usage": true});
+    }
+    // OpenAI's reasoning models and compatible servers (Ollama, vLLM, OpenRouter) take
+    // `reasoning_effort`; OpenAI's other models refuse it.
+    if let Some(effort) = req.reasoning_effort.filter(|_| !facts.openai_plain) {
+        body["reasoning_effort"] = json!(effort.as_str());
     }
     if let Some(temperature) = req.temperature.filter(|t| !facts.fixed_temperature || *t == 1.0) {
         body["temperature"] = json!(temperature);

@@ -120,6 +120,7 @@ impl Provider for ReplayProvider {
                 })
                 .collect();
             Ok(Completion {
+                reasoning_items: Vec::new(),
                 text: turn.text.clone(),
                 reasoning: turn.reasoning.clone(),
                 stop_reason: Some(if tool_calls.is_empty() {

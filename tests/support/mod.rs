@@ -331,6 +331,112 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
     out
 }
 
+/// A streamed Messages response (synthetic, in the documented event shapes): an optional
+/// thinking block (text, signature), then text (may be empty), then tool calls.
+pub fn anthropic_sse(thinking: Option<(&str, &str)>, text: &str, calls: &[(&str, &str, &str)]) -> String {
+    use serde_json::json;
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant",
+        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    let mut index = 0;
+    if let Some((thought, signature)) = thinking {
+        event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}));
+        event(
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": thought}}),
+        );
+        event(
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}}),
+        );
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    if !text.is_empty() {
+        event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+        event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    for (id, name, args) in calls {
+        event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        event(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": args}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": 9}}),
+    );
+    event(json!({"type": "message_stop"}));
+    out
+}
+
+/// A streamed Responses answer (synthetic, in the documented event shapes): an optional
+/// reasoning item (summary, encrypted content), then text (may be empty), then calls.
+pub fn responses_sse(reasoning: Option<(&str, &str)>, text: &str, calls: &[(&str, &str, &str)]) -> String {
+    use serde_json::json;
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(json!({"type": "response.created", "response": {"id": "resp_mock", "status": "in_progress", "output": []}}));
+    let mut output = Vec::new();
+    if let Some((summary, encrypted)) = reasoning {
+        let id = format!("rs_mock{}", encrypted.len());
+        event(json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "reasoning", "id": id, "summary": [], "encrypted_content": null}}));
+        event(
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": 0,
+            "summary_index": 0, "delta": summary}),
+        );
+        let item = json!({"type": "reasoning", "id": id, "summary": [{"type": "summary_text", "text": summary}],
+            "encrypted_content": encrypted});
+        event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+        output.push(item);
+    }
+    if !text.is_empty() {
+        let index = output.len();
+        let item = json!({"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        event(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "message", "id": "msg_mock", "role": "assistant", "status": "in_progress", "content": []}}));
+        event(
+            json!({"type": "response.output_text.delta", "item_id": "msg_mock", "output_index": index,
+            "content_index": 0, "delta": text}),
+        );
+        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        output.push(item);
+    }
+    for (id, name, args) in calls {
+        let index = output.len();
+        let item_id = format!("fc_{id}");
+        event(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "function_call", "id": item_id, "call_id": id, "name": name, "arguments": "", "status": "in_progress"}}));
+        event(
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+            "output_index": index, "delta": args}),
+        );
+        let item = json!({"type": "function_call", "id": item_id, "call_id": id, "name": name,
+            "arguments": args, "status": "completed"});
+        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        output.push(item);
+    }
+    event(
+        json!({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
+        "output": output, "usage": {"input_tokens": 12, "output_tokens": 9}}}),
+    );
+    out
+}
+
 /// A temporary project and a private home for one run of the real binary.
 pub struct Sandbox {
     pub project: tempfile::TempDir,
