@@ -25,6 +25,9 @@ _brute() {
             brute,help)
                 cmd="brute__subcmd__help"
                 ;;
+            brute,permissions)
+                cmd="brute__subcmd__permissions"
+                ;;
             brute,redo)
                 cmd="brute__subcmd__redo"
                 ;;
@@ -46,6 +49,9 @@ _brute() {
             brute__subcmd__help,help)
                 cmd="brute__subcmd__help__subcmd__help"
                 ;;
+            brute__subcmd__help,permissions)
+                cmd="brute__subcmd__help__subcmd__permissions"
+                ;;
             brute__subcmd__help,redo)
                 cmd="brute__subcmd__help__subcmd__redo"
                 ;;
@@ -65,7 +71,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo trust untrust completions help"
+            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -159,7 +165,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help)
-            opts="config undo redo trust untrust completions help"
+            opts="config undo redo permissions trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -201,6 +207,20 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__permissions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -270,8 +290,22 @@ _brute() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        brute__subcmd__permissions)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         brute__subcmd__redo)
-            opts="-h --force --help"
+            opts="-h --force --partial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,7 +333,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__undo)
-            opts="-h --list --force --code-only --help"
+            opts="-h --list --force --code-only --partial --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

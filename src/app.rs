@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::agent::conversation::{Conversation, Resumer};
 use crate::agent::requests::Requests;
 use crate::agent::state::AgentState;
-use crate::agent::{Agent, AgentConfig, prompt, question::QuestionTool, skills};
+use crate::agent::{Agent, AgentConfig, Compaction, prompt, question::QuestionTool, skills};
 use crate::config::{Settings, paths};
 use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings};
@@ -102,12 +102,19 @@ mod tests {
 pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
     let data_dir = paths::data_dir();
     let extra_roots = settings.extra_roots();
+    let approvals_file = data_dir.as_deref().map(|d| crate::permission::approvals::file(d, root));
+    let mut rules = settings.rules.clone();
+    if let Some(file) = &approvals_file {
+        rules.append(crate::permission::approvals::load(file));
+    }
     crate::agent::state::Access {
         policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, data_dir.as_deref()),
         yolo: settings.yolo,
         sandbox_available: crate::sandbox::available().is_ok(),
         extra_roots,
         data_dir,
+        rules,
+        approvals_file,
     }
 }
 
@@ -150,15 +157,33 @@ fn open_session(
     };
     session::prune::maybe_prune(&data_dir);
     let store = session::SessionStore::new(&data_dir, root);
+    // One writer per session file: a session another brute is writing is forked.
+    let open = |id: &str, notices: &mut Vec<String>| match store.open(id) {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            let loaded = store
+                .load(id)
+                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?;
+            notices.extend(loaded.notices(&store.file_path(id)));
+            let (file, forked) = store
+                .fork(&loaded)
+                .map_err(|e| SetupError::Session(format!("cannot fork session {id}: {e}")))?;
+            notices.push(format!(
+                "session {id} is in use by another brute process; continuing its conversation in a new session {} (its undo covers only this session's turns)",
+                file.id
+            ));
+            Ok((file, forked))
+        }
+        Err(e) => Err(SetupError::Session(format!("cannot open session {id}: {e}"))),
+        Ok((file, loaded)) => {
+            notices.extend(loaded.notices(file.path()));
+            Ok((file, loaded))
+        }
+    };
     let (file, loaded) = match choice {
-        SessionChoice::Resume(id) => store
-            .open(id)
-            .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?,
+        SessionChoice::Resume(id) => open(id, notices)?,
         SessionChoice::Continue if store.latest().is_some() => {
             let id = store.latest().unwrap_or_default();
-            store
-                .open(&id)
-                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?
+            open(&id, notices)?
         }
         SessionChoice::Continue | SessionChoice::New | SessionChoice::Off => {
             if *choice == SessionChoice::Continue {
@@ -246,7 +271,14 @@ pub fn build_agent_with(
         system_prompt,
         max_turns: settings.max_turns.value,
     };
-    let mut agent = Agent::new(state.clone(), executor, config, events.clone());
+    let mut agent = Agent::new(state.clone(), executor, config, events.clone()).with_compaction(Compaction {
+        window: settings
+            .context_window
+            .value
+            .or_else(|| crate::agent::compact::context_window(&settings.model.value)),
+        at: settings.compact_at.value,
+        to: settings.compact_to.value,
+    });
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()

@@ -138,13 +138,21 @@ pub enum Command {
         /// Restore the files but keep the conversation as it is
         #[arg(long)]
         code_only: bool,
+        /// When some stored contents are missing, restore the other files anyway
+        #[arg(long)]
+        partial: bool,
     },
     /// Re-apply the turn the last undo took back
     Redo {
         /// Overwrite files changed since the undo instead of skipping them
         #[arg(long)]
         force: bool,
+        /// When some stored contents are missing, re-apply the other files anyway
+        #[arg(long)]
+        partial: bool,
     },
+    /// List the sandbox mode and the permission rules in effect here, with their sources
+    Permissions,
     /// Trust a project directory (default: this one): its .brute/config.toml may then set the
     /// provider, base URL, command tools, sandbox and permission rules
     Trust {

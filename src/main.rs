@@ -20,7 +20,7 @@ use brute::session::{self, SessionStore};
 
 fn main() -> ExitCode {
     // The sandbox init (see brute::sandbox) runs before anything else, single-threaded.
-    if let Some(code) = brute::sandbox::init::dispatch() {
+    if let Some(code) = brute::sandbox::dispatch_init() {
         return ExitCode::from(code);
     }
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
@@ -126,10 +126,37 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             std::io::stdout().write_all(&brute::cli::completions(*shell))?;
             return Ok(exit::OK);
         }
-        Some(Command::Undo { list, force, code_only }) => {
-            return undo_command(&cli, &root, *list, *force, !*code_only, false);
+        Some(Command::Undo {
+            list,
+            force,
+            code_only,
+            partial,
+        }) => {
+            return undo_command(
+                &cli,
+                &root,
+                *list,
+                Move {
+                    force: *force,
+                    partial: *partial,
+                },
+                !*code_only,
+                false,
+            );
         }
-        Some(Command::Redo { force }) => return undo_command(&cli, &root, false, *force, false, true),
+        Some(Command::Redo { force, partial }) => {
+            return undo_command(
+                &cli,
+                &root,
+                false,
+                Move {
+                    force: *force,
+                    partial: *partial,
+                },
+                false,
+                true,
+            );
+        }
         Some(Command::Trust { dir }) | Some(Command::Untrust { dir }) => {
             let trusted = matches!(cli.command, Some(Command::Trust { .. }));
             let dir = dir.clone().unwrap_or_else(|| root.clone());
@@ -154,6 +181,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         (None, false) => SessionChoice::New,
     };
     let user_config = paths::config_dir().map(|d| d.join("config.toml"));
+    if let Some(Command::Permissions) = cli.command {
+        let report = config::permissions_report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+        let _ = write!(std::io::stdout(), "{report}");
+        return Ok(exit::OK);
+    }
     if let Some(Command::Config) = cli.command {
         // Also works with nothing configured: then it says where it looked and what to set.
         let report = config::report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
@@ -253,12 +285,18 @@ fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
     Ok(None)
 }
 
+/// How `brute undo` / `brute redo` treat conflicts and missing contents.
+struct Move {
+    force: bool,
+    partial: bool,
+}
+
 /// `brute undo` / `brute redo`: the last turn of the latest session in this directory.
 fn undo_command(
     cli: &Cli,
     root: &std::path::Path,
     list: bool,
-    force: bool,
+    how: Move,
     rewind: bool,
     redo: bool,
 ) -> anyhow::Result<i32> {
@@ -272,12 +310,14 @@ fn undo_command(
     let max_file_bytes = config::load(root, &flags(cli), &config::process_env, user_config.as_deref())
         .map(|s| s.checkpoint_max_file_bytes.value)
         .unwrap_or(session::checkpoint::DEFAULT_MAX_FILE_BYTES);
-    let (file, loaded) = store.open(&id)?;
-    let mut history = loaded.history.clone();
-    let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     if list {
+        // Reading only: works on a read-only data directory.
+        let loaded = store.load(&id)?;
+        for notice in loaded.notices(&store.file_path(&id)) {
+            eprintln!("brute: note: {notice}");
+        }
         outln!("session {id}");
-        for (turn, changed) in recorder.checkpoints() {
+        for (turn, changed) in session::checkpoints(&store, &loaded.turns) {
             let state = if turn.undone {
                 "undone"
             } else if turn.end.is_some() {
@@ -294,10 +334,24 @@ fn undo_command(
         }
         return Ok(exit::OK);
     }
+    let (file, loaded) = store.open(&id).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            anyhow::anyhow!(
+                "{e}: nothing was changed; use /undo in that brute, or run `brute undo` again when it has finished"
+            )
+        } else {
+            e.into()
+        }
+    })?;
+    for notice in loaded.notices(file.path()) {
+        eprintln!("brute: note: {notice}");
+    }
+    let mut history = loaded.history.clone();
+    let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
     let moved = if redo {
-        recorder.redo(&mut history, force)?
+        recorder.redo(&mut history, how.force, how.partial)?
     } else {
-        recorder.undo(&mut history, rewind, force)?
+        recorder.undo(&mut history, rewind, how.force, how.partial)?
     };
     match moved {
         Some(moved) => {

@@ -20,10 +20,19 @@ pub enum Op {
     Respond { id: String, response: Response },
     /// Take back the last turn's file changes (and, if the person confirms it in the
     /// [`RequestKind::Undo`] request that follows, the turn itself); files the person changed
-    /// since are skipped unless `force`.
-    Undo { force: bool },
+    /// since are skipped unless `force`. When stored contents are missing nothing moves,
+    /// unless `partial` (then the rest is restored).
+    Undo {
+        force: bool,
+        #[serde(default)]
+        partial: bool,
+    },
     /// Re-apply what the last undo took back (confirmed through a request like undo).
-    Redo { force: bool },
+    Redo {
+        force: bool,
+        #[serde(default)]
+        partial: bool,
+    },
     /// Take a queued prompt back out of the queue (the front end puts it in its composer).
     Unqueue { index: usize },
     /// Switch to a saved session of this project.
@@ -35,6 +44,8 @@ pub enum Op {
     /// Switch the sandbox mode (`read-only`, `workspace-write`, `full-access`) from the next
     /// tool call on.
     SetSandbox { mode: crate::sandbox::Mode },
+    /// Compact the conversation now (`/compact [focus]`).
+    Compact { focus: Option<String> },
     /// End the session.
     Shutdown,
 }
@@ -180,31 +191,9 @@ pub enum ApprovalDecision {
     Deny,
 }
 
-/// Token counts reported by the provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Every input token, the cached ones included.
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's prompt cache (part of `input_tokens`; billed
-    /// at a fraction): Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`.
-    #[serde(default)]
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the prompt cache (part of `input_tokens`): Anthropic
-    /// `cache_creation_input_tokens`, OpenAI `cache_write_tokens`.
-    #[serde(default)]
-    pub cache_write_tokens: u64,
-}
-
-impl Usage {
-    /// Adds another report to this running total.
-    pub fn add(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-    }
-}
+/// Token counts reported by the provider (defined by the provider layer, which knows nothing
+/// of the protocol).
+pub use crate::provider::Usage;
 
 /// One question of a `question` tool call, as shown to the person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,6 +268,19 @@ pub enum Event {
     ModelChanged { model: String },
     /// The sandbox mode tool calls run under from now on.
     SandboxChanged { mode: crate::sandbox::Mode },
+    /// How full the context window is: the estimated tokens of the next request, and the
+    /// window when known.
+    ContextUsage { tokens: u64, window: Option<u64> },
+    /// The conversation is being compacted to fit the context window (about `tokens` now).
+    CompactionStarted { tokens: u64 },
+    /// The conversation was compacted: estimated tokens before and after, how many old tool
+    /// outputs were pruned and whether the rest was summarized.
+    CompactionFinished {
+        tokens_before: u64,
+        tokens_after: u64,
+        pruned_outputs: usize,
+        summarized: bool,
+    },
     /// Token usage of one model request.
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).

@@ -150,7 +150,7 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
     assert_eq!(after["made/moved.txt"].as_deref(), Some(&b"moving\n"[..]));
     assert_eq!(after["sed.txt"].as_deref(), Some(&b"ALPHA\nbeta\n"[..]));
 
-    let (message, rewound) = agent.undo(true, false);
+    let (message, rewound) = agent.undo(true, false, false);
     assert!(rewound);
     assert!(
         agent.history().is_empty(),
@@ -170,7 +170,7 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
         "the directory made by mkdir goes too: {message}"
     );
 
-    let (message, history_back) = agent.redo(false);
+    let (message, history_back) = agent.redo(false, false);
     assert!(history_back);
     assert_eq!(tree(p.root()), after, "{message}");
     assert_eq!(agent.history().len(), 8, "redo restores the conversation");
@@ -189,7 +189,7 @@ fn the_persons_edits_are_never_overwritten_silently() {
     p.write("b.txt", "agent\n");
     recorder.end_turn().unwrap();
     p.write("b.txt", "the person's own edit\n");
-    let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
+    let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "original\n");
     assert_eq!(
         std::fs::read_to_string(p.root().join("b.txt")).unwrap(),
@@ -202,8 +202,8 @@ fn the_persons_edits_are_never_overwritten_silently() {
             .contains("skipped b.txt: changed since the agent's turn")
     );
     // Forced, after a redo and another undo: now it is overwritten.
-    recorder.redo(&mut history, false).unwrap();
-    let moved = recorder.undo(&mut history, false, true).unwrap().unwrap();
+    recorder.redo(&mut history, false, false).unwrap();
+    let moved = recorder.undo(&mut history, false, true, false).unwrap().unwrap();
     assert!(moved.report.conflicts.is_empty());
     assert_eq!(std::fs::read_to_string(p.root().join("b.txt")).unwrap(), "original\n");
 }
@@ -220,13 +220,13 @@ fn undo_walks_back_turn_by_turn_and_survives_a_restart() {
     }
     drop(recorder);
     let (mut recorder, mut history) = p.reopen();
-    recorder.undo(&mut history, false, false).unwrap();
+    recorder.undo(&mut history, false, false, false).unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v2\n");
     drop(recorder);
     let (mut recorder, mut history) = p.reopen();
-    recorder.undo(&mut history, false, false).unwrap();
+    recorder.undo(&mut history, false, false, false).unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v1\n");
-    recorder.redo(&mut history, false).unwrap();
+    recorder.redo(&mut history, false, false).unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("f.txt")).unwrap(), "v2\n");
     let listed = recorder.checkpoints();
     assert_eq!(listed.len(), 3);
@@ -245,7 +245,7 @@ fn large_files_are_skipped_and_reported() {
     p.write("big.bin", "changed, and still more than ten bytes");
     p.write("small", "ok");
     recorder.end_turn().unwrap();
-    let moved = recorder.undo(&mut history, false, false).unwrap().unwrap();
+    let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert!(
         moved
             .describe("undid")
@@ -273,7 +273,7 @@ fn randomized_changes_and_undos_restore_identical_trees() {
             states.push(tree(p.root()));
         }
         for back in (0..turns).rev() {
-            recorder.undo(&mut history, false, false).unwrap().unwrap();
+            recorder.undo(&mut history, false, false, false).unwrap().unwrap();
             assert_eq!(
                 tree(p.root()),
                 states[back],
@@ -281,7 +281,7 @@ fn randomized_changes_and_undos_restore_identical_trees() {
             );
         }
         for (forward, state) in states.iter().enumerate().skip(1) {
-            recorder.redo(&mut history, false).unwrap().unwrap();
+            recorder.redo(&mut history, false, false).unwrap().unwrap();
             assert_eq!(&tree(p.root()), state, "seed {seed}: after redoing to state {forward}");
         }
     }

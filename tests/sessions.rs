@@ -91,6 +91,7 @@ fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         if line.unwrap().contains("\"tool_output_delta\"") {
             break;
@@ -135,6 +136,7 @@ fn a_finished_call_is_saved_even_if_an_earlier_one_is_still_running_at_a_crash()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     // The write, called second, finishes while the first call still runs.
+    let _deadline = support::deadline(&child, 120);
     for line in BufReader::new(stdout).lines() {
         let line = line.unwrap();
         if line.contains("\"tool_result\"") && line.contains("\"call_id\":\"w\"") {
@@ -218,4 +220,458 @@ fn an_unwritable_data_directory_costs_the_session_not_the_run() {
         .success()
         .stdout("still works\n")
         .stderr(predicate::str::contains("note: cannot save this session"));
+}
+
+/// The one session file of the sandbox's project.
+fn session_file(sb: &Sandbox) -> std::path::PathBuf {
+    let projects = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
+    let files: Vec<_> = projects
+        .flatten()
+        .flat_map(|p| std::fs::read_dir(p.path()).unwrap().flatten().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "one session file: {files:?}");
+    files[0].clone()
+}
+
+/// The session file's lines, and the (1-based) number of the first line containing `needle`.
+fn find_line(lines: &[Vec<u8>], needle: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| String::from_utf8_lossy(l).contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle}"))
+}
+
+fn read_lines(path: &std::path::Path) -> Vec<Vec<u8>> {
+    std::fs::read(path)
+        .unwrap()
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn write_lines(path: &std::path::Path, lines: &[Vec<u8>]) {
+    let mut bytes = Vec::new();
+    for line in lines {
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// No tool result without its call right before it, either.
+fn assert_no_orphans(request: &support::Recorded) {
+    let messages = request.body["messages"].as_array().unwrap();
+    for (i, m) in messages.iter().enumerate().filter(|(_, m)| m["role"] == "tool") {
+        let owner = messages[..i].iter().rev().find(|p| p["role"] != "tool").unwrap();
+        let ids: Vec<&str> = owner["tool_calls"]
+            .as_array()
+            .map(|c| c.iter().map(|c| c["id"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert!(
+            ids.contains(&m["tool_call_id"].as_str().unwrap()),
+            "orphan result in {messages:#?}"
+        );
+    }
+}
+
+/// Two turns: the first writes a.txt with a tool, the second changes it with the shell.
+fn two_turns(sb: &Sandbox, server: &MockServer) {
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w1", "write", r#"{"file_path":"a.txt","content":"one\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Wrote a.txt.", &[])));
+    sb.brute(server).args(["-p", "first turn"]).assert().success();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s2", "shell", r#"{"command":"echo two > a.txt && touch b.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Changed it.", &[])));
+    sb.brute(server)
+        .args(["-p", "second turn", "--continue"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn an_invalid_byte_mid_file_is_reported_with_file_and_line_and_the_rest_loads() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    let bad = find_line(&lines, "Wrote a.txt.");
+    let at = lines[bad].len() / 2;
+    lines[bad][at] = 0xff;
+    lines.insert(bad + 1, br#"{"type":"from_a_future_version","x":1}"#.to_vec());
+    write_lines(&path, &lines);
+    let where_ = format!("{}:{}", path.display(), bad + 1);
+    let unknown = format!("{}:{}", path.display(), bad + 2);
+    sb.bare().args(["undo", "--list"]).assert().success().stdout(
+        predicate::str::contains("turn   1")
+            .and(predicate::str::contains("turn   2"))
+            .and(predicate::str::contains("first turn")),
+    );
+    sb.bare()
+        .args(["--resume"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("first turn"));
+    server.push(Reply::sse(openai_sse("Still here.", &[])));
+    sb.brute(&server)
+        .args(["-p", "third", "--continue"])
+        .assert()
+        .success()
+        .stdout("Still here.\n")
+        .stderr(
+            predicate::str::contains(format!("{where_}: skipped a damaged record (invalid UTF-8)")).and(
+                predicate::str::contains(format!("{unknown}: skipped a damaged record (unknown record")),
+            ),
+        );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_no_orphans(&request);
+    let users: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["first turn", "second turn", "third"]);
+    // Undo still walks back turn by turn (turn 3 changed nothing, turn 2 the shell's files).
+    sb.bare().arg("undo").assert().success();
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 2").and(predicate::str::contains("deleted b.txt")));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+}
+
+#[test]
+fn a_line_cut_in_half_mid_file_drops_the_orphan_result_with_a_notice() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    // The assistant message that made call s2: its result is now an orphan.
+    let cut = find_line(&lines, r#""tool_calls":[{"id":"s2""#);
+    let half = lines[cut].len() / 2;
+    lines[cut].truncate(half);
+    write_lines(&path, &lines);
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .args(["-p", "third", "--continue"])
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains(format!(
+                "{}:{}: skipped a damaged record (a cut line)",
+                path.display(),
+                cut + 1
+            ))
+            .and(predicate::str::contains("dropped the result of call s2")),
+        );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_no_orphans(&request);
+}
+
+#[test]
+fn a_missing_turn_end_still_undoes_that_turn_and_not_the_one_before() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    two_turns(&sb, &server);
+    let path = session_file(&sb);
+    let mut lines = read_lines(&path);
+    // Both turn ends go: the first one's end is the second's start, the last one's is the tree.
+    lines.retain(|l| !String::from_utf8_lossy(l).contains(r#""type":"turn_end""#));
+    write_lines(&path, &lines);
+    sb.bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("unfinished"));
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 2").and(predicate::str::contains("deleted b.txt")));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 1").and(predicate::str::contains("deleted a.txt")));
+    assert!(!sb.path("a.txt").exists());
+    // And redo brings both back, as recorded by the undos.
+    sb.bare().arg("redo").assert().success();
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "two\n");
+    assert!(sb.path("b.txt").exists());
+}
+
+#[test]
+fn a_missing_object_changes_nothing_and_partial_restores_the_rest() {
+    let sb = Sandbox::new();
+    for name in ["a", "b", "c"] {
+        sb.write(&format!("{name}.txt"), &format!("{name}0\n"));
+    }
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"x.txt","content":"x\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "make x"]).assert().success();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"echo a1 > a.txt && echo b1 > b.txt && echo c1 > c.txt"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server)
+        .args(["-p", "change abc", "--continue"])
+        .assert()
+        .success();
+    // The seam: drop b.txt's original content from the store, as a damaged disk or a bad
+    // prune would.
+    let objects = brute::session::objects::ObjectStore::new(sb.home.path().join("data/objects"));
+    let lost = brute::session::objects::hash(b"b0\n");
+    assert!(objects.contains(&lost));
+    objects.retain(|id| id != lost, std::time::Duration::ZERO).unwrap();
+    assert!(!objects.contains(&lost));
+    let read = |name: &str| std::fs::read_to_string(sb.path(name)).unwrap();
+    for _ in 0..2 {
+        // Atomic, and every retry is the same: nothing changes, the files are named.
+        sb.bare().arg("undo").assert().failure().stderr(
+            predicate::str::contains("b.txt")
+                .and(predicate::str::contains("nothing was changed"))
+                .and(predicate::str::contains("--partial")),
+        );
+        assert_eq!(
+            (read("a.txt"), read("b.txt"), read("c.txt")),
+            ("a1\n".into(), "b1\n".into(), "c1\n".into())
+        );
+    }
+    sb.bare().args(["undo", "--partial"]).assert().success().stdout(
+        predicate::str::contains("restored a.txt")
+            .and(predicate::str::contains("restored c.txt"))
+            .and(predicate::str::contains(
+                "not restorable b.txt: its stored content is missing",
+            )),
+    );
+    assert_eq!(
+        (read("a.txt"), read("b.txt"), read("c.txt")),
+        ("a0\n".into(), "b1\n".into(), "c0\n".into())
+    );
+    // The earlier turn is reachable again.
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("undid turn 1").and(predicate::str::contains("deleted x.txt")));
+    assert!(!sb.path("x.txt").exists());
+}
+
+/// `cmd` run with the data directory mounted read-only (a private mount namespace; with
+/// `unshare -r` when not root). `None` where namespaces are unavailable (a failure under CI).
+fn read_only_data(sb: &Sandbox, cmd: std::process::Command) -> Option<assert_cmd::Command> {
+    read_only(&sb.home.path().join("data"), cmd)
+}
+
+/// `cmd` run with `dir` mounted read-only (see [`read_only_data`]).
+fn read_only(dir: &std::path::Path, cmd: std::process::Command) -> Option<assert_cmd::Command> {
+    let probe = std::process::Command::new("unshare").args(["-rm", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        assert!(std::env::var_os("CI").is_none(), "unshare -rm is needed for this test");
+        eprintln!("skipped: no mount namespaces here");
+        return None;
+    }
+    let mut ro = std::process::Command::new("unshare");
+    // -r keeps an unprivileged user's mount rights; as root, plain -m keeps root's.
+    ro.arg(if unsafe { libc::geteuid() } == 0 { "-m" } else { "-rm" });
+    ro.args([
+        "sh",
+        "-c",
+        r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@""#,
+    ])
+    .arg(dir)
+    .arg(cmd.get_program())
+    .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        ro.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => ro.env(key, value),
+            None => ro.env_remove(key),
+        };
+    }
+    ro.stdin(std::process::Stdio::null());
+    Some(assert_cmd::Command::from_std(ro))
+}
+
+#[test]
+fn a_read_only_data_dir_still_lists_and_every_error_names_the_path() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"x.txt","content":"x\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "make x"]).assert().success();
+    let file = session_file(&sb);
+    let base = |args: &[&str]| {
+        let mut c = if args[0] == "-p" {
+            sb.std_brute(&server)
+        } else {
+            sb.std_command()
+        };
+        c.args(args);
+        c
+    };
+    let Some(mut listing) = read_only_data(&sb, base(&["undo", "--list"])) else {
+        return;
+    };
+    listing
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("turn   1").and(predicate::str::contains("make x")));
+    read_only_data(&sb, base(&["--resume"]))
+        .unwrap()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("make x"));
+    read_only_data(&sb, base(&["undo"])).unwrap().assert().failure().stderr(
+        predicate::str::contains(file.display().to_string()).and(predicate::str::contains("Read-only file system")),
+    );
+    assert!(sb.path("x.txt").exists(), "nothing was undone");
+    // A new run still works and says, before the turn, that it is not saved and why.
+    server.push(Reply::sse(openai_sse("fine", &[])));
+    let sessions = file.parent().unwrap().display().to_string();
+    read_only_data(&sb, base(&["-p", "another"]))
+        .unwrap()
+        .assert()
+        .success()
+        .stdout("fine\n")
+        .stderr(predicate::str::contains(format!(
+            "cannot save this session ({sessions}"
+        )));
+}
+
+#[test]
+fn a_turn_that_cannot_be_checkpointed_says_so_before_it_runs() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("first", &[])));
+    sb.brute(&server).args(["-p", "one"]).assert().success();
+    let objects = sb.home.path().join("data/objects");
+    sb.write("new.txt", "content the store has not seen\n");
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s", "shell", r#"{"command":"echo ran"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "two", "--continue"]);
+    let Some(mut run) = read_only(&objects, cmd) else {
+        return;
+    };
+    let out = run.assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let notice = stderr
+        .find(&format!(
+            "turn 2 has no checkpoint, so /undo cannot take it back: {}",
+            objects.display()
+        ))
+        .unwrap_or_else(|| panic!("no notice naming the store in {stderr}"));
+    let tool = stderr
+        .find("[shell]")
+        .unwrap_or_else(|| panic!("no tool line in {stderr}"));
+    assert!(notice < tool, "the notice comes before the turn runs: {stderr}");
+}
+
+#[test]
+fn a_second_process_on_a_session_in_use_forks_it_and_undo_is_refused() {
+    use std::io::{BufRead, BufReader};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"a.txt","content":"one\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.brute(&server).args(["-p", "first"]).assert().success();
+    let original = session_file(&sb);
+    let id = original.file_stem().unwrap().to_string_lossy().into_owned();
+    // A UI-like long run holds the session: its shell waits for `go` (with its own deadline).
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "hold",
+            "shell",
+            r#"{"command":"echo started; timeout 30 sh -c 'while [ ! -f go ]; do sleep 0.01; done'"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("held", &[])));
+    let mut holder = sb
+        .std_brute(&server)
+        .args(["-p", "hold it", "--continue", "--output-format", "stream-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(holder.stdout.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("\"tool_output_delta\"")),
+        "the holder's command started"
+    );
+    // `brute undo` from another terminal is refused and changes nothing.
+    sb.bare().arg("undo").assert().failure().stderr(
+        predicate::str::contains(format!("session {id} is in use by another brute process"))
+            .and(predicate::str::contains("nothing was changed")),
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "one\n");
+    // `-p --continue` forks: a new id, shown, with the conversation so far.
+    server.push(Reply::sse(openai_sse("forked", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "meanwhile", "--continue", "--output-format", "json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "session {id} is in use by another brute process"
+        )));
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let fork = report["session"].as_str().unwrap().to_owned();
+    assert_ne!(fork, id);
+    assert!(
+        report["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains(&fork)),
+        "the new id is shown: {report}"
+    );
+    let request = server.requests().last().unwrap().clone();
+    assert_valid(&request);
+    assert_eq!(request.body["messages"][1]["content"], "first");
+    std::fs::write(sb.path("go"), "").unwrap();
+    let _ = lines.count();
+    assert!(holder.wait().unwrap().success());
+    // The original file was written by one process only: one checkpoint per turn number.
+    let text = std::fs::read_to_string(&original).unwrap();
+    assert_eq!(text.matches(r#""type":"checkpoint","turn":2"#).count(), 1);
 }

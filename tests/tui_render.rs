@@ -15,6 +15,8 @@ use serde_json::json;
 fn app() -> App {
     let session = SessionInfo {
         sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        session_id: None,
         provider: "openai".into(),
         model: "gpt-test".into(),
         cwd: "~/project".into(),
@@ -370,7 +372,10 @@ fn keys_send_ops() {
     typed(&mut a, "/undo");
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        vec![Action::Op(Op::Undo { force: false })],
+        vec![Action::Op(Op::Undo {
+            force: false,
+            partial: false
+        })],
         "/undo asks the core, which answers with a confirmation request"
     );
     let undo_request = |a: &mut App, id: &str| {
@@ -708,5 +713,36 @@ fn shift_tab_cycles_the_sandbox_mode_and_full_access_is_confirmed() {
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
         vec![Action::Op(Op::SetSandbox { mode: Mode::ReadOnly })]
+    );
+}
+
+#[test]
+fn the_status_line_shows_the_context_meter_and_status_lists_the_session() {
+    let mut a = app();
+    a.on_event(Event::ContextUsage {
+        tokens: 84_000,
+        window: Some(200_000),
+    });
+    let status = render(&mut a, 140, 3);
+    assert!(status.contains("ctx 42% 84k/200k"), "{status}");
+    typed(&mut a, "/status");
+    key(&mut a, KeyCode::Enter);
+    let text = a.transcript_text();
+    assert!(
+        text.contains("context:  ctx 42% 84k/200k")
+            && text.contains("sandbox:  workspace-write")
+            && text.contains("base URL: http://127.0.0.1:1/v1"),
+        "{text}"
+    );
+    a.on_event(Event::CompactionFinished {
+        tokens_before: 170_000,
+        tokens_after: 60_000,
+        pruned_outputs: 12,
+        summarized: true,
+    });
+    assert!(
+        a.transcript_text().contains(
+            "compacted: about 170000 → 60000 tokens; 12 old tool outputs pruned, the earlier turns summarized"
+        )
     );
 }

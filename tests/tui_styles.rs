@@ -20,6 +20,8 @@ const WIDTH: u16 = 80;
 fn app() -> App {
     let session = SessionInfo {
         sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        base_url: "http://127.0.0.1:1/v1".into(),
+        session_id: None,
         provider: "openai".into(),
         model: "gpt-test".into(),
         cwd: "~/project".into(),

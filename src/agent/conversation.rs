@@ -37,7 +37,7 @@ pub type Resumer = Box<dyn Fn(&str, &Requests) -> Result<super::Agent, String> +
 /// A request the conversation made itself and waits to see answered.
 enum Pending {
     /// Confirm an undo (or redo) with these options.
-    Move { redo: bool, force: bool },
+    Move { redo: bool, force: bool, partial: bool },
     /// Copy the tree for checkpoints?
     Checkpoints,
 }
@@ -127,8 +127,8 @@ impl Conversation {
                     self.answered(&id, response);
                 }
             }
-            Op::Undo { force } => self.propose_move(false, force),
-            Op::Redo { force } => self.propose_move(true, force),
+            Op::Undo { force, partial } => self.propose_move(false, force, partial),
+            Op::Redo { force, partial } => self.propose_move(true, force, partial),
             Op::Resume { id } => self.resume(&id),
             Op::Clear => {
                 self.agent.clear();
@@ -143,6 +143,7 @@ impl Conversation {
                 self.agent.state().set_mode(mode);
                 self.events.emit(Event::SandboxChanged { mode });
             }
+            Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Shutdown => self.inbox.shutdown = true,
         }
     }
@@ -186,30 +187,30 @@ impl Conversation {
 
     /// Shows what an undo (redo) would do and asks to confirm; without a session, takes back
     /// the last tool call's changes at once.
-    fn propose_move(&mut self, redo: bool, force: bool) {
+    fn propose_move(&mut self, redo: bool, force: bool, partial: bool) {
         let verb = if redo { "redo" } else { "undo" };
         match self.agent.preview_move(redo, force) {
             None if self.agent.with_recorder(|_| ()).is_some() => self.notice(format!("nothing to {verb}")),
-            None => self.apply_move(redo, false, force),
+            None => self.apply_move(redo, false, force, partial),
             Some(Err(error)) => self.notice(format!("{verb} failed: {error}")),
             Some(Ok(preview)) => {
                 let summary = preview.describe(if redo { "redo" } else { "undo" });
                 let kind = RequestKind::Undo { redo, summary };
                 match self.requests.open(kind) {
                     Some(id) => {
-                        self.pending.insert(id, Pending::Move { redo, force });
+                        self.pending.insert(id, Pending::Move { redo, force, partial });
                     }
-                    None => self.apply_move(redo, !redo, force),
+                    None => self.apply_move(redo, !redo, force, partial),
                 }
             }
         }
     }
 
-    fn apply_move(&mut self, redo: bool, rewind: bool, force: bool) {
+    fn apply_move(&mut self, redo: bool, rewind: bool, force: bool, partial: bool) {
         let (message, history_changed) = if redo {
-            self.agent.redo(force)
+            self.agent.redo(force, partial)
         } else {
-            self.agent.undo(rewind, force)
+            self.agent.undo(rewind, force, partial)
         };
         if history_changed {
             self.events.emit(self.agent.history_event());
@@ -220,8 +221,8 @@ impl Conversation {
     /// An answer to one of the conversation's own requests.
     fn answered(&mut self, id: &str, response: Response) {
         match (self.pending.remove(id), response) {
-            (Some(Pending::Move { redo, force }), Response::Undo { rewind_conversation }) => {
-                self.apply_move(redo, rewind_conversation, force);
+            (Some(Pending::Move { redo, force, partial }), Response::Undo { rewind_conversation }) => {
+                self.apply_move(redo, rewind_conversation, force, partial);
             }
             (Some(Pending::Move { redo, .. }), _) => {
                 self.notice(format!("{} cancelled", if redo { "redo" } else { "undo" }));

@@ -5,6 +5,7 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod compact;
 pub mod conversation;
 pub mod prompt;
 pub mod question;
@@ -116,11 +117,12 @@ impl Inbox {
                 state.set_mode(mode);
                 events.emit(Event::SandboxChanged { mode });
             }
-            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } => {
+            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } | Op::Compact { .. } => {
                 let what = match op {
                     Op::Undo { .. } => "/undo",
                     Op::Redo { .. } => "/redo",
                     Op::Clear => "/clear",
+                    Op::Compact { .. } => "/compact",
                     _ => "/resume",
                 };
                 events.emit(Event::Notice {
@@ -153,8 +155,33 @@ async fn with_ops<F: Future>(
     }
 }
 
+/// When the conversation is compacted (see [`compact`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Compaction {
+    /// The model's context window in tokens; `None` (unknown) compacts only on `/compact` or
+    /// when the provider says the request was too long.
+    pub window: Option<u64>,
+    /// Compact before a request would pass this share of the window.
+    pub at: f64,
+    /// Bring the conversation down to this share of the window.
+    pub to: f64,
+}
+
+impl Compaction {
+    /// The defaults for `model`: its window from the built-in table, at 0.8, to 0.5.
+    pub fn for_model(model: &str) -> Self {
+        Self {
+            window: compact::context_window(model),
+            at: 0.8,
+            to: 0.5,
+        }
+    }
+}
+
 /// One conversation with a model and its tools.
 pub struct Agent {
+    compaction: Compaction,
+    meter: compact::Meter,
     recorder: Option<Arc<Mutex<crate::session::Recorder>>>,
     /// Tool call durations by call id, for front ends redrawing a restored history.
     durations: std::collections::BTreeMap<String, u64>,
@@ -169,6 +196,8 @@ pub struct Agent {
 impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         Self {
+            compaction: Compaction::for_model(&state.model()),
+            meter: compact::Meter::default(),
             recorder: None,
             durations: Default::default(),
             state,
@@ -201,6 +230,104 @@ impl Agent {
         self.history = history;
         self.recorder = Some(recorder);
         self
+    }
+
+    /// Sets when the conversation is compacted.
+    pub fn with_compaction(mut self, compaction: Compaction) -> Self {
+        self.compaction = compaction;
+        self
+    }
+
+    /// Compacts the conversation now (`/compact [focus]`): old tool outputs are pruned, then
+    /// everything before the last turn is summarized by the model (keeping the person's
+    /// words, the todo list and the files changed verbatim). A failed summary leaves the
+    /// conversation as pruning left it.
+    pub async fn compact_now(&mut self, focus: Option<String>) {
+        let tools = self.executor.registry().specs();
+        self.compact(focus.as_deref(), true, &tools).await;
+    }
+
+    fn fixed_bytes(&self, tools: &[crate::provider::ToolSpec]) -> usize {
+        self.config.system_prompt.len()
+            + tools
+                .iter()
+                .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+                .sum::<usize>()
+    }
+
+    /// Brings the conversation under the target (see [`Agent::compact_now`]); `summarize`
+    /// forces the summary step even when pruning was enough.
+    async fn compact(&mut self, focus: Option<&str>, summarize: bool, tools: &[crate::provider::ToolSpec]) {
+        let fixed = self.fixed_bytes(tools);
+        let before = self.meter.estimate(&self.history, fixed);
+        self.events.emit(Event::CompactionStarted { tokens: before });
+        let target = match self.compaction.window {
+            Some(window) => (window as f64 * self.compaction.to) as u64,
+            None => before / 2,
+        };
+        let size =
+            |history: &[Message]| compact::estimate(fixed + history.iter().map(compact::message_bytes).sum::<usize>());
+        let pruned = compact::prune(&mut self.history, 2, target, size);
+        let mut summarized = false;
+        let keep_from = compact::recent_start(&self.history, 1);
+        if (summarize || size(&self.history) > target) && keep_from > 0 {
+            match self.summarize(keep_from, focus).await {
+                Ok(summary) => {
+                    let pinned = compact::Pinned {
+                        todos: self.state.todos(),
+                        files: compact::changed_files(&self.history),
+                        budget_bytes: 16 * 1024,
+                    };
+                    self.history = compact::rebuild(&self.history, keep_from, &summary, &pinned);
+                    summarized = true;
+                }
+                Err(message) => self.events.emit(Event::Notice {
+                    message: format!(
+                        "the summary for compaction failed ({message}); old tool outputs were pruned only"
+                    ),
+                }),
+            }
+        }
+        self.meter.reset();
+        let after = size(&self.history);
+        let history = self.history.clone();
+        self.record(|r| r.compaction(&history));
+        self.events.emit(Event::ContextUsage {
+            tokens: after,
+            window: self.compaction.window,
+        });
+        self.events.emit(Event::CompactionFinished {
+            tokens_before: before,
+            tokens_after: after,
+            pruned_outputs: pruned.outputs,
+            summarized,
+        });
+    }
+
+    /// Asks the model for a summary of `history[..keep_from]`, within a time and size budget.
+    async fn summarize(&self, keep_from: usize, focus: Option<&str>) -> Result<String, String> {
+        let mut messages = self.history[..keep_from].to_vec();
+        messages.push(Message::User {
+            text: compact::summary_prompt(focus),
+        });
+        let model = self.state.model();
+        let request = ChatRequest {
+            model: &model,
+            system: &self.config.system_prompt,
+            messages: &messages,
+            tools: &[],
+            max_tokens: 4096,
+            temperature: None,
+            reasoning_effort: None,
+        };
+        let mut ignore = |_| {};
+        let call = self.state.provider.complete(&request, &mut ignore);
+        match tokio::time::timeout(std::time::Duration::from_secs(120), call).await {
+            Err(_) => Err("it took longer than 120 s".to_owned()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(completion)) if completion.text.trim().is_empty() => Err("the model returned no text".to_owned()),
+            Ok(Ok(completion)) => Ok(completion.text),
+        }
     }
 
     /// Turns the per-turn checkpoints of the session on or off (see
@@ -326,7 +453,8 @@ impl Agent {
     /// Undoes the last turn: with a session, every file the turn changed (by any tool,
     /// shell included) and, with `rewind`, the conversation; without one, the last tool call's
     /// file changes. Returns what happened, for the person, and whether the history changed.
-    pub fn undo(&mut self, rewind: bool, force: bool) -> (String, bool) {
+    /// With missing stored contents nothing changes unless `partial`.
+    pub fn undo(&mut self, rewind: bool, force: bool, partial: bool) -> (String, bool) {
         let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
@@ -337,7 +465,7 @@ impl Agent {
         let moved = recorder
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .undo(&mut self.history, rewind, force);
+            .undo(&mut self.history, rewind, force, partial);
         match moved {
             Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
             Ok(None) => ("nothing to undo".to_owned(), false),
@@ -347,7 +475,7 @@ impl Agent {
 
     /// Re-applies what the last undo took back (files, and the conversation if it was
     /// rewound). Returns what happened and whether the history changed.
-    pub fn redo(&mut self, force: bool) -> (String, bool) {
+    pub fn redo(&mut self, force: bool, partial: bool) -> (String, bool) {
         let Some(recorder) = self.recorder.clone() else {
             return (
                 describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
@@ -358,7 +486,7 @@ impl Agent {
         let moved = recorder
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .redo(&mut self.history, force);
+            .redo(&mut self.history, force, partial);
         match moved {
             Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
             Ok(None) => ("nothing to redo".to_owned(), false),
@@ -422,8 +550,16 @@ impl Agent {
         let tools = self.executor.registry().specs();
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
+        let mut retried_too_long = false;
         loop {
             iteration += 1;
+            if let Some(window) = self.compaction.window {
+                let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
+                if estimate as f64 > window as f64 * self.compaction.at {
+                    self.compact(None, false, &tools).await;
+                }
+            }
+            let sent_len = self.history.len();
             self.events.emit(Event::RequestStarted { iteration });
             let events = self.events.clone();
             let mut streamed = String::new();
@@ -479,6 +615,16 @@ impl Agent {
                 }
                 Some(Err(error)) => {
                     let message = error.to_string();
+                    // "Too long": compact once and send the request again.
+                    if compact::is_context_error(&message) && !retried_too_long {
+                        retried_too_long = true;
+                        self.events.emit(Event::Notice {
+                            message: "the request was too long for the model: compacting and retrying".to_owned(),
+                        });
+                        self.compact(None, true, &tools).await;
+                        iteration -= 1;
+                        continue;
+                    }
                     self.events.emit(Event::Error {
                         message: message.clone(),
                     });
@@ -486,9 +632,14 @@ impl Agent {
                 }
                 Some(Ok(completion)) => completion,
             };
+            self.meter.reported(sent_len, completion.usage.input_tokens);
             self.usage.add(completion.usage);
             self.events.emit(Event::Usage {
                 usage: completion.usage,
+            });
+            self.events.emit(Event::ContextUsage {
+                tokens: completion.usage.input_tokens + completion.usage.output_tokens,
+                window: self.compaction.window,
             });
             if completion.stop_reason == Some(StopReason::MaxTokens) {
                 self.events.emit(Event::Notice {

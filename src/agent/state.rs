@@ -40,6 +40,11 @@ pub struct Access {
     pub extra_roots: Vec<PathBuf>,
     /// brute's data directory (writable to commands in workspace-write).
     pub data_dir: Option<PathBuf>,
+    /// Permission rules: config files, then approvals saved for this project.
+    pub rules: crate::permission::Rules,
+    /// Where "always allow in this project" approvals are saved (the person's data, keyed by
+    /// the project; never the project itself).
+    pub approvals_file: Option<PathBuf>,
 }
 
 impl AgentState {
@@ -93,6 +98,12 @@ impl AgentState {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(&(tool.to_owned(), summary.to_owned()))
+    }
+
+    /// Remembers a rule for the rest of the session (e.g. "always allow in this project").
+    pub fn add_rule(&self, rule: crate::permission::Rule, source: crate::permission::Source) {
+        let mut access = self.access.lock().unwrap_or_else(|e| e.into_inner());
+        access.rules.push(crate::permission::RuleKind::Allow, rule, source);
     }
 
     /// Remembers a session-wide approval.

@@ -88,6 +88,8 @@ settings! {
     file_only {
         /// Command tools (`[[tools]]`); a project tool replaces a user tool of the same name.
         tools: Vec<CommandToolSpec>,
+        /// Permission rules (`[permissions] allow/deny/ask`); every layer's rules apply.
+        permissions: crate::permission::PermissionsConfig,
     }
     layered {
         provider: String, env = "BRUTE_PROVIDER";
@@ -118,6 +120,8 @@ settings! {
         yolo: bool,
         /// `--add-dir`: more roots commands and tools may write.
         add_dirs: Vec<PathBuf>,
+        /// Permission rules from every config file, each with its file.
+        rules: crate::permission::Rules,
     }
     plain {
         /// Model requests per user turn.
@@ -143,9 +147,24 @@ settings! {
         sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
         /// More trees commands may write in `workspace-write` (e.g. a build cache).
         writable_roots: Vec<String> = Vec::new();
+        /// The model's context window in tokens (default: brute's table of common models).
+        context_window: Option<u64> = None;
+        /// Compact before a request would pass this share of the context window.
+        compact_at: f64 = 0.8, check = share;
+        /// Compaction brings the conversation down to this share of the window.
+        compact_to: f64 = 0.5, check = share;
         /// How hard reasoning models think: `low`, `medium` or `high`; unset leaves the
         /// model's default (Claude's thinking off).
         reasoning_effort: Option<String> = None, check = effort_level;
+    }
+}
+
+/// A share of the context window, above 0 and at most 1.
+fn share(value: &f64) -> Result<(), &'static str> {
+    if *value > 0.0 && *value <= 1.0 {
+        Ok(())
+    } else {
+        Err("must be a share of the context window, above 0 and at most 1 (e.g. 0.8)")
     }
 }
 
@@ -285,6 +304,23 @@ impl Settings {
         for tool in &self.command_tools {
             line("tools", tool.value.name.clone(), &tool.source);
         }
+        let kinds = [
+            crate::permission::RuleKind::Deny,
+            crate::permission::RuleKind::Ask,
+            crate::permission::RuleKind::Allow,
+        ];
+        if self.rules.is_empty() {
+            line("permissions", "(none)".to_owned(), &Source::Default);
+        }
+        for kind in kinds {
+            for (rule, source) in self.rules.list(kind) {
+                let source = match source {
+                    crate::permission::Source::File(path) => Source::File(path.clone()),
+                    other => Source::Detected(other.to_string()),
+                };
+                line("permissions", format!("{kind} {rule}"), &source);
+            }
+        }
         out.push_str("\nconfig files read:\n");
         if self.files.is_empty() {
             out.push_str("  (none)\n");
@@ -366,6 +402,7 @@ struct Layers {
     untrusted_ignored: Vec<String>,
     yolo: bool,
     add_dirs: Vec<PathBuf>,
+    rules: crate::permission::Rules,
 }
 
 /// Takes the risky settings ([`trust::RISKY_KEYS`]) out of an untrusted project's layer and
@@ -386,7 +423,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         tools,
         sandbox,
         writable_roots,
-        system_prompt
+        system_prompt,
+        permissions
     );
     ignored
 }
@@ -397,6 +435,17 @@ impl Layers {
         // A script path in a file is relative to that file's directory.
         if let (Some(script), Some(dir)) = (layer.script.as_mut(), path.parent()) {
             *script = dir.join(&*script);
+        }
+        if let Some(permissions) = layer.permissions.take() {
+            let rules = crate::permission::Rules::from_config(
+                &permissions,
+                crate::permission::Source::File(path.to_path_buf()),
+            )
+            .map_err(|e| ConfigError::Invalid {
+                name: "[permissions]".to_owned(),
+                message: e.to_string(),
+            })?;
+            self.rules.append(rules);
         }
         for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
@@ -510,6 +559,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         untrusted_ignored,
         yolo,
         add_dirs,
+        rules,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -559,8 +609,45 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         untrusted_ignored,
         yolo,
         add_dirs,
+        rules,
     };
     Ok(Settings::assemble(resolved, plain))
+}
+
+/// What `brute permissions` prints: the sandbox mode and where it came from, then every
+/// permission rule with its source (config files, then the approvals saved for this project),
+/// and the project settings left out for want of trust. Needs no provider.
+pub fn permissions_report(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<String, ConfigError> {
+    let layers = gather(root, flags, env, user_config)?;
+    let plain = layers.gathered.clone().take_plain()?;
+    let mode = crate::sandbox::Mode::parse(&plain.sandbox.value).unwrap_or_default();
+    let mut out = format!("sandbox: {} ({})\n", mode.as_str(), plain.sandbox.source);
+    let mut rules = layers.rules.clone();
+    if let Some(data) = paths::data_dir() {
+        let file = crate::permission::approvals::file(&data, root);
+        rules.append(crate::permission::approvals::load(&file));
+        out.push_str(&format!("saved approvals: {}\n", file.display()));
+    }
+    out.push_str("\nrules (deny wins over ask, ask over allow):\n");
+    if rules.is_empty() {
+        out.push_str("  (none: add [permissions] allow/deny/ask to config.toml)\n");
+    } else {
+        for line in rules.describe().lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    if !layers.untrusted_ignored.is_empty() {
+        out.push_str(&format!(
+            "\nignored (project not trusted; brute trust applies them): {}\n",
+            layers.untrusted_ignored.join(", ")
+        ));
+    }
+    Ok(out)
 }
 
 /// What `brute config` prints: the effective settings or, when no provider can be used yet,
@@ -804,8 +891,12 @@ mod tests {
             ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
             ("sandbox", "sandbox = \"read-only\""),
             ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
+            ("context_window", "context_window = 32000"),
+            ("compact_at", "compact_at = 0.7"),
+            ("compact_to", "compact_to = 0.4"),
             ("reasoning_effort", "reasoning_effort = \"high\""),
             // Tables come after the top-level keys.
+            ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",

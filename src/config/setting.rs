@@ -29,6 +29,15 @@ macro_rules! whole_numbers {
 
 whole_numbers!(u32, u64, usize);
 
+impl Value for f64 {
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn parse_env(text: &str) -> Result<Self, String> {
+        text.trim().parse().map_err(|_| "is not a number".to_owned())
+    }
+}
+
 impl Value for bool {
     fn show(&self) -> String {
         self.to_string()

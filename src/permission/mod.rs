@@ -3,6 +3,7 @@
 //! [`rules`] holds the person's allow / deny / ask rules (Claude-Code style, such as
 //! `shell(cargo test*)`); the approval step consults them before the sandbox mode decides.
 
+pub mod approvals;
 pub mod rules;
 
 pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, Rules, Source};

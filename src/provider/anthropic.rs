@@ -7,9 +7,8 @@ use serde_json::{Value, json};
 use super::spec::{ClaudeThinking, model_facts};
 use super::{
     ChatRequest, Completion, Delta, Effort, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason,
-    StreamDecoder, ToolCall,
+    StreamDecoder, ToolCall, Usage,
 };
-use crate::protocol::Usage;
 
 /// The API version header value brute speaks.
 pub const API_VERSION: &str = "2023-06-01";

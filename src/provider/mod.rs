@@ -19,8 +19,6 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::Usage;
-
 /// A tool as every provider sees it: a name, a description and a JSON Schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -113,6 +111,32 @@ pub enum Message {
         content: String,
         is_error: bool,
     },
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Every input token, the cached ones included.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (part of `input_tokens`; billed
+    /// at a fraction): Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache (part of `input_tokens`): Anthropic
+    /// `cache_creation_input_tokens`, OpenAI `cache_write_tokens`.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another report to this running total.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
 }
 
 /// Everything a provider needs for one completion.

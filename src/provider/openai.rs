@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::Usage;
 use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder};
-use crate::protocol::Usage;
 
 /// Builds the JSON body for a Chat Completions request.
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {

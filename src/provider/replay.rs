@@ -15,8 +15,8 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::Usage;
 use super::{ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason, ToolCall};
-use crate::protocol::Usage;
 
 /// The built-in demo script, played when no `--script` is given.
 pub const DEMO_SCRIPT: &str = include_str!("../../assets/demo.jsonl");

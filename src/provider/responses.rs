@@ -8,9 +8,8 @@ use serde_json::{Value, json};
 
 use super::{
     ChatRequest, Completion, Delta, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason, StreamDecoder,
-    ToolCall,
+    ToolCall, Usage,
 };
-use crate::protocol::Usage;
 
 /// Builds the JSON body for a Responses request.
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {

@@ -28,8 +28,7 @@ use std::os::unix::ffi::OsStrExt;
 use super::INIT_ARG;
 use super::policy::Policy;
 
-/// The exit code when a confined policy cannot be enforced here (nothing ran).
-pub const UNAVAILABLE: u8 = 125;
+pub use super::UNAVAILABLE;
 
 /// Runs the init when the process was started as one; returns its exit code. `None` for a
 /// normal start.
@@ -39,7 +38,20 @@ pub fn dispatch() -> Option<u8> {
     if args.next().as_deref() != Some(std::ffi::OsStr::new(INIT_ARG)) {
         return None;
     }
-    let rest: Vec<OsString> = args.collect();
+    let mut rest: Vec<OsString> = args.collect();
+    if rest.first().is_some_and(|a| a == "--parent") && rest.len() >= 2 {
+        let parent: Option<libc::pid_t> = rest[1].to_str().and_then(|p| p.parse().ok());
+        rest.drain(..2);
+        // Die with brute: SIGKILL when the thread that started us ends. If brute is already
+        // gone (the parent changed before this line), run nothing.
+        // SAFETY: prctl and getppid have no memory effects.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            if parent.is_none_or(|p| libc::getppid() != p) {
+                return Some(UNAVAILABLE);
+            }
+        }
+    }
     let (policy, program) = Policy::from_args(&rest);
     Some(run(&policy, program))
 }

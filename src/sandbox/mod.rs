@@ -16,8 +16,28 @@
 //! directly, still with `PR_SET_PDEATHSIG` and with the keys wiped from brute's environment
 //! ([`crate::secrets`]). `BRUTE_NO_SANDBOX=1` forces that path.
 
+// The mechanism is Linux's (namespaces, Landlock, PR_SET_PDEATHSIG); other platforms get
+// their own module here. Elsewhere `available()` says no, so confined modes refuse to start
+// and `full-access` runs commands directly.
+#[cfg(target_os = "linux")]
 pub mod init;
 pub mod policy;
+
+/// The exit code of the init when a confined policy cannot be enforced (nothing ran).
+pub const UNAVAILABLE: u8 = 125;
+
+/// Runs the sandbox init when this process was started as one (see `init`); `None` for a
+/// normal start. Call first thing in `main`.
+pub fn dispatch_init() -> Option<u8> {
+    #[cfg(target_os = "linux")]
+    {
+        init::dispatch()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -31,12 +51,12 @@ pub const INIT_ARG: &str = "__brute-sandbox-init";
 /// The environment variable that forces commands to run without namespaces.
 pub const DISABLE_VAR: &str = "BRUTE_NO_SANDBOX";
 
-/// The brute binary that can act as the init, if there is one: brute itself, or (for the test
+/// The brute binary that can act as the init, if there is one (Linux only): brute itself, or (for the test
 /// harnesses of this crate) the `brute` beside the test binaries. `None` when disabled.
 pub fn init_exe() -> Option<&'static PathBuf> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
     EXE.get_or_init(|| {
-        if std::env::var_os(DISABLE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
+        if cfg!(not(target_os = "linux")) || std::env::var_os(DISABLE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
             return None;
         }
         let exe = std::env::current_exe().ok()?;
@@ -92,7 +112,17 @@ where
     let mut command = match init_exe() {
         Some(exe) => {
             let mut c = tokio::process::Command::new(exe);
-            c.arg(INIT_ARG).args(policy.to_args()).arg("--").arg(program);
+            // The init ties itself to this process (`PR_SET_PDEATHSIG`) first thing, so no
+            // `pre_exec` hook is needed and the spawn can use `posix_spawn` (no copy of brute's
+            // page tables, whatever its size).
+            // SAFETY: getpid cannot fail.
+            let parent = unsafe { libc::getpid() };
+            c.arg(INIT_ARG)
+                .arg("--parent")
+                .arg(parent.to_string())
+                .args(policy.to_args())
+                .arg("--")
+                .arg(program);
             c
         }
         None if policy.confined() => {
@@ -104,34 +134,22 @@ where
         None => tokio::process::Command::new(program),
     };
     command.args(args);
-    // SAFETY: getpid is async-signal-safe and runs before the fork.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (prctl, getppid); it allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // brute died between the fork and the prctl: do not start at all.
-            if libc::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
     Ok(command)
 }
 
 /// Whether confined commands can run here, checked cheaply (no process is started): brute's
 /// binary for the init, Landlock in the kernel, and namespaces (root, or user namespaces).
 pub fn available() -> Result<(), Unavailable> {
+    if cfg!(not(target_os = "linux")) {
+        return Err(Unavailable("this platform has no sandbox in brute yet".to_owned()));
+    }
     if init_exe().is_none() {
         return Err(Unavailable(match std::env::var_os(DISABLE_VAR) {
             Some(_) => format!("{DISABLE_VAR} is set"),
             None => "brute's own binary cannot be found to start the sandbox".to_owned(),
         }));
     }
+    #[cfg(target_os = "linux")]
     // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute only reports the ABI.
     let abi = unsafe {
         libc::syscall(
@@ -141,6 +159,8 @@ pub fn available() -> Result<(), Unavailable> {
             1u32, // LANDLOCK_CREATE_RULESET_VERSION
         )
     };
+    #[cfg(not(target_os = "linux"))]
+    let abi = 0;
     if abi < 1 {
         return Err(Unavailable("the kernel has no Landlock".to_owned()));
     }

@@ -122,6 +122,8 @@ pub struct Scanner {
     objects: ObjectStore,
     max_file_bytes: u64,
     previous: Manifest,
+    /// The last scan stopped at [`MAX_ENTRIES`].
+    too_big: bool,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -145,7 +147,13 @@ impl Scanner {
             objects,
             max_file_bytes,
             previous: Manifest::new(),
+            too_big: false,
         }
+    }
+
+    /// Whether the last scan failed because the tree has too many entries.
+    pub fn too_big(&self) -> bool {
+        self.too_big
     }
 
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
@@ -184,6 +192,7 @@ impl Scanner {
                 continue;
             }
             if scan.manifest.len() >= MAX_ENTRIES {
+                self.too_big = true;
                 return Err(std::io::Error::other(format!(
                     "{} has more than {MAX_ENTRIES} files and directories; turn checkpoints are off for it",
                     self.root.display()
@@ -229,6 +238,8 @@ impl Scanner {
                 && known.ctime_ns == ctime
                 && known.mode == mode
                 && !recent
+                // A seed's content pruned or lost meanwhile is read again, never referenced.
+                && self.objects.contains(&known.id)
             {
                 scan.manifest.insert(rel, known.clone());
                 continue;
@@ -314,6 +325,20 @@ pub struct MoveReport {
     pub moved: Vec<Moved>,
     /// Paths changed since (by someone else): left alone unless forced.
     pub conflicts: Vec<String>,
+    /// Paths whose stored content is gone (damaged or pruned store): left alone.
+    pub missing: Vec<String>,
+}
+
+/// A move needs contents the store no longer has. Nothing was changed: a half-applied undo
+/// would leave the tree in a state no checkpoint describes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the stored content of {} is missing, so {} cannot be restored; nothing was changed (use --partial, or `/undo partial` in the UI, to restore the other files)",
+    paths.join(", "),
+    if paths.len() == 1 { "it" } else { "they" }
+)]
+pub struct MissingContent {
+    pub paths: Vec<String>,
 }
 
 fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
@@ -336,6 +361,10 @@ fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
 /// For each change, moves the path from its `after` state back to its `before` state
 /// (`reverse` = undo) or forward (redo), but only where the tree still holds the state the
 /// move starts from; other paths are reported as conflicts unless `force`.
+///
+/// Every content the move needs is checked first: if some is missing, nothing changes and the
+/// error is a [`MissingContent`] naming the paths, unless `partial`, which restores the rest
+/// and lists those paths in [`MoveReport::missing`].
 pub fn apply(
     root: &Path,
     objects: &ObjectStore,
@@ -343,11 +372,13 @@ pub fn apply(
     current: &Manifest,
     reverse: bool,
     force: bool,
+    partial: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, false)
+    apply_or_preview(root, objects, changes, current, reverse, force, partial, false)
 }
 
-/// What [`apply`] would do, without changing anything (for the undo dialog).
+/// What [`apply`] would do, without changing anything (for the undo dialog; paths whose
+/// content is missing are listed, not an error).
 pub fn preview(
     root: &Path,
     objects: &ObjectStore,
@@ -356,7 +387,7 @@ pub fn preview(
     reverse: bool,
     force: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, true)
+    apply_or_preview(root, objects, changes, current, reverse, force, true, true)
 }
 
 /// Reads what a path holds now for the +/- counts (regular files only, bounded).
@@ -364,6 +395,7 @@ fn current_bytes(path: &Path) -> Option<Vec<u8>> {
     crate::tool::guard::read_bounded(path, crate::tool::guard::MAX_FILE_BYTES).ok()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn apply_or_preview(
     root: &Path,
     objects: &ObjectStore,
@@ -371,6 +403,7 @@ fn apply_or_preview(
     current: &Manifest,
     reverse: bool,
     force: bool,
+    partial: bool,
     dry_run: bool,
 ) -> std::io::Result<MoveReport> {
     let mut report = MoveReport::default();
@@ -393,6 +426,21 @@ fn apply_or_preview(
         }
         plan.push((change.path.as_str(), to.as_ref()));
     }
+    // Check every content needed before anything changes.
+    let missing: Vec<String> = plan
+        .iter()
+        .filter_map(|(path, to)| {
+            to.filter(|s| !s.dir && !objects.contains(&s.id))
+                .map(|_| (*path).to_owned())
+        })
+        .collect();
+    if !missing.is_empty() {
+        if !partial {
+            return Err(std::io::Error::other(MissingContent { paths: missing }));
+        }
+        plan.retain(|(path, _)| !missing.iter().any(|m| m == path));
+        report.missing = missing;
+    }
     // Directories to create first (parents before children), files next, removals last
     // (children before parents).
     let mut creates: Vec<&(&str, Option<&FileState>)> =
@@ -402,7 +450,7 @@ fn apply_or_preview(
         let full = root.join(path);
         let existed = full.is_dir();
         if !dry_run {
-            std::fs::create_dir_all(&full)?;
+            std::fs::create_dir_all(&full).map_err(super::at_path(&full))?;
         }
         if !existed {
             report.moved.push(Moved {
@@ -420,10 +468,11 @@ fn apply_or_preview(
         let bytes = objects.get(&state.id)?;
         if !dry_run {
             if full.is_dir() {
-                std::fs::remove_dir_all(&full)?;
+                std::fs::remove_dir_all(&full).map_err(super::at_path(&full))?;
             }
-            crate::tool::mutation::write_atomic(&full, &bytes)?;
-            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))?;
+            crate::tool::mutation::write_atomic(&full, &bytes).map_err(super::at_path(&full))?;
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
+                .map_err(super::at_path(&full))?;
         }
         let (added, removed) = line_counts(old.as_deref().unwrap_or_default(), &bytes);
         let action = if old.is_some() { "restored" } else { "re-created" };
@@ -459,7 +508,7 @@ fn apply_or_preview(
             Ok(_) => {
                 let old = current_bytes(&full).unwrap_or_default();
                 if !dry_run {
-                    std::fs::remove_file(&full)?;
+                    std::fs::remove_file(&full).map_err(super::at_path(&full))?;
                 }
                 let (_, removed) = line_counts(&old, b"");
                 report.moved.push(Moved {

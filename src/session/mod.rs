@@ -8,11 +8,12 @@
 //! contents and manifests, stored by content).
 
 pub mod checkpoint;
+pub mod lock;
 pub mod objects;
 pub mod prune;
 mod recorder;
 
-pub use recorder::{Recorder, TurnMove};
+pub use recorder::{Recorder, TurnMove, checkpoints};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -72,6 +73,10 @@ pub enum Record {
     ToolResult {
         result: crate::protocol::ToolResult,
     },
+    /// The conversation was compacted to this history.
+    Compaction {
+        history: Vec<Message>,
+    },
 }
 
 /// What is known about one turn.
@@ -97,6 +102,41 @@ pub struct Loaded {
     pub turns: Vec<Turn>,
     /// Tool call durations by call id.
     pub durations: std::collections::BTreeMap<String, u64>,
+    /// Lines that could not be used (1-based line number, why): the rest still loads.
+    pub damaged: Vec<(usize, String)>,
+    /// How the conversation was repaired so a provider accepts it.
+    pub repairs: Vec<String>,
+}
+
+impl Loaded {
+    /// Notices for the person about damage and repairs, naming the file and line.
+    pub fn notices(&self, path: &Path) -> Vec<String> {
+        let damaged = self
+            .damaged
+            .iter()
+            .map(|(line, why)| format!("{}:{line}: skipped a damaged record ({why})", path.display()));
+        let repairs = self.repairs.iter().map(|what| format!("{}: {what}", path.display()));
+        damaged.chain(repairs).collect()
+    }
+}
+
+/// Why a line of a session file was skipped.
+fn damage_reason(line: &[u8]) -> String {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return "invalid UTF-8".to_owned();
+    };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Err(e) if e.is_eof() => "a cut line".to_owned(),
+        Err(e) => format!("not JSON: {e}"),
+        Ok(value) => match value.get("type").and_then(|t| t.as_str()) {
+            Some(kind) => match serde_json::from_value::<Record>(value.clone()) {
+                Err(e) if e.to_string().contains("unknown variant") => format!("unknown record `{kind}`"),
+                Err(e) => format!("a bad `{kind}` record: {e}"),
+                Ok(_) => "unreadable".to_owned(),
+            },
+            None => "a record without a type".to_owned(),
+        },
+    }
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -105,130 +145,165 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Applies records in order. An unreadable last line (a write cut by a crash) is ignored.
+/// Prefixes an I/O error with the path it concerns, keeping its kind (a bare "Permission
+/// denied" does not say what to fix).
+pub fn at_path(path: &Path) -> impl FnOnce(std::io::Error) -> std::io::Error + '_ {
+    move |e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Applies records in order (see [`replay_bytes`]).
 pub fn replay(text: &str) -> Loaded {
+    replay_bytes(text.as_bytes())
+}
+
+/// Applies records in order. A damaged line anywhere (cut, invalid UTF-8, an unknown record)
+/// is skipped and listed in [`Loaded::damaged`]; the conversation is then repaired so every
+/// tool call has exactly one result right after it.
+pub fn replay_bytes(bytes: &[u8]) -> Loaded {
     let mut loaded = Loaded::default();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(record) = serde_json::from_str::<Record>(line) else {
+    for (number, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let record = std::str::from_utf8(line)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Record>(text).ok());
+        let Some(record) = record else {
+            loaded.damaged.push((number + 1, damage_reason(line)));
             continue;
         };
-        match record {
-            Record::Meta { .. } => {}
-            Record::Message { message } => loaded.history.push(message),
-            Record::Todos { todos } => loaded.todos = todos,
-            Record::Checkpoint {
-                turn,
-                manifest,
-                history_len,
-                prompt,
-                at_ms,
-            } => loaded.turns.push(Turn {
-                turn,
-                start: manifest,
-                history_len,
-                prompt,
-                at_ms,
-                ..Turn::default()
-            }),
-            Record::TurnEnd {
-                turn,
-                manifest,
-                skipped,
-            } => {
-                if let Some(t) = loaded.turns.iter_mut().find(|t| t.turn == turn) {
-                    t.end = Some(manifest);
-                    t.skipped = skipped;
-                }
-            }
-            Record::Undo { turn, rewound } => {
-                if let Some(t) = loaded.turns.iter_mut().find(|t| t.turn == turn) {
-                    t.undone = true;
-                    if rewound && t.history_len <= loaded.history.len() {
-                        t.stash = loaded.history.split_off(t.history_len);
-                    }
-                }
-            }
-            Record::Redo { turn } => {
-                if let Some(t) = loaded.turns.iter_mut().find(|t| t.turn == turn) {
-                    t.undone = false;
-                    loaded.history.append(&mut t.stash);
-                }
-            }
-            Record::Clear => loaded.history.clear(),
-            Record::Timing { call_id, duration_ms } => {
-                loaded.durations.insert(call_id, duration_ms);
-            }
-            Record::ToolResult { result } => {
-                loaded.durations.insert(result.call_id.clone(), result.duration_ms);
-                loaded.history.push(Message::Tool {
-                    call_id: result.call_id,
-                    name: result.name,
-                    content: result.content,
-                    is_error: result.is_error,
-                });
-            }
-        }
+        apply_record(&mut loaded, record);
     }
-    close_dangling_calls(&mut loaded.history);
-    order_tool_results(&mut loaded.history);
+    loaded.repairs = repair_calls(&mut loaded.history);
     loaded
 }
 
-/// Puts the tool results that follow an assistant message into the order of its calls
-/// (results are recorded as they finish, which may be out of order).
-pub fn order_tool_results(history: &mut [Message]) {
-    let mut i = 0;
-    while i < history.len() {
-        let order: Vec<String> = match &history[i] {
-            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
-                tool_calls.iter().map(|c| c.id.clone()).collect()
+fn apply_record(loaded: &mut Loaded, record: Record) {
+    // The newest turn of a number wins (files written by two processes at once may repeat one).
+    let find = |turns: &mut Vec<Turn>, turn: u32| turns.iter().rposition(|t| t.turn == turn);
+    match record {
+        Record::Meta { .. } => {}
+        Record::Message { message } => loaded.history.push(message),
+        Record::Todos { todos } => loaded.todos = todos,
+        Record::Checkpoint {
+            turn,
+            manifest,
+            history_len,
+            prompt,
+            at_ms,
+        } => loaded.turns.push(Turn {
+            turn,
+            start: manifest,
+            history_len,
+            prompt,
+            at_ms,
+            ..Turn::default()
+        }),
+        Record::TurnEnd {
+            turn,
+            manifest,
+            skipped,
+        } => {
+            if let Some(i) = find(&mut loaded.turns, turn) {
+                loaded.turns[i].end = Some(manifest);
+                loaded.turns[i].skipped = skipped;
             }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let start = i + 1;
-        let mut end = start;
-        while end < history.len() && matches!(history[end], Message::Tool { .. }) {
-            end += 1;
         }
-        history[start..end].sort_by_key(|m| match m {
-            Message::Tool { call_id, .. } => order.iter().position(|id| id == call_id).unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        });
-        i = end.max(start);
+        Record::Undo { turn, rewound } => {
+            if let Some(i) = find(&mut loaded.turns, turn) {
+                let t = &mut loaded.turns[i];
+                t.undone = true;
+                if rewound && t.history_len <= loaded.history.len() {
+                    t.stash = loaded.history.split_off(t.history_len);
+                }
+            }
+        }
+        Record::Redo { turn } => {
+            if let Some(i) = find(&mut loaded.turns, turn) {
+                let t = &mut loaded.turns[i];
+                t.undone = false;
+                loaded.history.append(&mut t.stash);
+            }
+        }
+        Record::Clear => loaded.history.clear(),
+        Record::Timing { call_id, duration_ms } => {
+            loaded.durations.insert(call_id, duration_ms);
+        }
+        Record::Compaction { history } => loaded.history = history,
+        Record::ToolResult { result } => {
+            loaded.durations.insert(result.call_id.clone(), result.duration_ms);
+            loaded.history.push(Message::Tool {
+                call_id: result.call_id,
+                name: result.name,
+                content: result.content,
+                is_error: result.is_error,
+            });
+        }
     }
 }
 
-/// Gives every tool call without a result one, so the next request is valid.
-pub fn close_dangling_calls(history: &mut Vec<Message>) {
-    let answered: std::collections::HashSet<String> = history
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { call_id, .. } => Some(call_id.clone()),
-            _ => None,
-        })
-        .collect();
-    let Some(last_assistant) = history.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
-        return;
-    };
-    let missing: Vec<(String, String)> = match &history[last_assistant] {
-        Message::Assistant { tool_calls, .. } => tool_calls
-            .iter()
-            .filter(|c| !answered.contains(&c.id))
-            .map(|c| (c.id.clone(), c.name.clone()))
-            .collect(),
-        _ => Vec::new(),
-    };
-    for (call_id, name) in missing {
-        history.push(Message::Tool {
-            call_id,
-            name,
-            content: "Error: Interrupted: brute stopped before this call finished".to_owned(),
-            is_error: true,
-        });
+/// What a call without a result is given, so the next request is valid.
+const INTERRUPTED: &str = "Error: Interrupted: brute stopped before this call finished";
+
+/// Makes the conversation one a provider accepts: every assistant message with tool calls is
+/// followed by exactly one result per call, in call order (results are recorded as they
+/// finish); a call without a result gets an "interrupted" one, and a result without its call
+/// (its assistant message was damaged) or a second result for a call is dropped. Returns what
+/// was repaired, for a notice; a call cut short by a crash in the last turn is not news.
+pub fn repair_calls(history: &mut Vec<Message>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let last_assistant = history.iter().rposition(|m| matches!(m, Message::Assistant { .. }));
+    let old = std::mem::take(history);
+    let mut messages = old.into_iter().enumerate().peekable();
+    while let Some((index, message)) = messages.next() {
+        let calls: Vec<(String, String)> = match &message {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect()
+            }
+            Message::Tool { call_id, .. } => {
+                notes.push(format!(
+                    "dropped the result of call {call_id}: its tool call is missing"
+                ));
+                continue;
+            }
+            _ => Vec::new(),
+        };
+        history.push(message);
+        if calls.is_empty() {
+            continue;
+        }
+        let mut results: Vec<Option<Message>> = vec![None; calls.len()];
+        while let Some((_, Message::Tool { .. })) = messages.peek() {
+            let Some((_, result)) = messages.next() else { break };
+            let Message::Tool { call_id, .. } = &result else {
+                continue;
+            };
+            match calls.iter().position(|(id, _)| id == call_id) {
+                Some(i) if results[i].is_none() => results[i] = Some(result),
+                Some(_) => notes.push(format!("dropped a second result of call {call_id}")),
+                None => notes.push(format!(
+                    "dropped the result of call {call_id}: its tool call is missing"
+                )),
+            }
+        }
+        for ((call_id, name), result) in calls.into_iter().zip(results) {
+            let result = result.unwrap_or_else(|| {
+                if Some(index) != last_assistant {
+                    notes.push(format!(
+                        "call {call_id} ({name}) had no result; it is marked interrupted"
+                    ));
+                }
+                Message::Tool {
+                    call_id,
+                    name,
+                    content: INTERRUPTED.to_owned(),
+                    is_error: true,
+                }
+            });
+            history.push(result);
+        }
     }
+    notes
 }
 
 /// An open session file, appended to as things happen.
@@ -243,13 +318,13 @@ impl SessionFile {
     pub fn append(&mut self, record: &Record) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.flush()
+        self.file.write_all(&line).map_err(at_path(&self.path))?;
+        self.file.flush().map_err(at_path(&self.path))
     }
 
     /// Makes what was appended durable (at turn ends).
     pub fn sync(&self) -> std::io::Result<()> {
-        self.file.sync_data()
+        self.file.sync_data().map_err(at_path(&self.path))
     }
 
     pub fn path(&self) -> &Path {
@@ -270,6 +345,7 @@ pub struct Summary {
 /// The sessions of one project directory.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
+    data_dir: PathBuf,
     dir: PathBuf,
     root: PathBuf,
     objects: ObjectStore,
@@ -300,10 +376,16 @@ impl SessionStore {
     /// The store for `root` under the data directory.
     pub fn new(data_dir: &Path, root: &Path) -> Self {
         Self {
+            data_dir: data_dir.to_path_buf(),
             dir: data_dir.join("sessions").join(project_key(root)),
             root: root.to_path_buf(),
             objects: ObjectStore::new(data_dir.join("objects")),
         }
+    }
+
+    /// The data directory this store lives in.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
     }
 
     pub fn objects(&self) -> &ObjectStore {
@@ -321,32 +403,52 @@ impl SessionStore {
     /// Starts a new session file.
     pub fn create(&self) -> std::io::Result<SessionFile> {
         use std::os::unix::fs::OpenOptionsExt;
-        std::fs::create_dir_all(&self.dir)?;
+        std::fs::create_dir_all(&self.dir).map_err(at_path(&self.dir))?;
         let id = format!("{}-{:04x}", now_ms(), fastrand::u16(..));
         let path = self.path(&id);
         let file = std::fs::OpenOptions::new()
             .create_new(true)
             .append(true)
             .mode(0o600)
-            .open(&path)?;
+            .open(&path)
+            .map_err(at_path(&path))?;
+        lock_writer(&file, &id, &path)?;
         let mut session = SessionFile { id, path, file };
-        session.append(&Record::Meta {
-            version: 1,
-            root: self.root.display().to_string(),
-            created_ms: now_ms(),
-        })?;
+        session
+            .append(&Record::Meta {
+                version: 1,
+                root: self.root.display().to_string(),
+                created_ms: now_ms(),
+            })
+            .map_err(at_path(&session.path))?;
         Ok(session)
+    }
+
+    /// Reads a session without opening it for writing (works on a read-only data dir).
+    pub fn load(&self, id: &str) -> std::io::Result<Loaded> {
+        let path = self.path(id);
+        let bytes = std::fs::read(&path).map_err(at_path(&path))?;
+        Ok(replay_bytes(&bytes))
+    }
+
+    /// Where the session `id` is stored.
+    pub fn file_path(&self, id: &str) -> PathBuf {
+        self.path(id)
     }
 
     /// Opens a session to continue it: its contents and the file to append to.
     pub fn open(&self, id: &str) -> std::io::Result<(SessionFile, Loaded)> {
         let path = self.path(id);
-        let text = std::fs::read_to_string(&path)?;
-        let loaded = replay(&text);
-        let mut file = std::fs::OpenOptions::new().append(true).open(&path)?;
-        if !text.is_empty() && !text.ends_with('\n') {
+        let bytes = std::fs::read(&path).map_err(at_path(&path))?;
+        let loaded = replay_bytes(&bytes);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(at_path(&path))?;
+        lock_writer(&file, id, &path)?;
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
             // A crash cut the last line: end it so the next record starts cleanly.
-            file.write_all(b"\n")?;
+            file.write_all(b"\n").map_err(at_path(&path))?;
         }
         Ok((
             SessionFile {
@@ -356,6 +458,30 @@ impl SessionStore {
             },
             loaded,
         ))
+    }
+
+    /// A new session that continues `loaded`'s conversation (for a second process opening a
+    /// session another one writes): its own id, none of the other's checkpoints, so its undo
+    /// never takes back the other session's turns.
+    pub fn fork(&self, loaded: &Loaded) -> std::io::Result<(SessionFile, Loaded)> {
+        let mut file = self.create()?;
+        for message in &loaded.history {
+            file.append(&Record::Message {
+                message: message.clone(),
+            })?;
+        }
+        if !loaded.todos.is_empty() {
+            file.append(&Record::Todos {
+                todos: loaded.todos.clone(),
+            })?;
+        }
+        let forked = Loaded {
+            history: loaded.history.clone(),
+            todos: loaded.todos.clone(),
+            durations: loaded.durations.clone(),
+            ..Loaded::default()
+        };
+        Ok((file, forked))
     }
 
     /// Session ids, newest first.
@@ -391,7 +517,9 @@ impl SessionStore {
             .filter_map(|id| {
                 let path = self.path(&id);
                 let meta = std::fs::metadata(&path).ok()?;
-                let text = std::fs::read_to_string(&path).ok()?;
+                // A damaged byte must not hide the session from the picker.
+                let bytes = std::fs::read(&path).ok()?;
+                let text = String::from_utf8_lossy(&bytes);
                 // Cheap on big sessions: count message records without parsing them, and parse
                 // only until the first prompt.
                 let messages = text.matches("{\"type\":\"message\"").count();
@@ -420,6 +548,25 @@ impl SessionStore {
             })
             .collect()
     }
+}
+
+/// Makes this process the only writer of a session file: an exclusive `flock` held as long as
+/// the file is open. A second writer gets [`std::io::ErrorKind::WouldBlock`] with a message.
+fn lock_writer(file: &std::fs::File, id: &str, path: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor borrowed for the call; no memory is involved.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!("session {id} is in use by another brute process ({})", path.display()),
+        ));
+    }
+    Err(at_path(path)(error))
 }
 
 /// Formats milliseconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).

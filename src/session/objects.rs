@@ -13,6 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
+use super::at_path;
+
 /// Where a packed object lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Location {
@@ -110,10 +112,10 @@ impl ObjectStore {
         }
         let path = self.path(&id);
         let dir = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(dir)?;
-        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        temp.write_all(bytes)?;
-        temp.persist(&path).map_err(|e| e.error)?;
+        std::fs::create_dir_all(dir).map_err(at_path(dir))?;
+        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
+        temp.write_all(bytes).map_err(at_path(temp.path()))?;
+        temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
         Ok(id)
     }
 
@@ -131,22 +133,31 @@ impl ObjectStore {
 
     /// Reads an object.
     pub fn get(&self, id: &str) -> std::io::Result<Vec<u8>> {
-        match std::fs::read(self.path(id)) {
+        let loose = self.path(id);
+        match std::fs::read(&loose) {
             Ok(bytes) => return Ok(bytes),
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(at_path(&loose)(e)),
             Err(_) => {}
         }
         let Some(at) = self.locate(id) else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
-                format!("object {id} is missing"),
+                format!("object {id} is missing from {}", self.dir.display()),
             ));
         };
         self.read_at(&at)
     }
 
+    /// Whether the store has `id` as far as this process last read the pack indexes (read
+    /// once, not again on every miss): for deduplication while packing, where a stale "no"
+    /// costs a duplicate copy and a re-read of every index per new file costs seconds.
+    fn contains_cached(&self, id: &str) -> bool {
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        index.get_or_insert_with(|| self.read_index()).contains_key(id) || self.path(id).exists()
+    }
+
     pub fn contains(&self, id: &str) -> bool {
-        self.path(id).exists() || self.locate(id).is_some()
+        self.locate(id).is_some() || self.path(id).exists()
     }
 
     /// Every stored object id with its size.
@@ -253,11 +264,14 @@ impl ObjectStore {
     }
 
     fn read_at(&self, at: &Location) -> std::io::Result<Vec<u8>> {
-        let mut file = std::fs::File::open(&at.pack)?;
-        file.seek(SeekFrom::Start(at.offset))?;
-        let mut bytes = vec![0; usize::try_from(at.len).map_err(std::io::Error::other)?];
-        file.read_exact(&mut bytes)?;
-        Ok(bytes)
+        let read = || {
+            let mut file = std::fs::File::open(&at.pack)?;
+            file.seek(SeekFrom::Start(at.offset))?;
+            let mut bytes = vec![0; usize::try_from(at.len).map_err(std::io::Error::other)?];
+            file.read_exact(&mut bytes)?;
+            Ok(bytes)
+        };
+        read().map_err(at_path(&at.pack))
     }
 }
 
@@ -276,23 +290,24 @@ impl PackWriter {
     /// Adds `bytes` unless the store (or this pack) has them; returns the id.
     pub fn add_bytes(&mut self, bytes: &[u8]) -> std::io::Result<String> {
         let id = hash(bytes);
-        if self.seen.contains(&id) || (self.dedupe && self.store.contains(&id)) {
+        if self.seen.contains(&id) || (self.dedupe && self.store.contains_cached(&id)) {
             return Ok(id);
         }
         if self.file.is_none() {
             let dir = self.store.pack_dir();
-            std::fs::create_dir_all(&dir)?;
+            std::fs::create_dir_all(&dir).map_err(at_path(&dir))?;
             let name = format!("{}-{:08x}", super::now_ms(), fastrand::u32(..));
             let path = dir.join(format!("{name}.pack"));
             let file = std::os::unix::fs::OpenOptionsExt::mode(
                 std::fs::OpenOptions::new().create_new(true).write(true),
                 0o600,
             )
-            .open(&path)?;
+            .open(&path)
+            .map_err(at_path(&path))?;
             self.file = Some((path, std::io::BufWriter::new(file)));
         }
-        if let Some((_, out)) = &mut self.file {
-            out.write_all(bytes)?;
+        if let Some((path, out)) = &mut self.file {
+            out.write_all(bytes).map_err(at_path(path))?;
         }
         self.entries.push((id.clone(), self.offset, bytes.len() as u64));
         self.offset += bytes.len() as u64;
@@ -305,17 +320,18 @@ impl PackWriter {
         let Some((path, out)) = self.file.take() else {
             return Ok(());
         };
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
+        let file = out.into_inner().map_err(|e| at_path(&path)(e.into_error()))?;
+        file.sync_all().map_err(at_path(&path))?;
         let mut index = String::with_capacity(self.entries.len() * 90);
         for (id, offset, len) in &self.entries {
             index.push_str(&format!("{id} {offset} {len}\n"));
         }
         let dir = path.parent().unwrap_or(Path::new("."));
-        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        temp.write_all(index.as_bytes())?;
-        temp.as_file().sync_all()?;
-        temp.persist(path.with_extension("idx")).map_err(|e| e.error)?;
+        let idx = path.with_extension("idx");
+        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
+        temp.write_all(index.as_bytes()).map_err(at_path(&idx))?;
+        temp.as_file().sync_all().map_err(at_path(&idx))?;
+        temp.persist(&idx).map_err(|e| at_path(&idx)(e.error))?;
         *self.store.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }

@@ -25,16 +25,25 @@ pub struct Pruned {
     pub bytes: u64,
 }
 
-fn sessions(data_dir: &Path) -> Vec<(SystemTime, PathBuf)> {
+/// Every session file, oldest first. A directory that cannot be listed is an error: its
+/// sessions would otherwise count as having no checkpoints.
+fn sessions(data_dir: &Path) -> Result<Vec<(SystemTime, PathBuf)>, PruneError> {
     let mut out = Vec::new();
-    let Ok(projects) = std::fs::read_dir(data_dir.join("sessions")) else {
-        return out;
+    let root = data_dir.join("sessions");
+    let unreadable = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| PruneError::Unreadable { path, source }
     };
-    for project in projects.flatten() {
-        let Ok(files) = std::fs::read_dir(project.path()) else {
-            continue;
-        };
-        for file in files.flatten() {
+    let projects = match std::fs::read_dir(&root) {
+        Ok(projects) => projects,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(unreadable(&root)(e)),
+    };
+    for project in projects {
+        let project = project.map_err(unreadable(&root))?;
+        let files = std::fs::read_dir(project.path()).map_err(unreadable(&project.path()))?;
+        for file in files {
+            let file = file.map_err(unreadable(&project.path()))?;
             let modified = file
                 .metadata()
                 .and_then(|m| m.modified())
@@ -43,42 +52,98 @@ fn sessions(data_dir: &Path) -> Vec<(SystemTime, PathBuf)> {
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
-fn referenced(objects: &ObjectStore, files: &[(SystemTime, PathBuf)]) -> HashSet<String> {
+/// Why a prune did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    /// A session file could not be read: what it refers to is unknown, so nothing is swept.
+    #[error("cannot read session {path}: {source}; nothing was pruned")]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Every 64-hex-digit token in `bytes`: object ids, found even in damaged lines.
+fn hex_ids(bytes: &[u8]) -> impl Iterator<Item = String> + '_ {
+    bytes
+        .split(|b| !b.is_ascii_hexdigit())
+        .filter(|t| t.len() == 64)
+        .map(|t| String::from_utf8_lossy(t).to_ascii_lowercase())
+}
+
+/// Marks what `manifest` reaches: itself and the contents it lists.
+fn mark_manifest(objects: &ObjectStore, manifest: &str, refs: &mut HashSet<String>) {
+    if !refs.insert(manifest.to_owned()) {
+        return;
+    }
+    if let Ok(manifest) = load_manifest(objects, manifest) {
+        refs.extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
+    }
+}
+
+/// The mark phase: every object reachable from a session file on disk — parsed or not (any
+/// id-like token counts, so a damaged line still protects what it names) — and from every
+/// seed a running process registered. An unreadable session file stops the prune.
+fn referenced(
+    data_dir: &Path,
+    objects: &ObjectStore,
+    files: &[(SystemTime, PathBuf)],
+) -> Result<HashSet<String>, PruneError> {
     let mut refs = HashSet::new();
     for (_, path) in files {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        for turn in super::replay(&text).turns {
-            for id in std::iter::once(turn.start).chain(turn.end) {
-                if let Ok(manifest) = load_manifest(objects, &id) {
-                    refs.extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
-                }
-                refs.insert(id);
+        let bytes = std::fs::read(path).map_err(|source| PruneError::Unreadable {
+            path: path.clone(),
+            source,
+        })?;
+        for id in hex_ids(&bytes) {
+            mark_manifest(objects, &id, &mut refs);
+        }
+    }
+    let seeds = super::lock::seeds_dir(data_dir);
+    if let Ok(entries) = std::fs::read_dir(&seeds) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name.split('-').next().and_then(|p| p.parse().ok());
+            if pid.is_some_and(|pid| !super::lock::alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+                continue;
+            }
+            let bytes = std::fs::read(entry.path()).unwrap_or_default();
+            for id in hex_ids(&bytes) {
+                mark_manifest(objects, &id, &mut refs);
             }
         }
     }
-    refs
+    Ok(refs)
 }
 
-/// Prunes the store under `data_dir`.
-pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64, grace: Duration) -> std::io::Result<Pruned> {
+/// Prunes the store under `data_dir`: mark and sweep under the store lock. `None` when
+/// another process holds the lock (a prune or a seeding session): it is tried another day.
+pub fn prune(
+    data_dir: &Path,
+    max_age: Duration,
+    max_bytes: u64,
+    grace: Duration,
+) -> Result<Option<Pruned>, PruneError> {
+    let Some(_lock) = super::lock::StoreLock::exclusive_now(data_dir)? else {
+        return Ok(None);
+    };
     let objects = ObjectStore::new(data_dir.join("objects"));
     let now = SystemTime::now();
     let mut pruned = Pruned::default();
-    let mut files = sessions(data_dir);
+    let mut files = sessions(data_dir)?;
     files.retain(|(modified, path)| {
         let old = now.duration_since(*modified).is_ok_and(|age| age > max_age);
-        if old && std::fs::remove_file(path).is_ok() {
+        if old && path.is_file() && std::fs::remove_file(path).is_ok() {
             pruned.sessions += 1;
+            return false;
         }
-        !old
+        true
     });
     loop {
-        let refs = referenced(&objects, &files);
+        let refs = referenced(data_dir, &objects, &files)?;
         let (removed, freed) = objects.retain(|id| refs.contains(id), grace)?;
         pruned.objects += removed;
         pruned.bytes += freed;
@@ -92,7 +157,7 @@ pub fn prune(data_dir: &Path, max_age: Duration, max_bytes: u64, grace: Duration
             pruned.sessions += 1;
         }
     }
-    Ok(pruned)
+    Ok(Some(pruned))
 }
 
 /// Prunes at most once a day, in the background, with the default limits.
@@ -110,8 +175,10 @@ pub fn maybe_prune(data_dir: &Path) {
     std::thread::spawn(move || {
         let _ = std::fs::create_dir_all(&data_dir);
         let _ = std::fs::write(data_dir.join(".last-prune"), b"");
-        if let Err(e) = prune(&data_dir, DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE) {
-            tracing::warn!(error = %e, "pruning old sessions failed");
+        match prune(&data_dir, DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE) {
+            Ok(Some(_)) => {}
+            Ok(None) => tracing::info!("pruning skipped: the store is busy"),
+            Err(e) => tracing::warn!(error = %e, "pruning old sessions failed"),
         }
     });
 }
@@ -133,17 +200,23 @@ mod tests {
         recorder.end_turn().unwrap();
         let objects = ObjectStore::new(data.path().join("objects"));
         let stray = objects.put(b"referenced by nothing").unwrap();
-        let young = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE).unwrap();
+        let young = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             young.objects, 0,
             "a just-written object may belong to a running checkpoint"
         );
-        let kept = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO).unwrap();
+        let kept = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO)
+            .unwrap()
+            .unwrap();
         assert_eq!(kept.objects, 1, "only the stray object goes");
         assert!(!objects.contains(&stray));
         assert_eq!(store.ids().len(), 1);
         // Everything is older than a zero max age.
-        let gone = prune(data.path(), Duration::ZERO, DEFAULT_MAX_BYTES, Duration::ZERO).unwrap();
+        let gone = prune(data.path(), Duration::ZERO, DEFAULT_MAX_BYTES, Duration::ZERO)
+            .unwrap()
+            .unwrap();
         assert_eq!(gone.sessions, 1);
         assert!(objects.list().is_empty());
         // And a tiny size budget drops the oldest sessions first.
@@ -153,7 +226,7 @@ mod tests {
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
         recorder.end_turn().unwrap();
-        let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap();
+        let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap().unwrap();
         assert_eq!(trimmed.sessions, 1);
     }
 }

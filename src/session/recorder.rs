@@ -1,7 +1,7 @@
 //! The recorder: appends an agent's messages, todo lists and turn checkpoints to its session
 //! file as they happen, and moves the tree back and forth for undo and redo.
 
-use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, now_ms, replay};
+use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, lock, now_ms};
 use crate::protocol::TodoItem;
 use crate::provider::Message;
 
@@ -44,6 +44,9 @@ impl TurnMove {
                 "\n  skipped {path}: changed since the agent's turn (use force to overwrite it)"
             ));
         }
+        for path in &self.report.missing {
+            out.push_str(&format!("\n  not restorable {path}: its stored content is missing"));
+        }
         for path in &self.skipped {
             out.push_str(&format!("\n  not restorable {path}: over the checkpoint size cap"));
         }
@@ -63,6 +66,8 @@ pub struct Recorder {
     todos: Vec<TodoItem>,
     /// Set when the tree cannot be checkpointed (too large): the session is still saved.
     checkpoints_off: bool,
+    /// The other session's checkpoint this one seeded from, kept from pruning while it runs.
+    _seed: Option<lock::Seed>,
 }
 
 impl Recorder {
@@ -71,16 +76,23 @@ impl Recorder {
         let mut scanner = checkpoint::Scanner::new(store.root().to_path_buf(), store.objects().clone(), max_file_bytes);
         // The newest known state of the tree, from this session or else the previous one of
         // this directory, lets even a new session's first checkpoint skip unchanged files.
+        // Seeding from another session is registered under the store lock, so a prune running
+        // meanwhile keeps what the seed reaches (see `lock`).
         let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
+        let mut seed = None;
         let known = last_of(&loaded.turns).or_else(|| {
+            let _lock = lock::StoreLock::shared(store.data_dir()).ok();
             let previous = store.ids().into_iter().find(|id| *id != file.id)?;
-            let text = std::fs::read_to_string(store.path(&previous)).ok()?;
-            last_of(&replay(&text).turns)
+            let manifest = last_of(&store.load(&previous).ok()?.turns)?;
+            // Without a registration (read-only data dir) nothing here can be pruned either.
+            seed = lock::Seed::register(store.data_dir(), &manifest).ok();
+            Some(manifest)
         });
         if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
             scanner.remember(manifest);
         }
         Self {
+            _seed: seed,
             store,
             file,
             scanner,
@@ -117,15 +129,22 @@ impl Recorder {
         if self.checkpoints_off {
             return Ok(());
         }
+        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         let (manifest, _) = match self.snapshot() {
             Ok(snapshot) => snapshot,
-            Err(error) => {
-                // Reported once; the conversation is still recorded.
+            Err(error) if self.scanner.too_big() => {
+                // Reported once (it stays too big); the conversation is still recorded.
                 self.checkpoints_off = true;
                 return Err(error);
             }
+            // A full or read-only data dir: said before the turn runs, and tried again next turn.
+            Err(error) => {
+                return Err(std::io::Error::new(
+                    error.kind(),
+                    format!("turn {turn} has no checkpoint, so /undo cannot take it back: {error}"),
+                ));
+            }
         };
-        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         let at_ms = now_ms();
         self.file.append(&Record::Checkpoint {
             turn,
@@ -172,6 +191,14 @@ impl Recorder {
         })
     }
 
+    /// Records a compacted conversation: `--continue` resumes it (the records before stay in
+    /// the file).
+    pub fn compaction(&mut self, history: &[Message]) -> std::io::Result<()> {
+        self.file.append(&Record::Compaction {
+            history: history.to_vec(),
+        })
+    }
+
     /// Records a finished tool call the moment it exists (in finishing order; replay puts
     /// results back in call order).
     pub fn tool_result(&mut self, result: &crate::protocol::ToolResult) -> std::io::Result<()> {
@@ -204,12 +231,12 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
         let current = self.scanner.scan()?.manifest;
+        let end = match self.end_of(index) {
+            Some(end) => checkpoint::load_manifest(self.store.objects(), &end)?,
+            None => current.clone(),
+        };
+        let changes = checkpoint::diff(&checkpoint::load_manifest(self.store.objects(), &turn.start)?, &end);
         let report = checkpoint::preview(
             self.store.root(),
             self.store.objects(),
@@ -222,8 +249,10 @@ impl Recorder {
         Ok(Some(TurnMove::of(turn, report, rewound)))
     }
 
+    /// The newest turn not undone, finished or not: a turn whose end was never recorded (a
+    /// crash, a damaged line) is still undoable from its checkpoint.
     fn undo_index(&self) -> Option<usize> {
-        self.turns.iter().rposition(|t| !t.undone && t.end.is_some())
+        self.turns.iter().rposition(|t| !t.undone)
     }
 
     fn redo_index(&self) -> Option<usize> {
@@ -234,13 +263,45 @@ impl Recorder {
             .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
     }
 
+    /// Where turn `index` ended: its recorded end, else the start of the turn after it; `None`
+    /// for an unfinished last turn (the tree as it is now is its end).
+    fn end_of(&self, index: usize) -> Option<String> {
+        let turn = self.turns.get(index)?;
+        turn.end
+            .clone()
+            .or_else(|| self.turns.get(index + 1).map(|next| next.start.clone()))
+    }
+
+    /// Records the end of an unfinished turn (the next turn's start, or the tree now), so an
+    /// undo of it can be redone.
+    fn close_turn(&mut self, index: usize) -> std::io::Result<()> {
+        if self.turns[index].end.is_some() {
+            return Ok(());
+        }
+        let (manifest, skipped) = match self.end_of(index) {
+            Some(end) => (end, Vec::new()),
+            None => self.snapshot()?,
+        };
+        let turn = &mut self.turns[index];
+        turn.end = Some(manifest.clone());
+        turn.skipped = skipped.clone();
+        self.file.append(&Record::TurnEnd {
+            turn: turn.turn,
+            manifest,
+            skipped,
+        })
+    }
+
     /// Moves the files `turn` changed back to its start (`reverse`) or forward to its end.
-    fn move_turn(&mut self, turn: &Turn, reverse: bool, force: bool) -> std::io::Result<checkpoint::MoveReport> {
+    fn move_turn(
+        &mut self,
+        turn: &Turn,
+        reverse: bool,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<checkpoint::MoveReport> {
         let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(
-            &checkpoint::load_manifest(self.store.objects(), &turn.start)?,
-            &checkpoint::load_manifest(self.store.objects(), &end)?,
-        );
+        let changes = checkpoint::diff(&self.manifest_of(turn, &turn.start)?, &self.manifest_of(turn, &end)?);
         let current = self.scanner.scan()?.manifest;
         checkpoint::apply(
             self.store.root(),
@@ -249,18 +310,42 @@ impl Recorder {
             &current,
             reverse,
             force,
+            partial,
         )
+    }
+
+    /// A turn's manifest; when it is gone, the error says which turn cannot move at all.
+    fn manifest_of(&self, turn: &Turn, id: &str) -> std::io::Result<checkpoint::Manifest> {
+        checkpoint::load_manifest(self.store.objects(), id).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "the checkpoint of turn {} cannot be read from {} ({e}); no file of that turn can be restored, and nothing was changed",
+                    turn.turn,
+                    self.store.objects().dir().display()
+                ),
+            )
+        })
     }
 
     /// Undoes the newest turn not yet undone: every file it changed goes back, unless the
     /// person changed it since (then it is skipped, or overwritten with `force`). With
     /// `rewind`, the conversation goes back to before the turn too.
-    pub fn undo(&mut self, history: &mut Vec<Message>, rewind: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
+    /// Nothing changes when a needed content is missing, unless `partial` (see
+    /// [`checkpoint::apply`]).
+    pub fn undo(
+        &mut self,
+        history: &mut Vec<Message>,
+        rewind: bool,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<Option<TurnMove>> {
         let Some(index) = self.undo_index() else {
             return Ok(None);
         };
+        self.close_turn(index)?;
         let turn = self.turns[index].clone();
-        let report = self.move_turn(&turn, true, force)?;
+        let report = self.move_turn(&turn, true, force, partial)?;
         let rewound = rewind && turn.history_len <= history.len();
         self.file.append(&Record::Undo {
             turn: turn.turn,
@@ -276,12 +361,17 @@ impl Recorder {
     }
 
     /// Re-applies the turn undone last (only while no newer turn has run since).
-    pub fn redo(&mut self, history: &mut Vec<Message>, force: bool) -> std::io::Result<Option<TurnMove>> {
+    pub fn redo(
+        &mut self,
+        history: &mut Vec<Message>,
+        force: bool,
+        partial: bool,
+    ) -> std::io::Result<Option<TurnMove>> {
         let Some(index) = self.redo_index() else {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let report = self.move_turn(&turn, false, force)?;
+        let report = self.move_turn(&turn, false, force, partial)?;
         self.file.append(&Record::Redo { turn: turn.turn })?;
         let t = &mut self.turns[index];
         t.undone = false;
@@ -293,20 +383,27 @@ impl Recorder {
 
     /// The checkpoints, newest last, with the number of paths each turn changed.
     pub fn checkpoints(&self) -> Vec<(Turn, usize)> {
-        self.turns
-            .iter()
-            .map(|t| {
-                let changed = match (
-                    checkpoint::load_manifest(self.store.objects(), &t.start),
-                    t.end
-                        .as_ref()
-                        .map(|e| checkpoint::load_manifest(self.store.objects(), e)),
-                ) {
-                    (Ok(a), Some(Ok(b))) => checkpoint::diff(&a, &b).len(),
-                    _ => 0,
-                };
-                (t.clone(), changed)
-            })
-            .collect()
+        checkpoints(&self.store, &self.turns)
     }
+}
+
+/// The checkpoints of `turns`, newest last, with the number of paths each turn changed (an
+/// unfinished turn counts up to the next turn's start). Reads only: works on a read-only
+/// data directory.
+pub fn checkpoints(store: &SessionStore, turns: &[Turn]) -> Vec<(Turn, usize)> {
+    turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let end = t.end.as_ref().or_else(|| turns.get(i + 1).map(|next| &next.start));
+            let changed = match (
+                checkpoint::load_manifest(store.objects(), &t.start),
+                end.map(|e| checkpoint::load_manifest(store.objects(), e)),
+            ) {
+                (Ok(a), Some(Ok(b))) => checkpoint::diff(&a, &b).len(),
+                _ => 0,
+            };
+            (t.clone(), changed)
+        })
+        .collect()
 }

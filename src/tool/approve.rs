@@ -1,8 +1,10 @@
 //! The approval step: a tool call that goes beyond what the sandbox mode allows waits for the
 //! person. Added to every tool by the registry, so no tool shape can skip it.
 //!
-//! A call needs approval when it would change a path outside the writable roots (or anything
-//! in `read-only` mode), when it asks to run a command beyond the sandbox
+//! The permission rules decide first: a `deny` rule refuses the call, an `ask` rule asks even
+//! where the mode would allow it, an `allow` rule lets it through without asking. Otherwise a
+//! call needs approval when it would change a path outside the writable roots (or anything in
+//! `read-only` mode), when it asks to run a command beyond the sandbox
 //! ([`super::Tool::escalation`]), or when it runs commands and no sandbox is available here.
 //! `--yolo` and approvals for the session skip the question; without a person (`brute -p`) the
 //! call is denied with a result that names what would allow it.
@@ -12,6 +14,7 @@ use serde_json::Value;
 
 use super::adapter::{Middleware, Next};
 use super::{ToolContext, ToolError, ToolOutput};
+use crate::permission::{Decision, Rule, Source};
 use crate::protocol::{ApprovalDecision, RequestKind, Response};
 use crate::sandbox::Mode;
 
@@ -40,6 +43,42 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
     None
 }
 
+/// "Always allow in this project": an exact allow rule for this call, saved in the person's
+/// data (never the project) and applied for the rest of the session.
+fn remember_for_project(tool: &str, args: &Value, ctx: &ToolContext) {
+    let argument = crate::permission::rules::argument(tool, args).unwrap_or_default();
+    let rule = match Rule::exact(tool, &argument) {
+        Ok(rule) => rule,
+        Err(e) => {
+            tracing::warn!("cannot keep the approval: {e}");
+            return;
+        }
+    };
+    // An allow rule covers a compound command only part by part, which would allow more than
+    // was approved: such a call is allowed for this session only.
+    let mut check = crate::permission::Rules::default();
+    check.push(
+        crate::permission::RuleKind::Allow,
+        rule.clone(),
+        Source::ProjectApprovals,
+    );
+    if !matches!(check.decide(tool, args), Decision::Allow(_)) {
+        ctx.events.emit(crate::protocol::Event::Notice {
+            message: "this command has several parts: allowed for this session only, not kept for the project"
+                .to_owned(),
+        });
+        return;
+    }
+    if let Some(file) = ctx.agent.access().approvals_file
+        && let Err(e) = crate::permission::approvals::save(&file, &rule)
+    {
+        ctx.events.emit(crate::protocol::Event::Notice {
+            message: format!("could not save the approval in {}: {e}", file.display()),
+        });
+    }
+    ctx.agent.add_rule(rule, Source::ProjectApprovals);
+}
+
 /// What allows such a call without asking, for the denial `brute -p` gives.
 fn how_to_allow(tool: &str, summary: &str) -> String {
     let first = summary.split_whitespace().next().unwrap_or("");
@@ -56,10 +95,25 @@ impl Middleware for Approve {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let Some(reason) = reason(&next, &args, ctx) else {
-                return next.run(args, ctx).await;
-            };
             let tool = next.tool();
+            let rules = ctx.agent.access().rules;
+            let reason = match rules.decide(tool.name(), &args) {
+                Decision::Deny(matched) => {
+                    return Err(ToolError::new(
+                        "Denied",
+                        format!(
+                            "the permission rule deny `{}` ({}) refuses this call",
+                            matched.rule, matched.source
+                        ),
+                    ));
+                }
+                Decision::Allow(_) => return next.run(args, ctx).await,
+                Decision::Ask(Some(matched)) => format!("the rule ask `{}` ({})", matched.rule, matched.source),
+                Decision::Ask(None) | Decision::Default => match reason(&next, &args, ctx) {
+                    Some(reason) => reason,
+                    None => return next.run(args, ctx).await,
+                },
+            };
             let summary = tool.summary(&args);
             if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &summary) {
                 return next.run(args, ctx).await;
@@ -81,10 +135,18 @@ impl Middleware for Approve {
                     ..
                 } => next.run(args, ctx).await,
                 Response::Approval {
-                    decision: ApprovalDecision::Session | ApprovalDecision::Project,
+                    decision: ApprovalDecision::Session,
                     ..
                 } => {
                     ctx.agent.approve_for_session(tool.name(), &summary);
+                    next.run(args, ctx).await
+                }
+                Response::Approval {
+                    decision: ApprovalDecision::Project,
+                    ..
+                } => {
+                    ctx.agent.approve_for_session(tool.name(), &summary);
+                    remember_for_project(tool.name(), &args, ctx);
                     next.run(args, ctx).await
                 }
                 Response::Approval {

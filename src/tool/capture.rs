@@ -46,16 +46,7 @@ impl Capture {
     /// A capture labelled `label` (`stdout`, `stderr`) whose spill file is named after
     /// `call_id` in `dir`.
     pub fn new(label: &'static str, call_id: &str, dir: Option<&Path>) -> Self {
-        let safe: String = call_id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = super::truncate::file_safe(call_id);
         Self {
             label,
             name: format!("{}-{safe}.{label}.txt", stamp_ms()),

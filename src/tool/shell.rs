@@ -293,6 +293,8 @@ pub async fn run_process_with(
     Ok(ProcessRun { stdout, stderr, ending })
 }
 
+/// Runs the command; when the sandbox seems to have blocked it and a person is there, offers
+/// to run it again without the sandbox (an approval) and returns that run's result instead.
 async fn run(
     command: &str,
     cwd: &std::path::Path,
@@ -300,6 +302,43 @@ async fn run(
     unconfined: bool,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
+    let (first, blocked) = run_once(command, cwd, timeout, unconfined, ctx).await?;
+    if !blocked || unconfined || !ctx.agent.requests.has_person() || ctx.agent.access().yolo {
+        return Ok(first);
+    }
+    let tail: Vec<&str> = first.content.lines().rev().take(8).collect();
+    let kind = crate::protocol::RequestKind::Approval {
+        tool: "shell".to_owned(),
+        summary: command.to_owned(),
+        detail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        reason: "the sandbox seems to have blocked it: run it again without the sandbox?".to_owned(),
+    };
+    match ctx.ask(kind).await {
+        crate::protocol::Response::Approval {
+            decision: crate::protocol::ApprovalDecision::Deny,
+            ..
+        }
+        | crate::protocol::Response::Declined
+        | crate::protocol::Response::NoPerson => Ok(first),
+        crate::protocol::Response::Approval { .. } => {
+            let (mut again, _) = run_once(command, cwd, timeout, true, ctx).await?;
+            again.content.push_str(
+                "\n[ran again without the sandbox, as the user approved after the sandbox blocked the first run]",
+            );
+            Ok(again)
+        }
+        _ => Ok(first),
+    }
+}
+
+/// One run of the command: its result and whether the sandbox seems to have blocked it.
+async fn run_once(
+    command: &str,
+    cwd: &std::path::Path,
+    timeout: Duration,
+    unconfined: bool,
+    ctx: &ToolContext,
+) -> Result<(ToolOutput, bool), ToolError> {
     let policy = command_policy(ctx, unconfined);
     let ProcessRun { stdout, stderr, ending } =
         run_process_with(command, cwd, None, &[], timeout, &policy, ctx).await?;
@@ -327,7 +366,7 @@ async fn run(
             use std::os::unix::process::ExitStatusExt;
             if let Some(code) = status.code().filter(|c| *c != 0) {
                 footer(format!("[exit code: {code}]"));
-                if code == i32::from(crate::sandbox::init::UNAVAILABLE) || blocked {
+                if code == i32::from(crate::sandbox::UNAVAILABLE) || blocked {
                     footer(sandbox_note(&policy));
                 }
             } else if let Some(signal) = status.signal() {
@@ -349,11 +388,15 @@ async fn run(
     if content.is_empty() {
         content.push_str("(no output)");
     }
-    Ok(ToolOutput {
-        content,
-        keep: Keep::Tail,
-        self_truncated: false,
-    })
+    let failed = matches!(ending, Ending::Exited(status) if !status.success());
+    Ok((
+        ToolOutput {
+            content,
+            keep: Keep::Tail,
+            self_truncated: false,
+        },
+        blocked && failed,
+    ))
 }
 
 /// Whether a failed command's output looks like the sandbox stopped it (a write outside, or

@@ -116,10 +116,10 @@ pub fn truncate(content: &str, keep: Keep, overflow_dir: Option<&Path>, call_id:
     }
 }
 
-fn save_overflow(dir: &Path, call_id: &str, content: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let safe: String = call_id
-        .chars()
+/// `name` with everything but ASCII letters, digits, `-` and `_` replaced by `_`: a call id
+/// made safe for a file name in the overflow directory.
+pub fn file_safe(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -127,7 +127,12 @@ fn save_overflow(dir: &Path, call_id: &str, content: &str) -> std::io::Result<Pa
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+fn save_overflow(dir: &Path, call_id: &str, content: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let safe = file_safe(call_id);
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis())

@@ -35,6 +35,9 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The sandbox mode tool calls run under (shown in the status line).
     pub sandbox: crate::sandbox::Mode,
+    /// Where requests go, and the session's id (for `/status`).
+    pub base_url: String,
+    pub session_id: Option<String>,
 }
 
 /// A completion popup over the composer.
@@ -95,6 +98,8 @@ pub struct App {
     pub dirty: bool,
     /// An approval waits: ring the terminal bell once, for a person in another window.
     pub bell: bool,
+    /// The context used by the last request (tokens) and the window, when reported.
+    pub context: Option<(u64, Option<u64>)>,
 }
 
 impl App {
@@ -122,6 +127,7 @@ impl App {
             last_answer: String::new(),
             dirty: true,
             bell: false,
+            context: None,
         }
     }
 
@@ -247,6 +253,31 @@ impl App {
                         "the interrupt kept {} queued prompt{} from running: back in the composer to send again or drop",
                         prompts.len(),
                         if prompts.len() == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            Event::ContextUsage { tokens, window } => self.context = Some((tokens, window)),
+            Event::CompactionStarted { tokens } => {
+                self.notice(
+                    NoticeKind::Info,
+                    format!("compacting the conversation (about {tokens} tokens)…"),
+                );
+            }
+            Event::CompactionFinished {
+                tokens_before,
+                tokens_after,
+                pruned_outputs,
+                summarized,
+            } => {
+                let how = match (pruned_outputs, summarized) {
+                    (0, true) => "the earlier turns were summarized".to_owned(),
+                    (n, true) => format!("{n} old tool outputs pruned, the earlier turns summarized"),
+                    (n, false) => format!("{n} old tool outputs pruned"),
+                };
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "── compacted: about {tokens_before} → {tokens_after} tokens; {how}. Kept: your messages, the todo list, the files changed and the last turn. The model sees the compacted conversation; this transcript keeps everything. ──"
                     ),
                 );
             }
@@ -724,6 +755,23 @@ impl App {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// The context meter for the status line: `ctx 42% 84k/200k`, or the tokens alone when the
+/// window is unknown.
+pub fn context_label(context: Option<(u64, Option<u64>)>) -> Option<String> {
+    let (tokens, window) = context?;
+    let k = |n: u64| {
+        if n >= 1000 {
+            format!("{}k", n / 1000)
+        } else {
+            n.to_string()
+        }
+    };
+    Some(match window {
+        Some(window) if window > 0 => format!("ctx {}% {}/{}", tokens * 100 / window, k(tokens), k(window)),
+        _ => format!("ctx {}", k(tokens)),
+    })
 }
 
 /// The id of the UI's own "switch to full access?" confirmation.

@@ -14,8 +14,16 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/redo", "re-apply what /undo took back"),
     ("/resume", "list saved sessions, or switch: /resume ID"),
     ("/clear", "start a new conversation"),
+    (
+        "/compact",
+        "compact the conversation to free context: /compact [what to focus on]",
+    ),
     ("/model", "show or switch the model: /model NAME"),
     ("/tools", "list the tools the model can use"),
+    (
+        "/status",
+        "model, provider, base URL, context, usage, session and sandbox mode",
+    ),
     (
         "/permissions",
         "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
@@ -43,8 +51,14 @@ impl App {
             }
             // The core answers these: a confirmation to undo or redo a turn, or a notice when
             // a turn runs (they would change what it works on).
-            "/undo" => vec![Action::Op(Op::Undo { force: arg == "force" })],
-            "/redo" => vec![Action::Op(Op::Redo { force: arg == "force" })],
+            "/undo" => vec![Action::Op(Op::Undo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
+            "/redo" => vec![Action::Op(Op::Redo {
+                force: arg.split_whitespace().any(|w| w == "force"),
+                partial: arg.split_whitespace().any(|w| w == "partial"),
+            })],
             "/resume" if arg.is_empty() => {
                 let list = if self.sessions.is_empty() {
                     "(no saved sessions here)".to_owned()
@@ -59,6 +73,9 @@ impl App {
             }
             "/resume" => vec![Action::Op(Op::Resume { id: arg.to_owned() })],
             "/clear" => vec![Action::Op(Op::Clear)],
+            "/compact" => vec![Action::Op(Op::Compact {
+                focus: (!arg.is_empty()).then(|| arg.to_owned()),
+            })],
             "/model" if arg.is_empty() => {
                 self.notice(
                     NoticeKind::Info,
@@ -89,6 +106,29 @@ impl App {
                     Vec::new()
                 }
             },
+            "/status" => {
+                let info = &self.session;
+                let context = super::app::context_label(self.context).unwrap_or_else(|| "(no request yet)".to_owned());
+                self.notice(
+                    NoticeKind::Info,
+                    format!(
+                        "model:    {} ({})\nbase URL: {}\ncontext:  {context}\nusage:    {} input{}, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
+                        info.model,
+                        info.provider,
+                        info.base_url,
+                        self.usage.input_tokens,
+                        match (self.usage.cache_read_tokens, self.usage.cache_write_tokens) {
+                            (0, 0) => String::new(),
+                            (read, written) => format!(" ({read} read from the cache, {written} written to it)"),
+                        },
+                        self.usage.output_tokens,
+                        info.session_id.as_deref().unwrap_or("(not saved)"),
+                        info.sandbox.as_str(),
+                        super::app::mode_help(info.sandbox)
+                    ),
+                );
+                Vec::new()
+            }
             "/tools" => {
                 let list = if self.tools.is_empty() {
                     "(none)".to_owned()

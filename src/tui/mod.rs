@@ -53,6 +53,8 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
         model: settings.model.value.clone(),
         cwd: shorten_home(root),
         sandbox: settings.sandbox_mode(),
+        base_url: settings.base_url.value.clone(),
+        session_id: started.session_id.clone(),
     };
     let mut app = App::new(info, started.tools.clone(), list_files(root));
     app.sessions = list_sessions(root);

@@ -265,8 +265,13 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 compact(app.usage.output_tokens)
             ),
         }),
-        Span::styled(format!(" │ {hints}"), dim),
     ]);
+    let mut line = line;
+    if let Some(context) = super::app::context_label(app.context) {
+        line.spans.push(Span::styled(" │ ", dim));
+        line.spans.push(Span::raw(context));
+    }
+    line.spans.push(Span::styled(format!(" │ {hints}"), dim));
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
 
@@ -346,19 +351,7 @@ fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Rect) 
     if open > 1 {
         title.push_str(&format!("· {} more waiting ", open - 1));
     }
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = Rect::new(
-        area.x + (area.width.saturating_sub(width)) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width.min(area.width),
-        height,
-    );
-    frame.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Yellow))
-        .title(title);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
+    draw_box(frame, area, width, lines, title);
 }
 
 /// A confirmation: what will happen, then the choices with their keys.
@@ -404,6 +397,11 @@ fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rec
     if open > 1 {
         title.push_str(&format!("· {} more waiting ", open - 1));
     }
+    draw_box(frame, area, width, lines, title);
+}
+
+/// A dialog box of `width`, centred in `area`, tall enough for `lines` (cut to the area).
+fn draw_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'static>>, title: String) {
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect::new(
         area.x + (area.width.saturating_sub(width)) / 2,

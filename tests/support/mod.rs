@@ -437,6 +437,10 @@ pub fn responses_sse(reasoning: Option<(&str, &str)>, text: &str, calls: &[(&str
     out
 }
 
+/// How long one run of the binary may take in a test before it is killed (a deadline, far
+/// beyond what any run needs; never a timing assertion).
+pub const RUN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// A temporary project and a private home for one run of the real binary.
 pub struct Sandbox {
     pub project: tempfile::TempDir,
@@ -464,7 +468,10 @@ impl Sandbox {
     /// `brute` in the project, isolated from the user's environment and config, talking to
     /// `server` with the OpenAI wire format and fast retries.
     pub fn brute(&self, server: &MockServer) -> assert_cmd::Command {
-        assert_cmd::Command::from_std(self.std_brute(server))
+        let mut cmd = assert_cmd::Command::from_std(self.std_brute(server));
+        // Every run has a deadline: a hung brute fails the test instead of hanging it.
+        cmd.timeout(RUN_DEADLINE);
+        cmd
     }
 
     /// Trusts the project (as `brute trust` does), so its `.brute/config.toml` may set
@@ -476,7 +483,9 @@ impl Sandbox {
 
     /// `brute` with no provider flags.
     pub fn bare(&self) -> assert_cmd::Command {
-        assert_cmd::Command::from_std(self.std_command())
+        let mut cmd = assert_cmd::Command::from_std(self.std_command());
+        cmd.timeout(RUN_DEADLINE);
+        cmd
     }
 
     /// The same as [`Sandbox::brute`], as a plain process (for signal tests).
@@ -493,7 +502,8 @@ impl Sandbox {
         cmd
     }
 
-    fn std_command(&self) -> std::process::Command {
+    /// `brute` with no provider flags, as a plain process.
+    pub fn std_command(&self) -> std::process::Command {
         let config = self.home.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
@@ -637,4 +647,25 @@ impl Harness {
         }
         out
     }
+}
+
+/// A deadline for a test that reads a child's output as it comes: the child is killed after
+/// `secs` if it is still running, so a hung brute fails the test instead of hanging it. The
+/// watchdog stops as soon as the returned guard is dropped.
+pub fn deadline(child: &std::process::Child, secs: u64) -> Deadline {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if rx.recv_timeout(std::time::Duration::from_secs(secs)) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            eprintln!("deadline: killing pid {pid} after {secs} s");
+            // SAFETY: kill(2) on the test's own child; a stale pid only fails.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    Deadline { _stop: tx }
+}
+
+/// Stops its watchdog when dropped.
+pub struct Deadline {
+    _stop: std::sync::mpsc::Sender<()>,
 }

@@ -1,0 +1,88 @@
+//! "Always allow in this project": approvals the person saved, kept in their own data directory
+//! keyed by the project (`<data>/permissions/<project key>.toml`), never in the project's
+//! `.brute/config.toml`, which may be committed and shared.
+
+use std::path::{Path, PathBuf};
+
+use super::rules::{PermissionsConfig, Rule, Rules, Source};
+
+/// Where the saved approvals of the project at `root` live.
+pub fn file(data_dir: &Path, root: &Path) -> PathBuf {
+    data_dir
+        .join("permissions")
+        .join(format!("{}.toml", crate::session::project_key(root)))
+}
+
+/// The saved approvals as allow rules (none when the file is missing or unreadable; a broken
+/// rule is skipped with a log line rather than failing the run).
+pub fn load(path: &Path) -> Rules {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Rules::default();
+    };
+    let config: PermissionsConfig = match toml::from_str(&text) {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            return Rules::default();
+        }
+    };
+    Rules::from_config(&config, Source::ProjectApprovals).unwrap_or_else(|e| {
+        tracing::warn!("ignoring {}: {e}", path.display());
+        Rules::default()
+    })
+}
+
+/// Adds `rule` to the saved approvals at `path`.
+pub fn save(path: &Path, rule: &Rule) -> std::io::Result<()> {
+    let mut config: PermissionsConfig = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| toml::from_str(&text).ok())
+        .unwrap_or_default();
+    if !config.allow.iter().any(|r| r == rule.as_str()) {
+        config.allow.push(rule.as_str().to_owned());
+    }
+    if let Some(dir) = path.parent() {
+        crate::config::paths::private_dir(dir)?;
+    }
+    let mut text = String::from("# Approvals you chose to keep for this project (\"always allow\").\nallow = [\n");
+    for rule in &config.allow {
+        text.push_str(&format!("  {},\n", toml_string(rule)));
+    }
+    text.push_str("]\n");
+    let temp = path.with_extension("toml.tmp");
+    std::io::Write::write_all(&mut crate::config::paths::private_file(&temp)?, text.as_bytes())?;
+    std::fs::rename(&temp, path)
+}
+
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_approvals_come_back_as_allow_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(dir.path(), Path::new("/some/project"));
+        assert!(load(&path).is_empty());
+        let rule = Rule::exact("shell", "curl \"https://x/a b\" -o 'out*.txt'").unwrap();
+        save(&path, &rule).unwrap();
+        save(&path, &rule).unwrap();
+        let rules = load(&path);
+        assert_eq!(rules.allow.len(), 1, "saved once");
+        let args = serde_json::json!({"command": "curl \"https://x/a b\" -o 'out*.txt'"});
+        assert!(matches!(
+            rules.decide("shell", &args),
+            crate::permission::Decision::Allow(_)
+        ));
+        let other = serde_json::json!({"command": "curl \"https://x/a b\" -o 'out*.txt'; rm -rf ~"});
+        assert!(matches!(
+            rules.decide("shell", &other),
+            crate::permission::Decision::Default
+        ));
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+}

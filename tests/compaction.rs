@@ -1,0 +1,150 @@
+//! Long sessions against the mock provider with a small context window: automatic compaction
+//! before the limit keeps the first goal, the todo list and the last turn; a "too long" error
+//! is recovered by compacting; `--continue` resumes the compacted conversation.
+
+mod support;
+
+use serde_json::Value;
+use support::{MockServer, Reply, Sandbox, openai_sse};
+
+const WINDOW: u64 = 3000;
+
+fn configure(sb: &Sandbox) {
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        format!("retry_base_ms = 1\nsystem_prompt = \"test\"\ncontext_window = {WINDOW}\ncompact_at = 0.7\n"),
+    )
+    .unwrap();
+}
+
+fn run(sb: &Sandbox, server: &MockServer, prompt: &str, more: &[&str]) -> std::process::Output {
+    let mut cmd = sb.brute(server);
+    configure(sb);
+    cmd.args([
+        "-p",
+        prompt,
+        "--tools",
+        "read,todo_write",
+        "--output-format",
+        "stream-json",
+    ])
+    .args(more)
+    .timeout(std::time::Duration::from_secs(120))
+    .output()
+    .unwrap()
+}
+
+fn request_text(request: &support::Recorded) -> String {
+    request.body["messages"].to_string()
+}
+
+fn estimated_tokens(request: &support::Recorded) -> u64 {
+    (request.body.to_string().len() as u64).div_ceil(4)
+}
+
+#[test]
+fn a_long_session_is_compacted_before_the_window_and_keeps_what_matters() {
+    let sb = Sandbox::new();
+    sb.write("big.txt", &"a line of the configuration file\n".repeat(200));
+    let server = MockServer::start();
+    // Turn 1: the goal, a todo list, a big read.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            (
+                "t",
+                "todo_write",
+                r#"{"todos":[{"id":"1","content":"parse the config","status":"in_progress"}]}"#,
+            ),
+            ("r", "read", r#"{"file_path":"big.txt"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Read it.", &[])));
+    let output = run(&sb, &server, "GOAL: make the config parser strict", &[]);
+    assert!(output.status.success(), "{output:?}");
+    // Turn 2 in a new process: the conversation no longer fits; the old output is pruned.
+    server.push(Reply::sse(openai_sse("Next step done.", &[])));
+    let output = run(&sb, &server, "now check the tests", &["--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "compaction_finished")
+        .expect("a compaction_finished event");
+    assert!(events.iter().any(|e| e["type"] == "compaction_started"));
+    assert!(finished["tokens_after"].as_u64().unwrap() < finished["tokens_before"].as_u64().unwrap());
+    assert_eq!(
+        finished["pruned_outputs"], 1,
+        "pruning came first and was enough: {finished}"
+    );
+    assert_eq!(finished["summarized"], false);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "no summary request was needed");
+    let compacted = &requests[2];
+    let text = request_text(compacted);
+    assert!(
+        text.contains("GOAL: make the config parser strict"),
+        "the first goal, verbatim: {text}"
+    );
+    assert!(text.contains("parse the config"), "the todo list");
+    assert!(
+        text.contains("[output pruned to fit the context window"),
+        "the pruned output says so"
+    );
+    assert!(text.contains("now check the tests"), "the last turn");
+    assert!(
+        !text.contains(&"a line of the configuration file\n".repeat(10)),
+        "the big output is gone"
+    );
+    for (i, request) in requests.iter().enumerate() {
+        assert!(
+            estimated_tokens(request) <= WINDOW,
+            "request {i} passes the window: {} tokens",
+            estimated_tokens(request)
+        );
+    }
+    // Resuming sends the compacted conversation, not the full one.
+    server.push(Reply::sse(openai_sse("Resumed.", &[])));
+    let output = run(&sb, &server, "and then?", &["--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    let resumed = request_text(server.requests().last().unwrap());
+    assert!(resumed.contains("[output pruned") && resumed.contains("GOAL: make the config parser strict"));
+    assert!(!resumed.contains(&"a line of the configuration file\n".repeat(10)));
+}
+
+#[test]
+fn a_too_long_error_is_recovered_by_compacting() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First answer.", &[])));
+    let output = run(&sb, &server, "GOAL: first", &[]);
+    assert!(output.status.success(), "{output:?}");
+    server.push(Reply::json(
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 3000 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    ));
+    server.push(Reply::sse(openai_sse("SUMMARY: one earlier turn.", &[])));
+    server.push(Reply::sse(openai_sse("Recovered.", &[])));
+    let output = run(&sb, &server, "second", &["--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("\"outcome\":\"done\"") && stdout.contains("Recovered."),
+        "{stdout}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        4,
+        "first turn, the refused request, the summary, the retry"
+    );
+    let retry = request_text(&requests[3]);
+    assert!(
+        retry.contains("SUMMARY: one earlier turn.") && retry.contains("GOAL: first"),
+        "{retry}"
+    );
+    assert!(retry.contains("second"), "the current turn is kept");
+}
