@@ -29,6 +29,7 @@ fn history(tokens: u64) -> Vec<Message> {
                 name: "read".into(),
                 arguments: format!(r#"{{"file_path":"src/module_{i}.rs"}}"#),
             }],
+            reasoning: Vec::new(),
         });
         out.push(Message::Tool {
             call_id: format!("call_{i}"),
@@ -41,6 +42,7 @@ fn history(tokens: u64) -> Vec<Message> {
         out.push(Message::Assistant {
             text: format!("Module {i} looks right; the value on line 12 is computed twice."),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
         });
         i += 1;
     }
@@ -97,6 +99,7 @@ fn main() {
             tools: &tools,
             max_tokens: 16_384,
             temperature: None,
+            reasoning_effort: None,
         };
         let body = serde_json::to_vec(&brute::provider::openai::request_body(&request, true)).expect("json");
         body_len = body.len();

@@ -99,6 +99,7 @@ fn main() {
             Message::Assistant {
                 text: "Reading it.".into(),
                 tool_calls: vec![call],
+                reasoning: Vec::new(),
             },
             Message::Tool {
                 call_id: format!("c{i}"),
@@ -109,6 +110,7 @@ fn main() {
             Message::Assistant {
                 text: format!("Fixed step {i}: the loop bound was off by one."),
                 tool_calls: Vec::new(),
+                reasoning: Vec::new(),
             },
         ];
         for message in messages {

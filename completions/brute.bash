@@ -71,7 +71,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
+            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -111,6 +111,10 @@ _brute() {
                     ;;
                 --sandbox)
                     COMPREPLY=($(compgen -W "read-only workspace-write full-access" -- "${cur}"))
+                    return 0
+                    ;;
+                --effort)
+                    COMPREPLY=($(compgen -W "low medium high" -- "${cur}"))
                     return 0
                     ;;
                 --add-dir)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo add-dir= output-format= c/continue resume= q/quiet h/help V/version
+    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo effort= add-dir= output-format= c/continue resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -34,6 +34,9 @@ complete -c brute -n "__fish_brute_needs_command" -l tools -d 'Only offer these 
 complete -c brute -n "__fish_brute_needs_command" -l sandbox -d 'What commands may do: read-only, workspace-write (default) or full-access' -r -f -a "read-only\t''
 workspace-write\t''
 full-access\t''"
+complete -c brute -n "__fish_brute_needs_command" -l effort -d 'How hard reasoning models think (Claude\'s extended thinking, OpenAI\'s reasoning effort)' -r -f -a "low\t''
+medium\t''
+high\t''"
 complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directory commands and tools may write (repeatable)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
 json\t'One JSON object at the end'

@@ -48,7 +48,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
             };
             return Ok(Arc::new(ReplayProvider::from_script(&script)?));
         }
-        Transport::Http(endpoint) => endpoint,
+        Transport::Http(endpoint) => spec.endpoint_for(&settings.base_url.value).unwrap_or(endpoint),
     };
     let http = HttpSettings {
         base_url: settings.base_url.value.clone(),
@@ -255,6 +255,7 @@ pub fn build_agent_with(
             settings.max_tokens.value,
             root.to_path_buf(),
         )
+        .with_effort(settings.reasoning_effort())
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
         .with_requests(requests)

@@ -84,6 +84,10 @@ pub struct Cli {
     #[arg(long, conflicts_with = "sandbox")]
     pub yolo: bool,
 
+    /// How hard reasoning models think (Claude's extended thinking, OpenAI's reasoning effort)
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"])]
+    pub effort: Option<String>,
+
     /// Another directory commands and tools may write (repeatable)
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<std::path::PathBuf>,

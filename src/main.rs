@@ -59,6 +59,7 @@ fn flags(cli: &Cli) -> Flags {
         sandbox: cli.sandbox.clone(),
         yolo: cli.yolo,
         add_dirs: cli.add_dir.clone(),
+        effort: cli.effort.clone(),
     }
 }
 

@@ -103,3 +103,77 @@ fn ollama_compatible_end_to_end() {
             .any(|m| m["role"] == "tool" && m["tool_call_id"] == "call_blqyt530")
     );
 }
+
+/// With only OPENAI_API_KEY (and a compatible server's URL) the default model works on the
+/// first try: the strict mock refuses what the real API refuses (max_tokens for gpt-5.1).
+#[test]
+fn an_openai_key_alone_works_with_the_default_model() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(support::openai_sse("Hello.", &[])));
+    sb.bare()
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_BASE_URL", server.url("/v1"))
+        .args(["-p", "hi"])
+        .assert()
+        .success()
+        .stdout("Hello.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "accepted the first time");
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].body["model"], "gpt-5.1");
+    assert!(requests[0].body["max_completion_tokens"].is_u64());
+}
+
+/// The json output's usage carries the cached input tokens, summed over the turn.
+#[test]
+fn json_usage_reports_cached_input_tokens() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let answer = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,",
+        "\"cache_read_input_tokens\":2000,\"cache_creation_input_tokens\":500,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi.\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
+    server.push(Reply::sse(answer));
+    let out = sb
+        .bare()
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.url(""))
+        .args(["-p", "hi", "--output-format", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        v["usage"],
+        serde_json::json!({"input_tokens": 2503, "output_tokens": 7, "cache_read_tokens": 2000, "cache_write_tokens": 500})
+    );
+}
+
+/// BRUTE_API_KEY is for another server: with the provider detected from ANTHROPIC_API_KEY,
+/// only that key goes to Anthropic, and in Anthropic's header only.
+#[test]
+fn keys_go_only_with_their_own_provider() {
+    let Some(dir) = support::fixtures() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(support::fixture(&dir, "anthropic/text-basic.sse")));
+    sb.bare()
+        .env("ANTHROPIC_API_KEY", "anthropic-key")
+        .env("ANTHROPIC_BASE_URL", server.url(""))
+        .env("BRUTE_API_KEY", "other-key")
+        .args(["-p", "hi"])
+        .assert()
+        .success();
+    let request = &server.requests()[0];
+    assert_eq!(request.header("x-api-key"), Some("anthropic-key"));
+    assert!(request.header("authorization").is_none());
+    assert!(
+        request.headers.iter().all(|(_, v)| !v.contains("other-key")),
+        "{:?}",
+        request.headers
+    );
+}

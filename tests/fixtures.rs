@@ -446,3 +446,96 @@ fn mangled_streams_give_errors_not_panics() {
         }
     }
 }
+
+/// Cached input tokens: counted in `input_tokens`, and reported apart as read from or
+/// written to the prompt cache. The llama.cpp recording is real; the others are synthetic,
+/// in each API's documented usage shape.
+#[test]
+fn cached_input_tokens_are_reported() {
+    if let Some(dir) = support::fixtures() {
+        let (c, _) = decode(
+            Wire::Chat,
+            &support::fixture(&dir, "local-llama/read-task.0.response.seed2.sse"),
+        );
+        let u = c.unwrap().usage;
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens),
+            (2091, 2090, 0)
+        );
+    }
+    let chat = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":5,",
+        "\"prompt_tokens_details\":{\"cached_tokens\":1024,\"cache_write_tokens\":100}}}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let u = decode(Wire::Chat, chat).0.unwrap().usage;
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        ),
+        (1200, 5, 1024, 100)
+    );
+    let anthropic = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,",
+        "\"cache_read_input_tokens\":2000,\"cache_creation_input_tokens\":500,\"output_tokens\":1}}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
+    let u = decode(Wire::Anthropic, anthropic).0.unwrap().usage;
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        ),
+        (2503, 7, 2000, 500)
+    );
+    let responses = concat!(
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",",
+        "\"output\":[],\"usage\":{\"input_tokens\":4000,\"input_tokens_details\":{\"cached_tokens\":3072,",
+        "\"cache_write_tokens\":0},\"output_tokens\":9}}}\n\n"
+    );
+    let u = decode(Wire::Responses, responses).0.unwrap().usage;
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        ),
+        (4000, 9, 3072, 0)
+    );
+}
+
+/// A real Responses stream's encrypted reasoning item is kept whole, as the recording's
+/// next request (from a real client) sent it back.
+#[test]
+fn responses_reasoning_items_are_kept_for_the_turn() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    let base = "openai-responses/ruby_llm-stream-tool-multiturn";
+    let (c, _) = decode(
+        Wire::Responses,
+        &support::fixture(&dir, &format!("{base}.0.response.sse")),
+    );
+    let c = c.unwrap();
+    let next: serde_json::Value =
+        serde_json::from_str(&support::fixture(&dir, &format!("{base}.1.request.json"))).unwrap();
+    let sent = &next["input"][1];
+    assert_eq!(sent["type"], "reasoning");
+    assert_eq!(c.reasoning_items.len(), 1);
+    assert_eq!(c.reasoning_items[0].at, 0, "before the call it led to");
+    match &c.reasoning_items[0].kind {
+        brute::provider::ReasoningKind::Encrypted { summary, content } => {
+            assert!(summary.is_empty());
+            assert_eq!(Some(content.as_str()), sent["encrypted_content"].as_str());
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -50,6 +50,7 @@ fn history() -> Vec<Message> {
                     arguments: "{}".into(),
                 },
             ],
+            reasoning: Vec::new(),
         },
         Message::Tool {
             call_id: "call_1".into(),
@@ -75,15 +76,25 @@ fn tools() -> Vec<ToolSpec> {
 }
 
 async fn complete(provider: &HttpProvider, deltas: &mut Vec<Delta>) -> Result<Completion, ProviderError> {
+    complete_with(provider, "m", deltas).await
+}
+
+/// One completion of the shared history with `model`, temperature 0.5 asked for.
+async fn complete_with(
+    provider: &HttpProvider,
+    model: &str,
+    deltas: &mut Vec<Delta>,
+) -> Result<Completion, ProviderError> {
     let messages = history();
     let tools = tools();
     let request = ChatRequest {
-        model: "m",
+        model,
         system: "be brief",
         messages: &messages,
         tools: &tools,
         max_tokens: 100,
         temperature: Some(0.5),
+        reasoning_effort: None,
     };
     let mut sink = |d: Delta| deltas.push(d);
     provider.complete(&request, &mut sink).await
@@ -125,6 +136,91 @@ async fn openai_request_shape_and_streamed_tool_calls() {
     assert_eq!(b["temperature"], 0.5);
     assert_eq!(b["tools"][0]["type"], "function");
     assert_eq!(b["tools"][0]["function"]["name"], "weather");
+}
+
+/// Reasoning models refuse `max_tokens` and a non-default temperature (the strict mock
+/// says so as the real API does); other models keep both.
+#[tokio::test]
+async fn openai_reasoning_models_get_max_completion_tokens_and_no_temperature() {
+    let server = MockServer::start();
+    server.push(Reply::sse(support::openai_sse("ok", &[])));
+    server.push(Reply::sse(support::openai_sse("ok", &[])));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let c = complete_with(&provider, "gpt-5.1", &mut Vec::new()).await.unwrap();
+    assert_eq!(c.text, "ok");
+    complete_with(&provider, "gpt-4.1", &mut Vec::new()).await.unwrap();
+    let requests = server.requests();
+    let (reasoning, plain) = (&requests[0].body, &requests[1].body);
+    assert_eq!(reasoning["max_completion_tokens"], 100);
+    assert!(reasoning.get("max_tokens").is_none() && reasoning.get("temperature").is_none());
+    assert_eq!(
+        (plain["max_tokens"].as_u64(), plain["temperature"].as_f64()),
+        (Some(100), Some(0.5))
+    );
+}
+
+/// A model brute does not know refuses `max_tokens` and the temperature: each is adapted
+/// once, with a notice, and remembered for that model (not for others).
+#[tokio::test]
+async fn refused_parameters_are_adapted_once_and_remembered_per_model() {
+    let server = MockServer::start();
+    server.reasoning_model("acme-r1");
+    for _ in 0..3 {
+        server.push(Reply::sse(support::openai_sse("ok", &[])));
+    }
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let mut deltas = Vec::new();
+    let c = complete_with(&provider, "acme-r1", &mut deltas).await.unwrap();
+    assert_eq!(c.text, "ok");
+    let refused: Vec<_> = server.requests().iter().map(|r| r.refused).collect();
+    assert_eq!(
+        refused,
+        [
+            Some("chat.max-tokens-reasoning"),
+            Some("chat.temperature-reasoning"),
+            None
+        ]
+    );
+    let notices: Vec<&String> = deltas
+        .iter()
+        .filter_map(|d| match d {
+            Delta::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(notices[0].contains("acme-r1 refused `max_tokens`: sending `max_completion_tokens`"));
+    // The next request to that model is right the first time; another model is untouched.
+    complete_with(&provider, "acme-r1", &mut Vec::new()).await.unwrap();
+    complete_with(&provider, "gpt-4.1", &mut Vec::new()).await.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[3].refused, None);
+    assert_eq!(requests[3].body["max_completion_tokens"], 100);
+    assert!(requests[3].body.get("temperature").is_none());
+    assert_eq!(requests[4].body["max_tokens"], 100);
+    assert_eq!(requests[4].body["temperature"], 0.5);
+}
+
+/// When the adapted request is refused for the same parameter again, the error stands.
+#[tokio::test]
+async fn an_adaptation_that_does_not_help_is_not_repeated() {
+    let server = MockServer::lenient();
+    let refusal = r#"{"error":{"message":"Unsupported parameter: 'temperature' is not supported with this model.","type":"invalid_request_error","param":"temperature","code":"unsupported_parameter"}}"#;
+    server.push(Reply::json(400, refusal));
+    server.push(Reply::json(400, refusal));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 3)).unwrap();
+    let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
+    assert!(matches!(e, ProviderError::Http { status: 400, .. }), "{e}");
+    assert_eq!(server.requests().len(), 2);
+    assert!(server.requests()[1].body.get("temperature").is_none());
+    server.push(Reply::json(400, refusal.replace("temperature", "seed")));
+    complete(&provider, &mut Vec::new()).await.unwrap_err();
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "a parameter the body does not hold is not adapted"
+    );
 }
 
 #[tokio::test]
@@ -334,11 +430,23 @@ async fn connection_refused_is_retried_then_reported() {
         .local_addr()
         .unwrap()
         .port();
-    let provider = http(ProviderKind::OpenAi, settings(format!("http://127.0.0.1:{port}/v1"), 2)).unwrap();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let provider = http(ProviderKind::OpenAi, settings(url.clone(), 4)).unwrap();
     let mut deltas = Vec::new();
     let e = complete(&provider, &mut deltas).await.unwrap_err();
     assert!(matches!(e, ProviderError::Connect { .. }), "{e}");
-    assert_eq!(deltas.iter().filter(|d| matches!(d, Delta::Retrying { .. })).count(), 1);
+    assert_eq!(
+        deltas.iter().filter(|d| matches!(d, Delta::Retrying { .. })).count(),
+        1,
+        "retried once, though 4 attempts are allowed"
+    );
+    let message = e.to_string();
+    assert_eq!(message.matches(&url).count(), 1, "the URL once: {message}");
+    assert!(
+        message.starts_with(&format!("could not reach the provider at {url}/chat/completions: ")),
+        "{message}"
+    );
+    assert!(message.to_ascii_lowercase().contains("refused"), "{message}");
 }
 
 #[tokio::test]
@@ -377,4 +485,108 @@ async fn idle_stream_times_out() {
     let provider = http(ProviderKind::OpenAi, s).unwrap();
     let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
     assert!(matches!(e, ProviderError::IdleTimeout(_)), "{e}");
+}
+
+/// A 200 that is a web page (a wrong base URL, a proxy's login page) says so, naming the
+/// URL, streamed or not; it is not retried.
+#[tokio::test]
+async fn an_html_answer_says_the_url_is_not_a_model_api() {
+    let page = "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body>hi</body></html>";
+    for stream in [true, false] {
+        let server = MockServer::lenient();
+        server.push(Reply::json(200, page).header("content-type", "text/html; charset=utf-8"));
+        let mut s = settings(server.url(""), 3);
+        s.stream = stream;
+        let provider = http(ProviderKind::OpenAi, s).unwrap();
+        let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
+        assert!(matches!(e, ProviderError::NotAnApi { .. }), "{e}");
+        let url = server.url("/chat/completions");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{url} answered with an HTML page (\"Welcome to nginx!\"), not a model API. Check the base URL: OpenAI-compatible servers serve their API under /v1 (try {}/v1).",
+                server.url("")
+            )
+        );
+        assert_eq!(server.requests().len(), 1);
+    }
+    // Plain text is no API either; JSON sent instead of a stream is decoded as the answer.
+    let server = MockServer::start();
+    server.push(Reply::json(200, "It works!").header("content-type", "text/plain"));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("neither JSON nor an event stream (\"It works!\")"),
+        "{e}"
+    );
+    server.push(Reply::json(
+        200,
+        r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}"#,
+    ));
+    assert_eq!(complete(&provider, &mut Vec::new()).await.unwrap().text, "whole");
+}
+
+/// A 404 names the URL and hints at the /v1 convention; an unknown model says so by name.
+#[tokio::test]
+async fn not_found_names_the_url_and_unknown_models_their_name() {
+    let server = MockServer::start();
+    let provider = http(ProviderKind::OpenAi, settings(server.url(""), 3)).unwrap();
+    let e = complete(&provider, &mut Vec::new()).await.unwrap_err();
+    let url = server.url("/chat/completions");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "nothing answers at {url} (HTTP 404: invalid_request_error: Invalid URL (POST /chat/completions)). Check the base URL: OpenAI-compatible servers serve their API under /v1 (try {}/v1).",
+            server.url("")
+        )
+    );
+    assert_eq!(server.requests().len(), 1, "not retried");
+
+    let server = MockServer::start();
+    server.push(Reply::json(
+        404,
+        r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#,
+    ));
+    server.push(Reply::json(
+        404,
+        r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}"#,
+    ));
+    server.push(Reply::json(
+        404,
+        r#"{"error":{"message":"model \"qwen9\" not found, try pulling it first","type":"api_error","param":null,"code":null}}"#,
+    ));
+    let openai = http(ProviderKind::OpenAi, settings(server.url("/v1"), 3)).unwrap();
+    let e = complete_with(&openai, "gpt-9", &mut Vec::new()).await.unwrap_err();
+    assert!(
+        matches!(&e, ProviderError::UnknownModel { model, .. } if model == "gpt-9"),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("the provider does not know the model `gpt-9` ("),
+        "{e}"
+    );
+    let anthropic = http(ProviderKind::Anthropic, settings(server.url(""), 3)).unwrap();
+    let e = complete_with(&anthropic, "claude-nope", &mut Vec::new())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`claude-nope`"), "{e}");
+    let e = complete_with(&openai, "qwen9", &mut Vec::new()).await.unwrap_err();
+    assert!(e.to_string().contains("`qwen9`"), "{e}");
+    assert_eq!(server.requests().len(), 3, "none is retried");
+}
+
+/// Anthropic's base URL is the host root; one ending in /v1 (the OpenAI SDKs' habit) is not
+/// doubled into /v1/v1/messages (which the strict mock, like the real API, answers with 404).
+#[tokio::test]
+async fn an_anthropic_base_url_ending_in_v1_is_not_doubled() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    let server = MockServer::start();
+    server.push(Reply::sse(support::fixture(&dir, "anthropic/text-basic.sse")));
+    let provider = http(ProviderKind::Anthropic, settings(server.url("/v1/"), 1)).unwrap();
+    assert_eq!(complete(&provider, &mut Vec::new()).await.unwrap().text, "Hello there!");
+    assert_eq!(server.requests()[0].path, "/v1/messages");
 }

@@ -280,6 +280,7 @@ fn status_line_states() {
         usage: Usage {
             input_tokens: 12_345,
             output_tokens: 678,
+            ..Usage::default()
         },
     });
     let thinking = render(&mut a, 100, 3);
@@ -544,6 +545,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
                 name: "read".into(),
                 arguments: r#"{"file_path":"a.txt"}"#.into(),
             }],
+            reasoning: Vec::new(),
         },
         Message::Tool {
             call_id: "r".into(),
@@ -554,6 +556,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
         Message::Assistant {
             text: "It says hello.".into(),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
         },
     ];
     a.on_event(Event::HistoryReplaced {

@@ -124,9 +124,10 @@ const RESPONSES_ACCEPTED: &[Accepted] = &[
         "the documented place for the system prompt",
     ),
     ok(
-        "include",
-        What::Missing,
-        "only asks for encrypted reasoning to send back; brute does not replay reasoning items",
+        "reasoning",
+        What::Extra,
+        "a documented Responses parameter: brute asks reasoning models for a summary to show \
+         (the recorded client asked for none)",
     ),
     ok(
         "input[assistant].content",
@@ -219,86 +220,10 @@ impl Wire {
     fn reply(self, text: &str, calls: &[(&str, &str, &str)]) -> Reply {
         Reply::sse(match self {
             Wire::Chat | Wire::Ollama => support::openai_sse(text, calls),
-            Wire::Anthropic => anthropic_sse(text, calls),
-            Wire::Responses => responses_sse(text, calls),
+            Wire::Anthropic => support::anthropic_sse(None, text, calls),
+            Wire::Responses => support::responses_sse(None, text, calls),
         })
     }
-}
-
-/// A streamed Messages response (synthetic, in the documented event shapes).
-fn anthropic_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
-    let mut out = String::new();
-    let mut event = |v: Value| {
-        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
-    };
-    event(
-        json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant",
-        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
-    );
-    let mut index = 0;
-    if !text.is_empty() {
-        event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
-        event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}));
-        event(json!({"type": "content_block_stop", "index": index}));
-        index += 1;
-    }
-    for (id, name, args) in calls {
-        event(json!({"type": "content_block_start", "index": index,
-            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
-        event(json!({"type": "content_block_delta", "index": index,
-            "delta": {"type": "input_json_delta", "partial_json": args}}));
-        event(json!({"type": "content_block_stop", "index": index}));
-        index += 1;
-    }
-    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
-    event(
-        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-        "usage": {"output_tokens": 9}}),
-    );
-    event(json!({"type": "message_stop"}));
-    out
-}
-
-/// A streamed Responses answer (synthetic, in the documented event shapes).
-fn responses_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
-    let mut out = String::new();
-    let mut event = |v: Value| {
-        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
-    };
-    event(json!({"type": "response.created", "response": {"id": "resp_mock", "status": "in_progress", "output": []}}));
-    let mut output = Vec::new();
-    if !text.is_empty() {
-        let item = json!({"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]});
-        event(json!({"type": "response.output_item.added", "output_index": 0,
-            "item": {"type": "message", "id": "msg_mock", "role": "assistant", "status": "in_progress", "content": []}}));
-        event(
-            json!({"type": "response.output_text.delta", "item_id": "msg_mock", "output_index": 0,
-            "content_index": 0, "delta": text}),
-        );
-        event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
-        output.push(item);
-    }
-    for (id, name, args) in calls {
-        let index = output.len();
-        let item_id = format!("fc_{id}");
-        event(json!({"type": "response.output_item.added", "output_index": index,
-            "item": {"type": "function_call", "id": item_id, "call_id": id, "name": name, "arguments": "", "status": "in_progress"}}));
-        event(
-            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
-            "output_index": index, "delta": args}),
-        );
-        let item = json!({"type": "function_call", "id": item_id, "call_id": id, "name": name,
-            "arguments": args, "status": "completed"});
-        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
-        output.push(item);
-    }
-    event(
-        json!({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
-        "output": output, "usage": {"input_tokens": 12, "output_tokens": 9}}}),
-    );
-    out
 }
 
 /// A JSON value's type, as the comparer names it.
@@ -538,7 +463,9 @@ fn brute_sequence(wire: Wire, request: &Value) -> Vec<String> {
     out
 }
 
-/// The recorded sequence, less reasoning items (brute is stateless and does not replay them).
+/// The recorded sequence, less reasoning items (the recorded client sends back every turn's;
+/// brute sends back the current turn's, and the mock's replies here carry none; the
+/// reasoning tests cover them).
 fn real_sequence(wire: Wire, request: &Value) -> Vec<String> {
     let mut seq = sequence(wire, request);
     seq.retain(|s| s != "reasoning");

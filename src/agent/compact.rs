@@ -51,7 +51,7 @@ pub fn estimate(bytes: usize) -> u64 {
 pub fn message_bytes(message: &Message) -> usize {
     match message {
         Message::User { text } => text.len() + 16,
-        Message::Assistant { text, tool_calls } => {
+        Message::Assistant { text, tool_calls, .. } => {
             text.len()
                 + 16
                 + tool_calls
@@ -237,6 +237,7 @@ pub fn rebuild(history: &[Message], keep_from: usize, summary: &str, pinned: &Pi
         Message::Assistant {
             text: "Understood. I will continue from this summary.".to_owned(),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
         },
     ];
     out.extend_from_slice(recent);
@@ -309,6 +310,7 @@ mod tests {
                     name: "read".into(),
                     arguments: format!(r#"{{"file_path":"f{i}.rs"}}"#),
                 }],
+                reasoning: Vec::new(),
             },
             Message::Tool {
                 call_id: format!("c{i}"),
@@ -319,6 +321,7 @@ mod tests {
             Message::Assistant {
                 text: format!("done {i}"),
                 tool_calls: Vec::new(),
+                reasoning: Vec::new(),
             },
         ]
     }

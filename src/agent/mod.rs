@@ -318,6 +318,7 @@ impl Agent {
             tools: &[],
             max_tokens: 4096,
             temperature: None,
+            reasoning_effort: None,
         };
         let mut ignore = |_| {};
         let call = self.state.provider.complete(&request, &mut ignore);
@@ -568,6 +569,7 @@ impl Agent {
                     events.emit(Event::TextDelta { text });
                 }
                 Delta::Reasoning(text) => events.emit(Event::ReasoningDelta { text }),
+                Delta::Notice(message) => events.emit(Event::Notice { message }),
                 Delta::Retrying {
                     attempt,
                     max_attempts,
@@ -588,6 +590,7 @@ impl Agent {
                 tools: &tools,
                 max_tokens: self.state.max_tokens,
                 temperature: self.state.temperature(),
+                reasoning_effort: self.state.effort(),
             };
             let completion = {
                 let call = self.state.provider.complete(&request, &mut on_delta);
@@ -605,6 +608,7 @@ impl Agent {
                         self.push_message(Message::Assistant {
                             text: streamed.clone(),
                             tool_calls: Vec::new(),
+                            reasoning: Vec::new(),
                         });
                     }
                     return end(TurnOutcome::Interrupted, streamed, None);
@@ -647,6 +651,7 @@ impl Agent {
             self.push_message(Message::Assistant {
                 text: text.clone(),
                 tool_calls: calls.clone(),
+                reasoning: completion.reasoning_items,
             });
             let step = decide(calls.len(), iteration, max_turns);
             if step == Step::Finish {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::requests::Requests;
 use super::skills::Skill;
 use crate::protocol::{Event, EventSink, TodoItem};
-use crate::provider::Provider;
+use crate::provider::{Effort, Provider};
 
 /// Shared state of one agent, handed to its tools through the tool context.
 pub struct AgentState {
@@ -20,6 +20,7 @@ pub struct AgentState {
     pub overflow_dir: Option<PathBuf>,
     todos: Mutex<Vec<TodoItem>>,
     temperature: Mutex<Option<f32>>,
+    effort: Mutex<Option<Effort>>,
     /// How tools ask the person (see [`Requests`]); headless unless a front end listens.
     pub requests: Requests,
     access: Mutex<Access>,
@@ -57,6 +58,7 @@ impl AgentState {
             overflow_dir: None,
             todos: Mutex::new(Vec::new()),
             temperature: Mutex::new(None),
+            effort: Mutex::new(None),
             requests: Requests::headless(),
             access: Mutex::new(Access {
                 policy: crate::sandbox::Policy::for_project(
@@ -147,6 +149,22 @@ impl AgentState {
     pub fn set_todos(&self, todos: Vec<TodoItem>, events: &EventSink) {
         *self.todos.lock().unwrap_or_else(|e| e.into_inner()) = todos.clone();
         events.emit(Event::TodosUpdated { todos });
+    }
+
+    /// Starts with this reasoning effort.
+    pub fn with_effort(mut self, effort: Option<Effort>) -> Self {
+        self.effort = Mutex::new(effort);
+        self
+    }
+
+    /// The reasoning effort for the next requests (`None`: the model's default).
+    pub fn effort(&self) -> Option<Effort> {
+        *self.effort.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the reasoning effort from the next request on.
+    pub fn set_effort(&self, effort: Option<Effort>) {
+        *self.effort.lock().unwrap_or_else(|e| e.into_inner()) = effort;
     }
 
     /// The sampling temperature for the next requests (`None`: the provider's default).

@@ -155,6 +155,9 @@ settings! {
         compact_at: f64 = 0.8, check = share;
         /// Compaction brings the conversation down to this share of the window.
         compact_to: f64 = 0.5, check = share;
+        /// How hard reasoning models think: `low`, `medium` or `high`; unset leaves the
+        /// model's default (Claude's thinking off).
+        reasoning_effort: Option<String> = None, check = effort_level;
     }
 }
 
@@ -173,6 +176,14 @@ fn sandbox_mode(name: &String) -> Result<(), &'static str> {
     match crate::sandbox::Mode::parse(name) {
         Some(_) => Ok(()),
         None => Err("must be read-only, workspace-write or full-access"),
+    }
+}
+
+/// A reasoning effort level, when one is set.
+fn effort_level(level: &Option<String>) -> Result<(), &'static str> {
+    match level {
+        Some(name) if crate::provider::Effort::parse(name).is_none() => Err("must be low, medium or high"),
+        _ => Ok(()),
     }
 }
 
@@ -205,9 +216,19 @@ pub struct Flags {
     pub sandbox: Option<String>,
     pub yolo: bool,
     pub add_dirs: Vec<PathBuf>,
+    /// `--effort`.
+    pub effort: Option<String>,
 }
 
 impl Settings {
+    /// The reasoning effort (checked at load).
+    pub fn reasoning_effort(&self) -> Option<crate::provider::Effort> {
+        self.reasoning_effort
+            .value
+            .as_deref()
+            .and_then(crate::provider::Effort::parse)
+    }
+
     /// The sandbox mode (checked at load).
     pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
         crate::sandbox::Mode::parse(&self.sandbox.value).unwrap_or_default()
@@ -471,6 +492,11 @@ impl Layers {
             set(&mut g.allow_tools, flags.tools.clone(), &flag("--tools"));
         }
         set(&mut g.sandbox, flags.sandbox.clone(), &flag("--sandbox"));
+        set(
+            &mut g.reasoning_effort,
+            flags.effort.clone().map(Some),
+            &flag("--effort"),
+        );
         if flags.yolo {
             g.sandbox = Some(Sourced::new(
                 crate::sandbox::Mode::FullAccess.as_str().to_owned(),
@@ -559,11 +585,16 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         None => detect(env)?,
     };
     let spec = provider.value.spec();
-    let api_key = g.api_key.take().or_else(|| {
+    let own_key = || {
         spec.key_vars
             .iter()
             .find_map(|var| env(var).map(|key| Sourced::new(key, Source::Env((*var).to_owned()))))
-    });
+    };
+    // A provider found by its own key variable gets that key: the generic key
+    // (BRUTE_API_KEY, `api_key`) may belong to another server and must not travel to this one.
+    let detected = matches!(provider.source, Source::Detected(_)) && !spec.key_vars.is_empty();
+    let generic = g.api_key.take();
+    let api_key = if detected { own_key() } else { generic.or_else(own_key) };
     let base_url = g.base_url.take().unwrap_or_else(|| default_base_url(spec, env));
     if api_key.is_none()
         && spec.key_required
@@ -881,6 +912,7 @@ mod tests {
             ("context_window", "context_window = 32000"),
             ("compact_at", "compact_at = 0.7"),
             ("compact_to", "compact_to = 0.4"),
+            ("reasoning_effort", "reasoning_effort = \"high\""),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (
@@ -995,6 +1027,60 @@ mod tests {
         ));
     }
 
+    /// With only OPENAI_API_KEY: OpenAI's own API through Responses with the default model;
+    /// a compatible server at OPENAI_BASE_URL through Chat Completions.
+    #[test]
+    fn an_openai_key_alone_picks_the_responses_api() {
+        use crate::provider::spec::WireFormat;
+        let dir = tempfile::tempdir().unwrap();
+        let wire = |s: &Settings| s.provider.value.spec().endpoint_for(&s.base_url.value).map(|e| e.wire);
+        let s = load(dir.path(), &Flags::default(), &env_of(&[("OPENAI_API_KEY", "k")]), None).unwrap();
+        assert_eq!(
+            (s.provider.value, s.model.value.as_str()),
+            (ProviderKind::OpenAi, "gpt-5.1")
+        );
+        assert_eq!(wire(&s), Some(WireFormat::Responses));
+        let env = env_of(&[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")]);
+        let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
+        assert_eq!(wire(&s), Some(WireFormat::OpenAiChat));
+    }
+
+    /// The generic key never travels to a provider detected from its own key variable.
+    #[test]
+    fn keys_go_only_with_their_own_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |pairs: &[(&str, &str)], flags: &Flags| {
+            let s = load(dir.path(), flags, &env_of(pairs), None).unwrap();
+            let key = s.api_key.map(|k| (k.value, k.source.to_string()));
+            (s.provider.value, key)
+        };
+        let both = [("ANTHROPIC_API_KEY", "anthropic-key"), ("BRUTE_API_KEY", "other-key")];
+        assert_eq!(
+            key(&both, &Flags::default()),
+            (
+                ProviderKind::Anthropic,
+                Some(("anthropic-key".to_owned(), "env ANTHROPIC_API_KEY".to_owned()))
+            )
+        );
+        let openai = [("OPENAI_API_KEY", "openai-key"), ("BRUTE_API_KEY", "other-key")];
+        assert_eq!(
+            key(&openai, &Flags::default()).1.map(|k| k.0).as_deref(),
+            Some("openai-key")
+        );
+        // Named, the provider takes the generic key: the person said which server it is for.
+        let named = Flags {
+            provider: Some("anthropic".into()),
+            ..Flags::default()
+        };
+        assert_eq!(key(&both, &named).1.map(|k| k.0).as_deref(), Some("other-key"));
+        // A provider with no key variable of its own (Ollama behind a proxy) takes it.
+        let ollama = [("OLLAMA_HOST", "127.0.0.1:5"), ("BRUTE_API_KEY", "proxy-key")];
+        assert_eq!(
+            key(&ollama, &Flags::default()).1.map(|k| k.0).as_deref(),
+            Some("proxy-key")
+        );
+    }
+
     #[test]
     fn missing_key_and_bad_values_are_usage_errors() {
         let dir = tempfile::tempdir().unwrap();
@@ -1025,6 +1111,18 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "invalid value for max_tools: must be at least 1");
+        std::fs::write(dir.path().join(".brute/config.toml"), "reasoning_effort = \"max\"\n").unwrap();
+        let e = load(
+            dir.path(),
+            &Flags::default(),
+            &env_of(&[("BRUTE_PROVIDER", "replay")]),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value for reasoning_effort: must be low, medium or high"
+        );
         std::fs::write(dir.path().join(".brute/config.toml"), "bogus = 1\n").unwrap();
         assert!(matches!(
             load(dir.path(), &flags, &env, None),

@@ -4,8 +4,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Usage;
-use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall};
+use super::spec::{ClaudeThinking, model_facts};
+use super::{
+    ChatRequest, Completion, Delta, Effort, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason,
+    StreamDecoder, ToolCall, Usage,
+};
 
 /// The API version header value brute speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -17,11 +20,37 @@ fn arguments_object(arguments: &str) -> Value {
     }
 }
 
+/// The thinking budget for an effort on models that take one: Claude Code's levels, less
+/// what the answer needs beside it (the budget counts against `max_tokens` and must stay
+/// under it); `None` when `max_tokens` leaves no room for the API's minimum of 1024.
+fn thinking_budget(effort: Effort, max_tokens: u32) -> Option<u32> {
+    let wanted: u32 = match effort {
+        Effort::Low => 4_000,
+        Effort::Medium => 10_000,
+        Effort::High => 32_000,
+    };
+    let budget = wanted.min(max_tokens.saturating_sub(1024));
+    (budget >= 1024).then_some(budget)
+}
+
+/// A thinking block as the API wants it back.
+fn thinking_block(kind: &ReasoningKind) -> Option<Value> {
+    match kind {
+        ReasoningKind::Thinking { text, signature } => {
+            Some(json!({"type": "thinking", "thinking": text, "signature": signature}))
+        }
+        ReasoningKind::RedactedThinking { data } => Some(json!({"type": "redacted_thinking", "data": data})),
+        ReasoningKind::Encrypted { .. } => None,
+    }
+}
+
 /// Builds the JSON body for a Messages request. Consecutive tool results are merged into one
-/// user message of `tool_result` blocks, as the API requires.
+/// user message of `tool_result` blocks, as the API requires. The turn's thinking blocks go
+/// back with their signatures, first in their messages (the API refuses a tool loop with
+/// thinking on otherwise).
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
-    for message in req.messages {
+    for (index, message) in req.messages.iter().enumerate() {
         match message {
             Message::User { text } => {
                 let block = json!({"type": "text", "text": text});
@@ -36,13 +65,20 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                     _ => messages.push(json!({"role": "user", "content": [block]})),
                 }
             }
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
                 let mut content = Vec::new();
                 if !text.is_empty() {
                     content.push(json!({"type": "text", "text": text}));
                 }
                 for call in tool_calls {
                     content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(&call.arguments)}));
+                }
+                if req.replays_reasoning(index) {
+                    content = super::interleave(content, reasoning, true, thinking_block);
                 }
                 if content.is_empty() {
                     content.push(json!({"type": "text", "text": "(no content)"}));
@@ -92,7 +128,25 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     if !req.system.is_empty() {
         body["system"] = json!([{"type": "text", "text": req.system, "cache_control": cache}]);
     }
-    if let Some(temperature) = req.temperature {
+    let facts = model_facts(req.model);
+    let thinking = match (req.reasoning_effort, facts.claude_thinking) {
+        (Some(effort), ClaudeThinking::Budget) => {
+            thinking_budget(effort, req.max_tokens).map(|budget| json!({"type": "enabled", "budget_tokens": budget}))
+        }
+        // Claude 4.6 on: the model decides how much, the effort steers it (4.7 on refuses
+        // the budget form).
+        (Some(effort), ClaudeThinking::Adaptive) => {
+            body["output_config"] = json!({"effort": effort.as_str()});
+            Some(json!({"type": "adaptive"}))
+        }
+        _ => None,
+    };
+    // Thinking takes no temperature but the default, and the newest models none at all.
+    let fixed = thinking.is_some() || facts.fixed_temperature;
+    if let Some(thinking) = thinking {
+        body["thinking"] = thinking;
+    }
+    if let Some(temperature) = req.temperature.filter(|t| !fixed || *t == 1.0) {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {
@@ -119,11 +173,13 @@ fn stop_reason(reason: &str) -> StopReason {
     }
 }
 
+/// Reads a usage object (`message_start` has the input, `message_delta` cumulative counts).
+/// Anthropic's `input_tokens` leaves the cached tokens out; brute's counts them in.
 fn read_usage(value: &Value, usage: &mut Usage) {
     if let Some(n) = value["input_tokens"].as_u64() {
-        usage.input_tokens = n
-            + value["cache_read_input_tokens"].as_u64().unwrap_or(0)
-            + value["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        usage.cache_read_tokens = value["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        usage.cache_write_tokens = value["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        usage.input_tokens = n + usage.cache_read_tokens + usage.cache_write_tokens;
     }
     if let Some(n) = value["output_tokens"].as_u64() {
         usage.output_tokens = n;
@@ -141,7 +197,8 @@ pub fn error_text(value: &Value) -> String {
 
 enum Block {
     Text,
-    Thinking,
+    /// A thinking block (its `at` is in the item), to be sent back in the turn.
+    Thinking(ReasoningItem),
     Tool(ToolCall),
     Other,
 }
@@ -171,9 +228,26 @@ impl StreamDecoder for Decoder {
             "message_start" => read_usage(&value["message"]["usage"], &mut self.completion.usage),
             "content_block_start" => {
                 let block = &value["content_block"];
+                let at = self
+                    .blocks
+                    .values()
+                    .filter(|b| matches!(b, Block::Text | Block::Tool(_)))
+                    .count();
                 let state = match block["type"].as_str().unwrap_or_default() {
                     "text" => Block::Text,
-                    "thinking" | "redacted_thinking" => Block::Thinking,
+                    "thinking" => Block::Thinking(ReasoningItem {
+                        at,
+                        kind: ReasoningKind::Thinking {
+                            text: block["thinking"].as_str().unwrap_or_default().to_owned(),
+                            signature: block["signature"].as_str().unwrap_or_default().to_owned(),
+                        },
+                    }),
+                    "redacted_thinking" => Block::Thinking(ReasoningItem {
+                        at,
+                        kind: ReasoningKind::RedactedThinking {
+                            data: block["data"].as_str().unwrap_or_default().to_owned(),
+                        },
+                    }),
                     "tool_use" => Block::Tool(ToolCall {
                         id: block["id"].as_str().unwrap_or_default().to_owned(),
                         name: block["name"].as_str().unwrap_or_default().to_owned(),
@@ -191,11 +265,25 @@ impl StreamDecoder for Decoder {
                         self.completion.text.push_str(text);
                         out(Delta::Text(text.to_owned()));
                     }
-                    ("thinking_delta", _) => {
+                    ("thinking_delta", block) => {
                         let text = delta["thinking"].as_str().unwrap_or_default();
+                        if let Some(Block::Thinking(ReasoningItem {
+                            kind: ReasoningKind::Thinking { text: kept, .. },
+                            ..
+                        })) = block
+                        {
+                            kept.push_str(text);
+                        }
                         self.completion.reasoning.push_str(text);
                         out(Delta::Reasoning(text.to_owned()));
                     }
+                    (
+                        "signature_delta",
+                        Some(Block::Thinking(ReasoningItem {
+                            kind: ReasoningKind::Thinking { signature, .. },
+                            ..
+                        })),
+                    ) => signature.push_str(delta["signature"].as_str().unwrap_or_default()),
                     ("input_json_delta", Some(Block::Tool(call))) => {
                         call.arguments
                             .push_str(delta["partial_json"].as_str().unwrap_or_default());
@@ -227,16 +315,24 @@ impl StreamDecoder for Decoder {
         if !this.done && this.completion.stop_reason.is_none() {
             return Err(ProviderError::StreamCut("no message_stop received".into()));
         }
-        this.completion.tool_calls = this
-            .blocks
-            .into_values()
-            .filter_map(|b| match b {
-                Block::Tool(call) => Some(call),
-                Block::Text | Block::Thinking | Block::Other => None,
-            })
-            .collect();
+        for block in this.blocks.into_values() {
+            match block {
+                Block::Tool(call) => this.completion.tool_calls.push(call),
+                Block::Thinking(item) if sendable(&item) => this.completion.reasoning_items.push(item),
+                Block::Text | Block::Thinking(_) | Block::Other => {}
+            }
+        }
         super::finalize_calls(&mut this.completion);
         Ok(this.completion)
+    }
+}
+
+/// Whether a thinking block can go back: a thinking block needs its signature.
+fn sendable(item: &ReasoningItem) -> bool {
+    match &item.kind {
+        ReasoningKind::Thinking { signature, .. } => !signature.is_empty(),
+        ReasoningKind::RedactedThinking { data } => !data.is_empty(),
+        ReasoningKind::Encrypted { .. } => false,
     }
 }
 
@@ -250,18 +346,41 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
         ..Completion::default()
     };
     read_usage(&body["usage"], &mut completion.usage);
+    let mut at = 0;
     for block in body["content"].as_array().into_iter().flatten() {
-        match block["type"].as_str().unwrap_or_default() {
-            "text" => completion.text.push_str(block["text"].as_str().unwrap_or_default()),
-            "thinking" => completion
-                .reasoning
-                .push_str(block["thinking"].as_str().unwrap_or_default()),
-            "tool_use" => completion.tool_calls.push(ToolCall {
-                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                name: block["name"].as_str().unwrap_or_default().to_owned(),
-                arguments: block["input"].to_string(),
+        let kind = match block["type"].as_str().unwrap_or_default() {
+            "text" => {
+                completion.text.push_str(block["text"].as_str().unwrap_or_default());
+                at += 1;
+                None
+            }
+            "thinking" => {
+                let text = block["thinking"].as_str().unwrap_or_default();
+                completion.reasoning.push_str(text);
+                Some(ReasoningKind::Thinking {
+                    text: text.to_owned(),
+                    signature: block["signature"].as_str().unwrap_or_default().to_owned(),
+                })
+            }
+            "redacted_thinking" => Some(ReasoningKind::RedactedThinking {
+                data: block["data"].as_str().unwrap_or_default().to_owned(),
             }),
-            _ => {}
+            "tool_use" => {
+                completion.tool_calls.push(ToolCall {
+                    id: block["id"].as_str().unwrap_or_default().to_owned(),
+                    name: block["name"].as_str().unwrap_or_default().to_owned(),
+                    arguments: block["input"].to_string(),
+                });
+                at += 1;
+                None
+            }
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            let item = ReasoningItem { at, kind };
+            if sendable(&item) {
+                completion.reasoning_items.push(item);
+            }
         }
     }
     super::finalize_calls(&mut completion);

@@ -1,6 +1,8 @@
 //! The HTTP driver shared by every wire format: builds the request, retries transient
 //! failures with backoff, and streams the body through the wire format's decoder.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -75,6 +77,138 @@ pub struct HttpProvider {
     label: String,
     settings: HttpSettings,
     client: reqwest::Client,
+    /// Parameters each model refused, adapted on every later request to it.
+    adapted: Mutex<HashMap<String, Vec<Adapt>>>,
+}
+
+/// A change to a request body after a model refused one of its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Adapt {
+    /// Send the value under another name (`max_tokens` → `max_completion_tokens`).
+    Rename { from: String, to: String },
+    /// Leave the parameter out (a dotted path reaches into objects: `reasoning.summary`).
+    Drop(String),
+}
+
+/// Parameters no adaptation may touch: without them the request means something else.
+const ESSENTIAL: &[&str] = &[
+    "model",
+    "messages",
+    "input",
+    "instructions",
+    "system",
+    "tools",
+    "stream",
+    "store",
+];
+
+impl Adapt {
+    /// The adaptation a 400 body asks for: an OpenAI-style `unsupported_parameter` /
+    /// `unsupported_value` (param from the error's `param` or its message), an unknown
+    /// parameter, or Anthropic's "Extra inputs are not permitted". `None` for other errors.
+    pub fn from_error(body: &str) -> Option<Self> {
+        let value: Value = serde_json::from_str(body).ok()?;
+        let err = &value["error"];
+        let message = err["message"].as_str().unwrap_or_default();
+        let code = err["code"].as_str().unwrap_or_default();
+        let quoted = |prefix: &str| {
+            let rest = message.strip_prefix(prefix)?.trim_start();
+            let rest = rest.strip_prefix('\'').unwrap_or(rest);
+            let end = rest.find(['\'', ' ', ',']).unwrap_or(rest.len());
+            Some(rest[..end].trim_end_matches('.').to_owned())
+        };
+        let refused = matches!(
+            code,
+            "unsupported_parameter" | "unsupported_value" | "unknown_parameter"
+        ) || [
+            "Unsupported parameter",
+            "Unsupported value",
+            "Unknown parameter",
+            "Unrecognized request argument",
+        ]
+        .iter()
+        .any(|p| message.starts_with(p));
+        let param = if refused {
+            err["param"]
+                .as_str()
+                .map(str::to_owned)
+                .or_else(|| quoted("Unsupported parameter:"))
+                .or_else(|| quoted("Unsupported value:"))
+                .or_else(|| quoted("Unknown parameter:"))
+                .or_else(|| quoted("Unrecognized request argument supplied:"))?
+        } else {
+            let (param, _) = message.split_once(": Extra inputs are not permitted")?;
+            param.to_owned()
+        };
+        let top = param.split('.').next().unwrap_or_default();
+        if param.is_empty() || ESSENTIAL.contains(&top) {
+            return None;
+        }
+        // "... Use 'max_completion_tokens' instead."
+        let instead = message
+            .split_once("Use '")
+            .and_then(|(_, rest)| rest.split_once("' instead"))
+            .map(|(to, _)| to.to_owned())
+            .filter(|to| !to.contains('.') && !ESSENTIAL.contains(&to.as_str()));
+        Some(match instead {
+            Some(to) => Adapt::Rename { from: param, to },
+            None => Adapt::Drop(param),
+        })
+    }
+
+    /// Applies the change; false when the body has nothing it changes.
+    pub fn apply(&self, body: &mut Value) -> bool {
+        match self {
+            Adapt::Rename { from, to } => {
+                let Some(object) = body.as_object_mut() else {
+                    return false;
+                };
+                match object.remove(from) {
+                    Some(value) => {
+                        object.insert(to.clone(), value);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Adapt::Drop(path) => {
+                let (parent, key) = match path.rsplit_once('.') {
+                    Some((parent, key)) => (Some(parent), key),
+                    None => (None, path.as_str()),
+                };
+                let target = match parent {
+                    Some(parent) => parent.split('.').try_fold(&mut *body, |v, k| v.get_mut(k)),
+                    None => Some(&mut *body),
+                };
+                let removed = target
+                    .and_then(Value::as_object_mut)
+                    .and_then(|object| object.remove(key))
+                    .is_some();
+                // An object left empty goes too (`reasoning: {}` is no better than none).
+                if let Some(parent) = parent.filter(|_| removed)
+                    && let Some(object) = body.as_object_mut()
+                    && object
+                        .get(parent)
+                        .is_some_and(|v| v.as_object().is_some_and(|o| o.is_empty()))
+                {
+                    object.remove(parent);
+                }
+                removed
+            }
+        }
+    }
+
+    /// What the person is told.
+    fn describe(&self, model: &str) -> String {
+        match self {
+            Adapt::Rename { from, to } => {
+                format!("{model} refused `{from}`: sending `{to}` instead (remembered for this model)")
+            }
+            Adapt::Drop(param) => {
+                format!("{model} refused `{param}`: leaving it out (remembered for this model)")
+            }
+        }
+    }
 }
 
 impl HttpProvider {
@@ -99,15 +233,37 @@ impl HttpProvider {
             label: label.into(),
             settings,
             client,
+            adapted: Mutex::default(),
         })
     }
 
     fn url(&self) -> String {
-        format!(
-            "{}{}",
-            self.settings.base_url.trim_end_matches('/'),
-            self.endpoint.wire.path()
-        )
+        let base = self.settings.base_url.trim_end_matches('/');
+        let path = self.endpoint.wire.path();
+        // Anthropic's base URL is the host root; one given with the SDKs' other habit
+        // (`.../v1`) must not become `/v1/v1/messages`.
+        let base = match path.strip_prefix("/v1/") {
+            Some(_) => base.strip_suffix("/v1").unwrap_or(base),
+            None => base,
+        };
+        format!("{base}{path}")
+    }
+
+    /// What to check when the URL answers with no model API.
+    fn url_hint(&self) -> String {
+        let base = self.settings.base_url.trim_end_matches('/');
+        match self.endpoint.wire {
+            WireFormat::Anthropic => {
+                "Check the base URL: Anthropic-compatible servers take the host root (brute adds /v1/messages)."
+                    .to_owned()
+            }
+            WireFormat::OpenAiChat | WireFormat::Responses if !base.ends_with("/v1") => {
+                format!("Check the base URL: OpenAI-compatible servers serve their API under /v1 (try {base}/v1).")
+            }
+            WireFormat::OpenAiChat | WireFormat::Responses => {
+                "Check the base URL (and that the server speaks this API).".to_owned()
+            }
+        }
     }
 
     fn request(&self, body: &Value) -> reqwest::RequestBuilder {
@@ -136,10 +292,13 @@ impl HttpProvider {
             .await
             .map_err(|_| Attempt::retry(ProviderError::IdleTimeout(limit.as_secs())))?
             .map_err(|e| {
-                Attempt::retry(ProviderError::Connect {
+                // reqwest names the URL in its own message; the error names it once.
+                let mut attempt = Attempt::retry(ProviderError::Connect {
                     url: self.url(),
-                    message: error_chain(&e),
-                })
+                    message: root_cause(&e),
+                });
+                attempt.connect = true;
+                attempt
             })?;
         let status = response.status();
         if status.is_success() {
@@ -147,10 +306,10 @@ impl HttpProvider {
         }
         let retry_after = retry_after(&response);
         let text = response.text().await.unwrap_or_default();
-        Err(self.classify(status, &text, retry_after))
+        Err(self.classify(status, &text, retry_after, model_of(body)))
     }
 
-    fn classify(&self, status: StatusCode, body: &str, retry_after: Option<Duration>) -> Attempt {
+    fn classify(&self, status: StatusCode, body: &str, retry_after: Option<Duration>, model: &str) -> Attempt {
         let message = error_message(body);
         let code = status.as_u16();
         let error = match code {
@@ -160,6 +319,19 @@ impl HttpProvider {
                 hint: self.settings.key_hint.clone(),
             },
             400 | 413 if is_context_error(body) => ProviderError::ContextTooLong(message),
+            400 | 404 if is_unknown_model(body) => ProviderError::UnknownModel {
+                model: model.to_owned(),
+                message,
+            },
+            404 => ProviderError::NotFound {
+                url: self.url(),
+                detail: if body.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                },
+                hint: self.url_hint(),
+            },
             _ => ProviderError::Http { status: code, message },
         };
         let retryable =
@@ -168,26 +340,79 @@ impl HttpProvider {
             error,
             retryable,
             retry_after,
+            adapt: (code == 400).then(|| Adapt::from_error(body)).flatten(),
+            connect: false,
         }
+    }
+
+    /// The error for a 200 whose body is no model API's: an HTML page (a web server or a
+    /// proxy's login page) or other text.
+    fn not_an_api(&self, content_type: &str, body: &str) -> ProviderError {
+        let trimmed = body.trim_start();
+        let what = if content_type.contains("html") || trimmed.starts_with('<') {
+            match html_title(trimmed) {
+                Some(title) => format!("an HTML page (\"{title}\")"),
+                None => "an HTML page".to_owned(),
+            }
+        } else if trimmed.is_empty() {
+            "an empty body".to_owned()
+        } else {
+            let snippet: String = trimmed.chars().take(80).collect();
+            format!(
+                "a body that is neither JSON nor an event stream (\"{}\")",
+                snippet.trim_end()
+            )
+        };
+        ProviderError::NotAnApi {
+            url: self.url(),
+            what,
+            hint: self.url_hint(),
+        }
+    }
+
+    /// A whole answer (not streamed, or a server that ignored `stream: true`), decoded and
+    /// forwarded as deltas.
+    fn whole(
+        &self,
+        content_type: &str,
+        text: &str,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Completion, ProviderError> {
+        let value: Value = serde_json::from_str(text).map_err(|_| self.not_an_api(content_type, text))?;
+        let completion = self.endpoint.wire.decode_full(&value)?;
+        if !completion.reasoning.is_empty() {
+            on_delta(Delta::Reasoning(completion.reasoning.clone()));
+        }
+        if !completion.text.is_empty() {
+            on_delta(Delta::Text(completion.text.clone()));
+        }
+        Ok(completion)
     }
 
     async fn attempt(&self, body: &Value, on_delta: &mut (dyn FnMut(Delta) + Send)) -> Result<Completion, Attempt> {
         let response = self.send(body).await?;
-        if !self.settings.stream {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let streamed = content_type.contains("event-stream");
+        if !self.settings.stream || !streamed && !content_type.is_empty() {
             // A whole (non-streamed) answer can take long to generate: allow several idle periods.
             let limit = self.settings.idle_timeout.saturating_mul(5);
-            let value: Value = tokio::time::timeout(limit, response.json())
+            let text = tokio::time::timeout(limit, response.text())
                 .await
                 .map_err(|_| Attempt::fatal(ProviderError::IdleTimeout(limit.as_secs())))?
-                .map_err(|e| Attempt::fatal(ProviderError::Decode(format!("response body: {e}"))))?;
-            let completion = self.endpoint.wire.decode_full(&value).map_err(Attempt::fatal)?;
-            if !completion.reasoning.is_empty() {
-                on_delta(Delta::Reasoning(completion.reasoning.clone()));
+                .map_err(|e| Attempt::fatal(ProviderError::StreamCut(error_chain(&e.without_url()))))?;
+            // A stream sent under another content type is still a stream.
+            if self.settings.stream && text.lines().any(|l| l.starts_with("data:")) {
+                let chunks = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(text.into_bytes())]);
+                return decode_stream(chunks, self.endpoint.wire.decoder(), None, on_delta)
+                    .await
+                    .map_err(Attempt::fatal);
             }
-            if !completion.text.is_empty() {
-                on_delta(Delta::Text(completion.text.clone()));
-            }
-            return Ok(completion);
+            return self.whole(&content_type, &text, on_delta).map_err(Attempt::fatal);
         }
         let mut emitted = false;
         let mut forward = |delta: Delta| {
@@ -209,8 +434,28 @@ impl HttpProvider {
                 error,
                 retryable: overloaded && !emitted,
                 retry_after: None,
+                adapt: None,
+                connect: false,
             }
         })
+    }
+
+    /// What `model` refused so far.
+    fn adaptations(&self, model: &str) -> Vec<Adapt> {
+        let adapted = self.adapted.lock().unwrap_or_else(|e| e.into_inner());
+        adapted.get(model).cloned().unwrap_or_default()
+    }
+
+    /// Remembers an adaptation for `model`; false when it was already known (so adapting
+    /// did not help).
+    fn learn(&self, model: &str, adapt: &Adapt) -> bool {
+        let mut adapted = self.adapted.lock().unwrap_or_else(|e| e.into_inner());
+        let known = adapted.entry(model.to_owned()).or_default();
+        if known.contains(adapt) {
+            return false;
+        }
+        known.push(adapt.clone());
+        true
     }
 
     fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
@@ -230,6 +475,11 @@ struct Attempt {
     error: ProviderError,
     retryable: bool,
     retry_after: Option<Duration>,
+    /// A refused parameter, when changing it may make the request acceptable.
+    adapt: Option<Adapt>,
+    /// The server could not be reached: worth one more try, not more (a server that is not
+    /// there rarely appears within seconds, and each try costs the connect timeout).
+    connect: bool,
 }
 
 impl Attempt {
@@ -238,13 +488,21 @@ impl Attempt {
             error,
             retryable: true,
             retry_after: None,
+            adapt: None,
+            connect: false,
         }
+    }
+    /// How many attempts a failure like this one deserves, at most `max`.
+    fn attempts(&self, max: u32) -> u32 {
+        if self.connect { max.min(2) } else { max }
     }
     fn fatal(error: ProviderError) -> Self {
         Self {
             error,
             retryable: false,
             retry_after: None,
+            adapt: None,
+            connect: false,
         }
     }
 }
@@ -260,13 +518,30 @@ impl Provider for HttpProvider {
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(async move {
-            let body = self.endpoint.wire.body(request, self.settings.stream);
+            let mut body = self.endpoint.wire.body(request, self.settings.stream);
+            for adapt in self.adaptations(request.model) {
+                adapt.apply(&mut body);
+            }
             let max_attempts = self.settings.max_attempts.max(1);
             let mut attempt = 1;
             loop {
                 match self.attempt(&body, on_delta).await {
                     Ok(completion) => return Ok(completion),
-                    Err(failed) if failed.retryable && attempt < max_attempts => {
+                    // A refused parameter is changed once and remembered; refused again
+                    // after that, the error stands.
+                    Err(Attempt {
+                        adapt: Some(adapt),
+                        error,
+                        ..
+                    }) => {
+                        if !self.learn(request.model, &adapt) || !adapt.apply(&mut body) {
+                            return Err(error);
+                        }
+                        tracing::info!(model = request.model, ?adapt, %error, "adapting the request");
+                        on_delta(Delta::Notice(adapt.describe(request.model)));
+                    }
+                    Err(failed) if failed.retryable && attempt < failed.attempts(max_attempts) => {
+                        let max_attempts = failed.attempts(max_attempts);
                         let delay = self.backoff(attempt, failed.retry_after);
                         tracing::warn!(attempt, ?delay, error = %failed.error, "retrying request");
                         on_delta(Delta::Retrying {
@@ -323,6 +598,42 @@ pub fn error_message(body: &str) -> String {
     }
 }
 
+/// The model a request body names.
+fn model_of(body: &Value) -> &str {
+    body["model"].as_str().unwrap_or_default()
+}
+
+/// An error that says the model does not exist (OpenAI `model_not_found`, Anthropic
+/// `not_found_error` "model: ...", Ollama "model ... not found", OpenRouter "not a valid model ID").
+fn is_unknown_model(body: &str) -> bool {
+    let value: Value = serde_json::from_str(body).unwrap_or_default();
+    if value["error"]["code"] == "model_not_found" {
+        return true;
+    }
+    let message = error_message(body).to_ascii_lowercase();
+    message.contains("model")
+        && [
+            "not found",
+            "does not exist",
+            "not exist",
+            "not a valid model",
+            "unknown model",
+            "model: ",
+        ]
+        .iter()
+        .any(|needle| message.contains(needle))
+}
+
+/// The `<title>` of an HTML page, shortened.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open = start + lower[start..].find('>')? + 1;
+    let end = open + lower[open..].find("</title")?;
+    let title: String = html.get(open..end)?.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then(|| title.chars().take(60).collect())
+}
+
 fn is_context_error(body: &str) -> bool {
     let m = body.to_ascii_lowercase();
     [
@@ -338,6 +649,16 @@ fn is_context_error(body: &str) -> bool {
     .any(|needle| m.contains(needle))
 }
 
+/// The innermost cause of an error (`Connection refused (os error 111)`): the layers above
+/// it only repeat the URL and the library's plumbing.
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
+}
+
 /// An error with its causes, joined by `: `.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -348,4 +669,82 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn openai_error(message: &str, param: Value, code: &str) -> String {
+        json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
+            .to_string()
+    }
+
+    #[test]
+    fn refused_parameters_become_adaptations() {
+        let max_tokens = openai_error(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            json!("max_tokens"),
+            "unsupported_parameter",
+        );
+        assert_eq!(
+            Adapt::from_error(&max_tokens),
+            Some(Adapt::Rename {
+                from: "max_tokens".into(),
+                to: "max_completion_tokens".into()
+            })
+        );
+        let temperature = openai_error(
+            "Unsupported value: 'temperature' does not support 0.5 with this model. Only the default (1) value is supported.",
+            Value::Null,
+            "unsupported_value",
+        );
+        assert_eq!(Adapt::from_error(&temperature), Some(Adapt::Drop("temperature".into())));
+        let effort = openai_error(
+            "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+            json!("reasoning.effort"),
+            "unsupported_parameter",
+        );
+        assert_eq!(Adapt::from_error(&effort), Some(Adapt::Drop("reasoning.effort".into())));
+        let unknown = openai_error(
+            "Unrecognized request argument supplied: reasoning_effort",
+            Value::Null,
+            "",
+        );
+        assert_eq!(
+            Adapt::from_error(&unknown),
+            Some(Adapt::Drop("reasoning_effort".into()))
+        );
+        let anthropic = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "output_config: Extra inputs are not permitted"}});
+        assert_eq!(
+            Adapt::from_error(&anthropic.to_string()),
+            Some(Adapt::Drop("output_config".into()))
+        );
+        // What a request cannot do without is never adapted away, nor are other errors.
+        let tools = openai_error(
+            "Unsupported parameter: 'tools'",
+            json!("tools"),
+            "unsupported_parameter",
+        );
+        assert_eq!(Adapt::from_error(&tools), None);
+        let other = openai_error("The model `x` does not exist", Value::Null, "model_not_found");
+        assert_eq!(Adapt::from_error(&other), None);
+        assert_eq!(Adapt::from_error("<html>"), None);
+    }
+
+    #[test]
+    fn adaptations_change_only_what_is_there() {
+        let mut body = json!({"max_tokens": 5, "reasoning": {"effort": "low"}, "temperature": 0.5});
+        let rename = Adapt::Rename {
+            from: "max_tokens".into(),
+            to: "max_completion_tokens".into(),
+        };
+        assert!(rename.apply(&mut body));
+        assert!(!rename.apply(&mut body), "nothing left to rename");
+        assert!(Adapt::Drop("reasoning.effort".into()).apply(&mut body));
+        assert!(Adapt::Drop("temperature".into()).apply(&mut body));
+        assert!(!Adapt::Drop("reasoning.summary".into()).apply(&mut body));
+        assert_eq!(body, json!({"max_completion_tokens": 5}), "an emptied object goes too");
+    }
 }

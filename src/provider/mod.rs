@@ -35,6 +35,61 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// How hard a reasoning model thinks; each wire format and model maps it to its own form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    /// The levels, as settings and `--effort` spell them.
+    pub const NAMES: [&'static str; 3] = ["low", "medium", "high"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "low" => Some(Self::Low),
+            "medium" => Some(Self::Medium),
+            "high" => Some(Self::High),
+            _ => None,
+        }
+    }
+
+    /// The name OpenAI's `reasoning_effort` / `reasoning.effort` and Anthropic's
+    /// `output_config.effort` take.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// Reasoning a provider returned in a form it wants back in the later requests of the same
+/// turn: without it the model loses its thread between tool calls, and Anthropic refuses
+/// the request when thinking is on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningItem {
+    /// How many of the message's other parts (text, tool calls) came before it, so
+    /// interleaved reasoning goes back where it was.
+    pub at: usize,
+    pub kind: ReasoningKind,
+}
+
+/// The wire-specific payload of a [`ReasoningItem`]; each wire format sends back its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ReasoningKind {
+    /// An Anthropic `thinking` block and the signature that lets it be sent back.
+    Thinking { text: String, signature: String },
+    /// An Anthropic `redacted_thinking` block.
+    RedactedThinking { data: String },
+    /// An OpenAI Responses reasoning item, encrypted for use with `store: false`.
+    Encrypted { summary: Vec<String>, content: String },
+}
+
 /// One message of the conversation, in neutral form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
@@ -46,6 +101,9 @@ pub enum Message {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// Sent back within the turn only, so never saved in session files.
+        #[serde(skip)]
+        reasoning: Vec<ReasoningItem>,
     },
     Tool {
         call_id: String,
@@ -58,8 +116,17 @@ pub enum Message {
 /// Token counts reported by the provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token, the cached ones included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (part of `input_tokens`; billed
+    /// at a fraction): Anthropic `cache_read_input_tokens`, OpenAI `cached_tokens`.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache (part of `input_tokens`): Anthropic
+    /// `cache_creation_input_tokens`, OpenAI `cache_write_tokens`.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
@@ -67,6 +134,8 @@ impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
     }
 }
 
@@ -80,6 +149,28 @@ pub struct ChatRequest<'a> {
     pub max_tokens: u32,
     /// Sampling temperature; `None` leaves the provider's default.
     pub temperature: Option<f32>,
+    /// Reasoning effort; `None` leaves the model's default (thinking off where it is optional).
+    pub reasoning_effort: Option<Effort>,
+}
+
+impl ChatRequest<'_> {
+    /// Whether the assistant message at `index` goes with its reasoning: it belongs to the
+    /// current turn (after the last user message), or its tool results are the last thing
+    /// before that message (a turn interrupted after its tools ran: the API still sees an
+    /// open tool loop there).
+    pub fn replays_reasoning(&self, index: usize) -> bool {
+        let turn_start = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }))
+            .unwrap_or(0);
+        index > turn_start
+            || index < turn_start
+                && self.messages[index + 1..turn_start]
+                    .iter()
+                    .all(|m| matches!(m, Message::Tool { .. }))
+                && matches!(self.messages.get(index + 1), Some(Message::Tool { .. }))
+    }
 }
 
 /// Why the model stopped.
@@ -104,6 +195,9 @@ pub enum Delta {
         delay_ms: u64,
         reason: String,
     },
+    /// Something the person should know about the request, e.g. a parameter the model
+    /// refused and that brute adapted.
+    Notice(String),
 }
 
 /// The assembled result of one model request.
@@ -111,6 +205,8 @@ pub enum Delta {
 pub struct Completion {
     pub text: String,
     pub reasoning: String,
+    /// Reasoning to send back in the turn's later requests.
+    pub reasoning_items: Vec<ReasoningItem>,
     pub tool_calls: Vec<ToolCall>,
     pub stop_reason: Option<StopReason>,
     pub usage: Usage,
@@ -127,6 +223,14 @@ pub enum ProviderError {
     Http { status: u16, message: String },
     #[error("could not reach the provider at {url}: {message}")]
     Connect { url: String, message: String },
+    #[error("{url} answered with {what}, not a model API. {hint}")]
+    NotAnApi { url: String, what: String, hint: String },
+    #[error("nothing answers at {url} (HTTP 404{detail}). {hint}")]
+    NotFound { url: String, detail: String, hint: String },
+    #[error(
+        "the provider does not know the model `{model}` ({message}); choose another with --model or `model` in config.toml"
+    )]
+    UnknownModel { model: String, message: String },
     #[error("the response stream was cut before it finished: {0}")]
     StreamCut(String),
     #[error("no data from the provider for {0} seconds")]
@@ -167,6 +271,30 @@ pub trait StreamDecoder: Send {
     fn finish(self: Box<Self>) -> Result<Completion, ProviderError>;
 }
 
+/// A message's wire parts (its text, then its tool calls) with its reasoning put back where
+/// it was: `block` turns an item into this wire's form (`None` skips it). Reasoning with
+/// nothing after it is kept only when `trailing` (Responses refuses a reasoning item
+/// without the item it led to).
+pub(crate) fn interleave(
+    parts: Vec<Value>,
+    reasoning: &[ReasoningItem],
+    trailing: bool,
+    block: impl Fn(&ReasoningKind) -> Option<Value>,
+) -> Vec<Value> {
+    let mut out = Vec::with_capacity(parts.len() + reasoning.len());
+    let mut pending = reasoning.iter().peekable();
+    for (index, part) in parts.into_iter().enumerate() {
+        while let Some(item) = pending.next_if(|item| item.at <= index) {
+            out.extend(block(&item.kind));
+        }
+        out.push(part);
+    }
+    if trailing {
+        out.extend(pending.filter_map(|item| block(&item.kind)));
+    }
+    out
+}
+
 /// Normalizes assembled tool calls: empty arguments become `{}` (a tool with no parameters),
 /// and when the model was cut off by its token limit, calls whose arguments are not complete
 /// JSON are dropped: a half-received tool call must never run.
@@ -180,5 +308,94 @@ pub(crate) fn finalize_calls(completion: &mut Completion) {
         completion
             .tool_calls
             .retain(|call| serde_json::from_str::<Value>(&call.arguments).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn assistant(calls: usize) -> Message {
+        Message::Assistant {
+            text: "t".into(),
+            tool_calls: (0..calls)
+                .map(|i| ToolCall {
+                    id: format!("c{i}"),
+                    name: "read".into(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            reasoning: Vec::new(),
+        }
+    }
+
+    fn tool() -> Message {
+        Message::Tool {
+            call_id: "c0".into(),
+            name: "read".into(),
+            content: "x".into(),
+            is_error: false,
+        }
+    }
+
+    fn user() -> Message {
+        Message::User { text: "u".into() }
+    }
+
+    #[test]
+    fn reasoning_goes_back_within_the_turn_and_to_an_open_tool_loop() {
+        let messages = [
+            user(),
+            assistant(1), // 1: an earlier turn's loop, closed by its answer
+            tool(),
+            assistant(0), // 3: that turn's answer
+            user(),
+            assistant(1), // 5: this turn
+            tool(),
+        ];
+        let request = ChatRequest {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 1,
+            temperature: None,
+            reasoning_effort: None,
+        };
+        let replayed: Vec<usize> = (0..messages.len())
+            .filter(|i| matches!(messages[*i], Message::Assistant { .. }) && request.replays_reasoning(*i))
+            .collect();
+        assert_eq!(replayed, [5]);
+        // Interrupted after its tools ran, then a new prompt: that loop is still open.
+        let interrupted = [user(), assistant(1), tool(), user()];
+        let request = ChatRequest {
+            messages: &interrupted,
+            ..request
+        };
+        assert!(request.replays_reasoning(1));
+    }
+
+    #[test]
+    fn interleave_puts_reasoning_back_where_it_was() {
+        let item = |at: usize, n: &str| ReasoningItem {
+            at,
+            kind: ReasoningKind::RedactedThinking { data: n.into() },
+        };
+        let block = |kind: &ReasoningKind| match kind {
+            ReasoningKind::RedactedThinking { data } => Some(json!(data)),
+            _ => None,
+        };
+        let parts = vec![json!("text"), json!("call")];
+        let reasoning = [item(0, "r0"), item(1, "r1"), item(2, "r2")];
+        assert_eq!(
+            interleave(parts.clone(), &reasoning, true, block),
+            [json!("r0"), json!("text"), json!("r1"), json!("call"), json!("r2")]
+        );
+        assert_eq!(
+            interleave(parts, &reasoning, false, block),
+            [json!("r0"), json!("text"), json!("r1"), json!("call")],
+            "reasoning that led to nothing is dropped where the API wants a following item"
+        );
     }
 }

@@ -17,7 +17,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     for message in req.messages {
         messages.push(match message {
             Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls, .. } => {
                 // Null content is only accepted beside tool calls (Ollama refuses it otherwise).
                 let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
                 let mut m = json!({"role": "assistant", "content": content});
@@ -34,16 +34,29 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
         });
     }
+    let facts = super::spec::model_facts(req.model);
     let mut body = json!({
         "model": req.model,
         "messages": messages,
         "stream": stream,
-        "max_tokens": req.max_tokens,
     });
+    // Reasoning models refuse `max_tokens`; compatible servers (Ollama, vLLM, llama.cpp)
+    // know only `max_tokens`.
+    let limit = if facts.openai_reasoning {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit] = json!(req.max_tokens);
     if stream {
         body["stream_options"] = json!({"include_usage": true});
     }
-    if let Some(temperature) = req.temperature {
+    // OpenAI's reasoning models and compatible servers (Ollama, vLLM, OpenRouter) take
+    // `reasoning_effort`; OpenAI's other models refuse it.
+    if let Some(effort) = req.reasoning_effort.filter(|_| !facts.openai_plain) {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
+    if let Some(temperature) = req.temperature.filter(|t| !facts.fixed_temperature || *t == 1.0) {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {
@@ -68,9 +81,12 @@ fn stop_reason(finish: &str) -> StopReason {
 
 fn usage(value: &Value) -> Option<Usage> {
     let u = value.get("usage").filter(|u| u.is_object())?;
+    let details = &u["prompt_tokens_details"];
     Some(Usage {
         input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
         output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: details["cached_tokens"].as_u64().unwrap_or(0),
+        cache_write_tokens: details["cache_write_tokens"].as_u64().unwrap_or(0),
     })
 }
 

@@ -120,6 +120,7 @@ impl Provider for ReplayProvider {
                 })
                 .collect();
             Ok(Completion {
+                reasoning_items: Vec::new(),
                 text: turn.text.clone(),
                 reasoning: turn.reasoning.clone(),
                 stop_reason: Some(if tool_calls.is_empty() {
@@ -131,6 +132,7 @@ impl Provider for ReplayProvider {
                 usage: Usage {
                     input_tokens: request.messages.len() as u64,
                     output_tokens: turn.text.split_whitespace().count() as u64,
+                    ..Usage::default()
                 },
             })
         })

@@ -1,26 +1,38 @@
 //! OpenAI Responses (`POST {base}/responses`), used statelessly (`store: false`): the whole
-//! conversation is sent as input items each time.
+//! conversation is sent as input items each time, with the turn's reasoning items in their
+//! encrypted form (`include: ["reasoning.encrypted_content"]`), as stateless use requires.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Usage;
-use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder, ToolCall};
+use super::{
+    ChatRequest, Completion, Delta, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason, StreamDecoder,
+    ToolCall, Usage,
+};
 
 /// Builds the JSON body for a Responses request.
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     let mut input = Vec::with_capacity(req.messages.len());
-    for message in req.messages {
+    for (index, message) in req.messages.iter().enumerate() {
         match message {
             Message::User { text } => input.push(json!({"role": "user", "content": text})),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                let mut parts = Vec::new();
                 if !text.is_empty() {
-                    input.push(json!({"role": "assistant", "content": text}));
+                    parts.push(json!({"role": "assistant", "content": text}));
                 }
                 for call in tool_calls {
-                    input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
+                    parts.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
                 }
+                if req.replays_reasoning(index) {
+                    parts = super::interleave(parts, reasoning, false, reasoning_input);
+                }
+                input.extend(parts);
             }
             Message::Tool { call_id, content, .. } => {
                 input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}))
@@ -37,7 +49,17 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     if !req.system.is_empty() {
         body["instructions"] = json!(req.system);
     }
-    if let Some(temperature) = req.temperature {
+    let facts = super::spec::model_facts(req.model);
+    if facts.openai_reasoning {
+        // Reasoning items come back encrypted so they can be sent back without `store`; the
+        // summary is what the person sees (refused for unverified organizations: adapted).
+        body["include"] = json!(["reasoning.encrypted_content"]);
+        body["reasoning"] = json!({"summary": "auto"});
+    }
+    if let Some(effort) = req.reasoning_effort.filter(|_| !facts.openai_plain) {
+        body["reasoning"]["effort"] = json!(effort.as_str());
+    }
+    if let Some(temperature) = req.temperature.filter(|t| !facts.fixed_temperature || *t == 1.0) {
         body["temperature"] = json!(temperature);
     }
     if !req.tools.is_empty() {
@@ -52,11 +74,58 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     body
 }
 
+/// A reasoning item as stateless input: its summary and encrypted content, no id (an id
+/// refers to a stored item, and nothing is stored).
+fn reasoning_input(kind: &ReasoningKind) -> Option<Value> {
+    match kind {
+        ReasoningKind::Encrypted { summary, content } => Some(json!({
+            "type": "reasoning",
+            "summary": summary.iter().map(|text| json!({"type": "summary_text", "text": text})).collect::<Vec<_>>(),
+            "encrypted_content": content,
+        })),
+        ReasoningKind::Thinking { .. } | ReasoningKind::RedactedThinking { .. } => None,
+    }
+}
+
+/// The encrypted reasoning of an output item, when it has any.
+fn reasoning_of(item: &Value) -> Option<ReasoningKind> {
+    let content = item["encrypted_content"].as_str().filter(|c| !c.is_empty())?;
+    let summary = item["summary"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part["text"].as_str().map(str::to_owned))
+        .collect();
+    Some(ReasoningKind::Encrypted {
+        summary,
+        content: content.to_owned(),
+    })
+}
+
+/// Places reasoning items (by output index) among the answer's parts as brute rebuilds
+/// them: its text first, then its calls.
+fn place_reasoning(reasoning: Vec<(u64, ReasoningKind)>, message: Option<u64>, calls: &[u64]) -> Vec<ReasoningItem> {
+    reasoning
+        .into_iter()
+        .map(|(index, kind)| {
+            let text_before = usize::from(message.is_some_and(|m| m < index));
+            let calls_before = calls.iter().filter(|c| **c < index).count();
+            ReasoningItem {
+                at: text_before + calls_before,
+                kind,
+            }
+        })
+        .collect()
+}
+
 fn read_usage(response: &Value) -> Usage {
     let u = &response["usage"];
+    let details = &u["input_tokens_details"];
     Usage {
         input_tokens: u["input_tokens"].as_u64().unwrap_or(0),
         output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: details["cached_tokens"].as_u64().unwrap_or(0),
+        cache_write_tokens: details["cache_write_tokens"].as_u64().unwrap_or(0),
     }
 }
 
@@ -86,6 +155,10 @@ pub struct Decoder {
     /// Function calls by output index; the item id maps argument deltas to them.
     calls: BTreeMap<u64, ToolCall>,
     item_index: BTreeMap<String, u64>,
+    /// Encrypted reasoning items by output index.
+    reasoning: Vec<(u64, ReasoningKind)>,
+    /// The output index of the first message item.
+    message: Option<u64>,
     done: bool,
 }
 
@@ -131,6 +204,16 @@ impl StreamDecoder for Decoder {
             "response.reasoning_summary_part.done" => {
                 self.completion.reasoning.push_str("\n\n");
                 out(Delta::Reasoning("\n\n".to_owned()));
+            }
+            "response.output_item.done" if value["item"]["type"] == "reasoning" => {
+                if let Some(kind) = reasoning_of(&value["item"]) {
+                    let index = value["output_index"].as_u64().unwrap_or(u64::MAX);
+                    self.reasoning.push((index, kind));
+                }
+            }
+            "response.output_item.added" if value["item"]["type"] == "message" => {
+                let index = value["output_index"].as_u64().unwrap_or(u64::MAX);
+                self.message = Some(self.message.map_or(index, |m| m.min(index)));
             }
             "response.output_item.added" | "response.output_item.done" if value["item"]["type"] == "function_call" => {
                 let index = value["output_index"].as_u64().unwrap_or(self.calls.len() as u64);
@@ -180,6 +263,8 @@ impl StreamDecoder for Decoder {
         if !this.done {
             return Err(ProviderError::StreamCut("no response.completed received".into()));
         }
+        let call_indices: Vec<u64> = this.calls.keys().copied().collect();
+        this.completion.reasoning_items = place_reasoning(this.reasoning, this.message, &call_indices);
         this.completion.tool_calls = this.calls.into_values().collect();
         super::finalize_calls(&mut this.completion);
         Ok(this.completion)
@@ -195,9 +280,12 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
         usage: read_usage(body),
         ..Completion::default()
     };
-    for item in body["output"].as_array().into_iter().flatten() {
+    let (mut reasoning, mut message, mut calls) = (Vec::new(), None, Vec::new());
+    for (index, item) in body["output"].as_array().into_iter().flatten().enumerate() {
+        let index = index as u64;
         match item["type"].as_str().unwrap_or_default() {
             "message" => {
+                message = message.or(Some(index));
                 for part in item["content"].as_array().into_iter().flatten() {
                     if let Some(text) = part["text"].as_str().or(part["refusal"].as_str()) {
                         completion.text.push_str(text);
@@ -208,11 +296,16 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                 for part in item["summary"].as_array().into_iter().flatten() {
                     completion.reasoning.push_str(part["text"].as_str().unwrap_or_default());
                 }
+                reasoning.extend(reasoning_of(item).map(|kind| (index, kind)));
             }
-            "function_call" => completion.tool_calls.push(call_from_item(item)),
+            "function_call" => {
+                calls.push(index);
+                completion.tool_calls.push(call_from_item(item));
+            }
             _ => {}
         }
     }
+    completion.reasoning_items = place_reasoning(reasoning, message, &calls);
     completion.stop_reason = Some(if body["status"] == "incomplete" {
         StopReason::MaxTokens
     } else if completion.tool_calls.is_empty() {

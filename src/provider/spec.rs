@@ -10,11 +10,12 @@ use super::anthropic;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
     Anthropic,
-    /// OpenAI Chat Completions (and any compatible server given by base URL).
+    /// OpenAI: the Responses API at api.openai.com, Chat Completions at any other base URL
+    /// (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
     OpenAi,
     /// A local Ollama server through its OpenAI-compatible route.
     Ollama,
-    /// OpenAI Responses API.
+    /// OpenAI Responses API at any base URL.
     Responses,
     /// Plays a script; needs no network and no key.
     Replay,
@@ -140,12 +141,18 @@ pub struct ProviderSpec {
     /// The name people know it by, for messages.
     pub label: &'static str,
     pub transport: Transport,
+    /// Hosts that speak a better wire format of their own than the transport's: there that
+    /// format is used (api.openai.com gets the Responses API, as Codex uses it; every other
+    /// OpenAI-compatible server keeps Chat Completions).
+    pub native_wire: &'static [(&'static str, WireFormat)],
     /// Where requests go when nothing sets a base URL; `None` for providers without one.
     pub default_base_url: Option<&'static str>,
     /// The environment variable that overrides the default base URL.
     pub base_url_var: Option<BaseUrlVar>,
     pub default_model: &'static str,
-    /// Where its key is read from, first match wins (`BRUTE_API_KEY` and `api_key` win over these).
+    /// Where its key is read from, first match wins. `BRUTE_API_KEY` and `api_key` win over
+    /// these when the provider is named (flag, variable, config), and are never used when the
+    /// provider was detected from one of these variables.
     pub key_vars: &'static [&'static str],
     /// The default endpoint refuses requests without a key: loading fails early (unless a
     /// base URL points elsewhere, e.g. a local compatible server).
@@ -163,6 +170,17 @@ impl ProviderSpec {
             Transport::Http(endpoint) => Some(endpoint),
             Transport::Replay => None,
         }
+    }
+
+    /// The endpoint for requests to `base_url`: the transport's, with the wire format of
+    /// [`ProviderSpec::native_wire`] when the URL's host has one.
+    pub fn endpoint_for(&self, base_url: &str) -> Option<Endpoint> {
+        let mut endpoint = self.endpoint()?;
+        let host = host_of(base_url);
+        if let Some((_, wire)) = self.native_wire.iter().find(|(h, _)| h.eq_ignore_ascii_case(host)) {
+            endpoint.wire = *wire;
+        }
+        Some(endpoint)
     }
 
     /// `host:port` of the default base URL, for the probe and its message.
@@ -187,6 +205,87 @@ impl ProviderSpec {
     }
 }
 
+/// The host of a URL (`https://api.openai.com/v1` → `api.openai.com`), without port or user.
+pub fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    if authority.starts_with('[') {
+        return authority
+            .split_once(']')
+            .map_or(authority, |(h, _)| h)
+            .trim_start_matches('[');
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// How a Claude model is asked to think.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaudeThinking {
+    /// Not a thinking model (Claude 3.5 and older, or not Claude).
+    None,
+    /// `thinking: {type: "enabled", budget_tokens}` (Claude 3.7 to 4.5, and unknown names).
+    Budget,
+    /// `thinking: {type: "adaptive"}` with `output_config.effort` (Claude 4.6 on; 4.7 on
+    /// refuses the budget form with a 400).
+    Adaptive,
+}
+
+/// What brute knows of a model from its name: which request parameters it takes. Names are
+/// read without a router's `vendor/` prefix (`openai/gpt-5` on OpenRouter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelFacts {
+    /// An OpenAI reasoning model (o-series, gpt-5 on): `max_completion_tokens` instead of
+    /// `max_tokens`, no temperature but the default, reasoning effort and encrypted reasoning.
+    pub openai_reasoning: bool,
+    /// A known OpenAI model that does not reason: reasoning parameters are refused.
+    pub openai_plain: bool,
+    pub claude_thinking: ClaudeThinking,
+    /// Refuses every sampling temperature but the default (OpenAI reasoning models, Claude 4.7 on).
+    pub fixed_temperature: bool,
+}
+
+/// The facts of `model` (see [`ModelFacts`]).
+pub fn model_facts(model: &str) -> ModelFacts {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let o_series = name.len() > 1 && name.starts_with('o') && name.as_bytes()[1].is_ascii_digit();
+    let gpt_major = name
+        .strip_prefix("gpt-")
+        .and_then(|rest| rest.split(['.', '-']).next())
+        .and_then(|major| major.parse::<u32>().ok());
+    let openai_reasoning = o_series || gpt_major.is_some_and(|m| m >= 5) || name.starts_with("codex-mini");
+    let openai_plain = !openai_reasoning && ["gpt-4", "gpt-3.5", "chatgpt-"].iter().any(|p| name.starts_with(p));
+    let (claude_thinking, claude_fixed) = match name.strip_prefix("claude-") {
+        None => (ClaudeThinking::None, false),
+        Some(rest) => match claude_version(rest) {
+            Some(v) if v >= (4, 7) => (ClaudeThinking::Adaptive, true),
+            Some(v) if v >= (4, 6) => (ClaudeThinking::Adaptive, false),
+            Some(v) if v >= (3, 7) => (ClaudeThinking::Budget, false),
+            Some(_) => (ClaudeThinking::None, false),
+            // A name without a version: the preview models are of the newest kind.
+            None if rest.contains("preview") => (ClaudeThinking::Adaptive, true),
+            None => (ClaudeThinking::Budget, false),
+        },
+    };
+    ModelFacts {
+        openai_reasoning,
+        openai_plain,
+        claude_thinking,
+        fixed_temperature: openai_reasoning || claude_fixed,
+    }
+}
+
+/// (major, minor) from the part of a Claude id after `claude-`: numbers after the family
+/// (`sonnet-4-5-20250929`) or before it (`3-7-sonnet-20250219`); an 8-digit date is no version.
+fn claude_version(rest: &str) -> Option<(u32, u32)> {
+    let mut numbers = rest
+        .split(['-', '.'])
+        .filter(|p| !p.is_empty() && p.len() < 8 && p.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|p| p.parse::<u32>().ok());
+    let major = numbers.next()?;
+    Some((major, numbers.next().unwrap_or(0)))
+}
+
 /// A key variable for any provider (e.g. a compatible server at a custom base URL).
 pub const ANY_KEY_VAR: &str = "BRUTE_API_KEY";
 
@@ -199,6 +298,7 @@ static ANTHROPIC: ProviderSpec = ProviderSpec {
         wire: WireFormat::Anthropic,
         auth: Auth::Header("x-api-key"),
     }),
+    native_wire: &[],
     default_base_url: Some("https://api.anthropic.com"),
     base_url_var: Some(BaseUrlVar::Url("ANTHROPIC_BASE_URL")),
     default_model: "claude-sonnet-4-5",
@@ -217,6 +317,7 @@ static OPENAI: ProviderSpec = ProviderSpec {
         wire: WireFormat::OpenAiChat,
         auth: Auth::Bearer,
     }),
+    native_wire: &[("api.openai.com", WireFormat::Responses)],
     default_base_url: Some("https://api.openai.com/v1"),
     base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
     default_model: "gpt-5.1",
@@ -236,6 +337,7 @@ static OLLAMA: ProviderSpec = ProviderSpec {
         wire: WireFormat::OpenAiChat,
         auth: Auth::Bearer,
     }),
+    native_wire: &[],
     default_base_url: Some("http://127.0.0.1:11434/v1"),
     base_url_var: Some(BaseUrlVar::Host {
         var: "OLLAMA_HOST",
@@ -257,6 +359,7 @@ static RESPONSES: ProviderSpec = ProviderSpec {
         wire: WireFormat::Responses,
         auth: Auth::Bearer,
     }),
+    native_wire: &[],
     default_base_url: Some("https://api.openai.com/v1"),
     base_url_var: Some(BaseUrlVar::Url("OPENAI_BASE_URL")),
     default_model: "gpt-5.1",
@@ -272,6 +375,7 @@ static REPLAY: ProviderSpec = ProviderSpec {
     aliases: &[],
     label: "Replay",
     transport: Transport::Replay,
+    native_wire: &[],
     default_base_url: None,
     base_url_var: None,
     default_model: "replay",
@@ -381,6 +485,25 @@ mod tests {
         assert_eq!(host.base_url("https://box:5/"), "https://box:5/v1");
         assert_eq!(OLLAMA.env_vars(), ["OLLAMA_HOST"]);
         assert_eq!(OPENAI.env_vars(), ["OPENAI_API_KEY", "OPENAI_BASE_URL"]);
+        // With only OPENAI_API_KEY, OpenAI's own API gets Responses; compatible servers Chat.
+        let wire = |url: &str| OPENAI.endpoint_for(url).map(|e| e.wire);
+        assert_eq!(wire("https://api.openai.com/v1"), Some(WireFormat::Responses));
+        assert_eq!(wire("https://API.openai.com:443/v1/"), Some(WireFormat::Responses));
+        for other in [
+            "http://127.0.0.1:11434/v1",
+            "https://openrouter.ai/api/v1",
+            "http://api.openai.com.evil/v1",
+        ] {
+            assert_eq!(wire(other), Some(WireFormat::OpenAiChat), "{other}");
+        }
+        assert_eq!(
+            OPENAI
+                .endpoint_for(OPENAI.default_base_url.unwrap_or_default())
+                .map(|e| e.wire),
+            Some(WireFormat::Responses)
+        );
+        assert_eq!(REPLAY.endpoint_for("x"), None);
+        assert_eq!(host_of("http://user:pw@[::1]:8080/v1"), "::1");
         // A key is required only where there is a key variable to name.
         for spec in SPECS {
             assert!(!spec.key_required || !spec.key_vars.is_empty(), "{}", spec.name);
@@ -401,6 +524,55 @@ mod tests {
         for spec in SPECS {
             assert!(help.contains(spec.name), "--provider help lacks {}: {help}", spec.name);
         }
+    }
+
+    #[test]
+    fn model_facts_from_names() {
+        for reasoning in [
+            "gpt-5.1",
+            "gpt-5-mini",
+            "o3",
+            "o4-mini-2025-04-16",
+            "openai/gpt-5",
+            "gpt-6-sol",
+        ] {
+            let facts = model_facts(reasoning);
+            assert!(facts.openai_reasoning && facts.fixed_temperature, "{reasoning}");
+        }
+        for plain in ["gpt-4.1", "gpt-4o-mini", "chatgpt-4o-latest"] {
+            assert!(model_facts(plain).openai_plain, "{plain}");
+        }
+        for other in ["qwen3", "gpt-oss-20b", "mock-model", "olmo-2", "llama3.1:8b"] {
+            let facts = model_facts(other);
+            assert!(
+                !facts.openai_reasoning && !facts.openai_plain && !facts.fixed_temperature,
+                "{other}"
+            );
+            assert_eq!(facts.claude_thinking, ClaudeThinking::None, "{other}");
+        }
+        let thinking = |m: &str| model_facts(m).claude_thinking;
+        assert_eq!(thinking("claude-3-5-sonnet-20241022"), ClaudeThinking::None);
+        assert_eq!(thinking("claude-3-7-sonnet-20250219"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-opus-4-20250514"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-sonnet-4-5"), ClaudeThinking::Budget);
+        assert_eq!(thinking("claude-haiku-4-5-20251001"), ClaudeThinking::Budget);
+        assert_eq!(thinking("anthropic/claude-opus-4.6"), ClaudeThinking::Adaptive);
+        assert!(!model_facts("claude-sonnet-4-6").fixed_temperature);
+        for newest in [
+            "claude-opus-4-7",
+            "claude-sonnet-5",
+            "claude-fable-5-1",
+            "claude-mythos-preview",
+        ] {
+            let facts = model_facts(newest);
+            assert_eq!(facts.claude_thinking, ClaudeThinking::Adaptive, "{newest}");
+            assert!(facts.fixed_temperature, "{newest}");
+        }
+        assert_eq!(
+            thinking("claude-custom"),
+            ClaudeThinking::Budget,
+            "unknown: the API decides"
+        );
     }
 
     #[test]

@@ -600,6 +600,7 @@ mod tests {
                 message: Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call],
+                    reasoning: Vec::new(),
                 },
             },
         ];

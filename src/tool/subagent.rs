@@ -96,6 +96,7 @@ impl Tool for SubAgentTool {
                     parent.max_tokens,
                     ctx.root.clone(),
                 )
+                .with_effort(parent.effort())
                 .with_skills(parent.skills.clone())
                 .with_overflow_dir(parent.overflow_dir.clone())
                 .with_requests(parent.requests.clone()),

@@ -348,7 +348,7 @@ impl App {
         for message in messages {
             match message {
                 Message::User { text } => self.push(Entry::User(sanitize(text))),
-                Message::Assistant { text, tool_calls } => {
+                Message::Assistant { text, tool_calls, .. } => {
                     if !text.is_empty() {
                         self.push(Entry::Assistant(sanitize(text)));
                     }

@@ -112,11 +112,15 @@ impl App {
                 self.notice(
                     NoticeKind::Info,
                     format!(
-                        "model:    {} ({})\nbase URL: {}\ncontext:  {context}\nusage:    {} input, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
+                        "model:    {} ({})\nbase URL: {}\ncontext:  {context}\nusage:    {} input{}, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
                         info.model,
                         info.provider,
                         info.base_url,
                         self.usage.input_tokens,
+                        match (self.usage.cache_read_tokens, self.usage.cache_write_tokens) {
+                            (0, 0) => String::new(),
+                            (read, written) => format!(" ({read} read from the cache, {written} written to it)"),
+                        },
                         self.usage.output_tokens,
                         info.session_id.as_deref().unwrap_or("(not saved)"),
                         info.sandbox.as_str(),

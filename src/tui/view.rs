@@ -252,11 +252,19 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Span::styled(" │ ", dim),
         Span::raw(app.session.cwd.clone()),
         Span::styled(" │ ", dim),
-        Span::raw(format!(
-            "↑{} ↓{}",
-            compact(app.usage.input_tokens),
-            compact(app.usage.output_tokens)
-        )),
+        Span::raw(match app.usage.cache_read_tokens {
+            0 => format!(
+                "↑{} ↓{}",
+                compact(app.usage.input_tokens),
+                compact(app.usage.output_tokens)
+            ),
+            cached => format!(
+                "↑{} ({} cached) ↓{}",
+                compact(app.usage.input_tokens),
+                compact(cached),
+                compact(app.usage.output_tokens)
+            ),
+        }),
     ]);
     let mut line = line;
     if let Some(context) = super::app::context_label(app.context) {

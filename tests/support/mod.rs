@@ -1,7 +1,13 @@
 //! A mock model provider: a real HTTP/1.1 server on 127.0.0.1 that answers from a script,
 //! streams bodies in small chunks split at awkward byte boundaries, can fail with any
 //! status or cut a stream, and records every request.
+//!
+//! It is strict by default ([`strict`]): a request the real API would refuse gets the real
+//! API's error and uses up no scripted reply, so brute's requests are judged by the real
+//! rules in every provider test. [`MockServer::lenient`] turns that off where a test needs it.
 #![allow(dead_code)]
+
+pub mod strict;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -83,6 +89,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     pub body: Value,
     pub raw_len: usize,
+    /// The strict rule that refused this request, if one did.
+    pub refused: Option<&'static str>,
 }
 
 impl Recorded {
@@ -98,6 +106,8 @@ impl Recorded {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// `None`: lenient, every request gets the next scripted reply.
+    strict: Option<strict::Strict>,
 }
 
 /// The running server; it lives as long as the test process.
@@ -108,10 +118,31 @@ pub struct MockServer {
 }
 
 impl MockServer {
+    /// A strict server: requests the real APIs refuse are refused.
     pub fn start() -> Self {
+        Self::spawn(Some(strict::Strict::default()))
+    }
+
+    /// A server that answers every request from the script, whatever it holds.
+    pub fn lenient() -> Self {
+        Self::spawn(None)
+    }
+
+    /// Treats `model` as an OpenAI reasoning model too (a model brute does not know).
+    pub fn reasoning_model(&self, model: &str) -> &Self {
+        if let Some(strict) = self.state.lock().unwrap().strict.as_mut() {
+            strict.reasoning_models.push(model.to_owned());
+        }
+        self
+    }
+
+    fn spawn(strict: Option<strict::Strict>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local addr").port();
-        let state = Arc::new(Mutex::new(State::default()));
+        let state = Arc::new(Mutex::new(State {
+            strict,
+            ..State::default()
+        }));
         let shared = state.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -175,14 +206,27 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     }
     let reply = {
         let mut state = state.lock().unwrap();
+        let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let refusal = match &state.strict {
+            Some(strict) if method == "POST" => strict.check(&path, &headers, &json).err(),
+            _ => None,
+        };
         state.requests.push(Recorded {
             method,
             path,
             headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            body: json,
             raw_len: body.len(),
+            refused: refusal.as_ref().map(|r| r.rule),
         });
-        state.replies.pop_front()
+        match refusal {
+            Some(refusal) => {
+                // Said on stderr too: a test that fails because of it then shows which rule.
+                eprintln!("strict mock refused ({}): {}", refusal.rule, refusal.body);
+                Some(Reply::json(refusal.status, refusal.body))
+            }
+            None => state.replies.pop_front(),
+        }
     };
     let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
     let mut head = format!(
@@ -284,6 +328,112 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
         "data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n",
     );
     out.push_str("data: [DONE]\n\n");
+    out
+}
+
+/// A streamed Messages response (synthetic, in the documented event shapes): an optional
+/// thinking block (text, signature), then text (may be empty), then tool calls.
+pub fn anthropic_sse(thinking: Option<(&str, &str)>, text: &str, calls: &[(&str, &str, &str)]) -> String {
+    use serde_json::json;
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant",
+        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    let mut index = 0;
+    if let Some((thought, signature)) = thinking {
+        event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""}}));
+        event(
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": thought}}),
+        );
+        event(
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}}),
+        );
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    if !text.is_empty() {
+        event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+        event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    for (id, name, args) in calls {
+        event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        event(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": args}}));
+        event(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+        "usage": {"output_tokens": 9}}),
+    );
+    event(json!({"type": "message_stop"}));
+    out
+}
+
+/// A streamed Responses answer (synthetic, in the documented event shapes): an optional
+/// reasoning item (summary, encrypted content), then text (may be empty), then calls.
+pub fn responses_sse(reasoning: Option<(&str, &str)>, text: &str, calls: &[(&str, &str, &str)]) -> String {
+    use serde_json::json;
+    let mut out = String::new();
+    let mut event = |v: Value| {
+        out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    };
+    event(json!({"type": "response.created", "response": {"id": "resp_mock", "status": "in_progress", "output": []}}));
+    let mut output = Vec::new();
+    if let Some((summary, encrypted)) = reasoning {
+        let id = format!("rs_mock{}", encrypted.len());
+        event(json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "reasoning", "id": id, "summary": [], "encrypted_content": null}}));
+        event(
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": 0,
+            "summary_index": 0, "delta": summary}),
+        );
+        let item = json!({"type": "reasoning", "id": id, "summary": [{"type": "summary_text", "text": summary}],
+            "encrypted_content": encrypted});
+        event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+        output.push(item);
+    }
+    if !text.is_empty() {
+        let index = output.len();
+        let item = json!({"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        event(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "message", "id": "msg_mock", "role": "assistant", "status": "in_progress", "content": []}}));
+        event(
+            json!({"type": "response.output_text.delta", "item_id": "msg_mock", "output_index": index,
+            "content_index": 0, "delta": text}),
+        );
+        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        output.push(item);
+    }
+    for (id, name, args) in calls {
+        let index = output.len();
+        let item_id = format!("fc_{id}");
+        event(json!({"type": "response.output_item.added", "output_index": index,
+            "item": {"type": "function_call", "id": item_id, "call_id": id, "name": name, "arguments": "", "status": "in_progress"}}));
+        event(
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+            "output_index": index, "delta": args}),
+        );
+        let item = json!({"type": "function_call", "id": item_id, "call_id": id, "name": name,
+            "arguments": args, "status": "completed"});
+        event(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        output.push(item);
+    }
+    event(
+        json!({"type": "response.completed", "response": {"id": "resp_mock", "status": "completed",
+        "output": output, "usage": {"input_tokens": 12, "output_tokens": 9}}}),
+    );
     out
 }
 
