@@ -36,6 +36,10 @@ pub enum SetupError {
 
 /// Builds the provider the settings describe.
 pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
+    // A key from a config file is kept out of tool output like the environment's keys.
+    if let Some(key) = &settings.api_key {
+        crate::secrets::register(&key.value);
+    }
     let spec = settings.provider.value.spec();
     let endpoint = match spec.transport {
         Transport::Replay => {

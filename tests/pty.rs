@@ -621,7 +621,7 @@ fn a_blocked_command_is_offered_a_retry_and_without_a_sandbox_every_command_asks
     tmux.text("write outside");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the retry offer", |s| {
-        s.contains("Approve?") && s.contains("the sandbox seems to have blocked it")
+        s.contains("The sandbox blocked a command") && s.contains("Run it again without the sandbox?")
     });
     assert!(!target.exists(), "the sandboxed run wrote nothing");
     tmux.keys(&["y"]);

@@ -41,9 +41,11 @@ pub fn build(template: &str, root: &Path, skills: &[SkillSummary]) -> String {
 }
 
 fn instructions(root: &Path) -> Option<String> {
-    let (name, text) = ["AGENTS.md", "CLAUDE.md"]
-        .iter()
-        .find_map(|name| std::fs::read_to_string(root.join(name)).ok().map(|t| (*name, t)))?;
+    let (name, text) = ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
+        crate::tool::guard::read_text(&root.join(name), 4 * 1024 * 1024)
+            .ok()
+            .map(|t| (*name, t))
+    })?;
     let text = text.trim();
     if text.is_empty() {
         return None;

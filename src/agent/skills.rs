@@ -80,7 +80,7 @@ fn field(front: &str, key: &str) -> Option<String> {
 }
 
 fn parse(path: &Path) -> Option<Skill> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::tool::guard::read_text(path, 1024 * 1024).ok()?;
     let (front, _) = split_front_matter(&text);
     let front = front?;
     let description = field(front, "description").filter(|d| !d.is_empty())?;

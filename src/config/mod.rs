@@ -349,7 +349,8 @@ pub fn process_env(name: &str) -> Option<String> {
 
 /// Loads one config file; a missing file is an empty layer.
 pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    // A repository's config could be a FIFO or a link to /dev/zero: read it bounded.
+    let text = match crate::tool::guard::read_text(path, 1024 * 1024) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
@@ -412,6 +413,23 @@ struct Layers {
     yolo: bool,
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
+}
+
+impl Layers {
+    /// An untrusted project may only narrow the tool list: its `deny_tools` adds to the user's,
+    /// its `allow_tools` keeps only tools the user's allows too.
+    fn narrow_only(&self, layer: &mut FileLayer) {
+        if let (Some(deny), Some(user)) = (layer.deny_tools.as_mut(), self.gathered.deny_tools.as_ref()) {
+            for name in &user.value {
+                if !deny.contains(name) {
+                    deny.push(name.clone());
+                }
+            }
+        }
+        if let (Some(allow), Some(user)) = (layer.allow_tools.as_mut(), self.gathered.allow_tools.as_ref()) {
+            allow.retain(|name| user.value.contains(name));
+        }
+    }
 }
 
 /// Takes the risky settings ([`trust::RISKY_KEYS`]) out of an untrusted project's layer and
@@ -532,6 +550,9 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
                         layers.untrusted_ignored = strip_risky(&mut layer);
                         layers.config_changed = true;
                     }
+                }
+                if !layers.untrusted_ignored.is_empty() || trust::check(root) != trust::Trust::Trusted {
+                    layers.narrow_only(&mut layer);
                 }
             }
             layers.apply_file(layer, path)?;
@@ -974,6 +995,18 @@ mod tests {
             s.untrusted_notice(dir.path())
                 .is_some_and(|n| n.contains("base_url, tools, sandbox"))
         );
+
+        // It may narrow the tool list, never widen the user's.
+        let user = dir.path().join("user.toml");
+        std::fs::write(&user, "deny_tools = [\"shell\"]\nallow_tools = [\"read\", \"shell\"]\n").unwrap();
+        std::fs::write(
+            dir.path().join(".brute/config.toml"),
+            "deny_tools = []\nallow_tools = [\"read\", \"write\"]\n",
+        )
+        .unwrap();
+        let s = load(dir.path(), &Flags::default(), &env, Some(&user)).unwrap();
+        assert_eq!(s.deny_tools.value, ["shell"], "the user's denial stands");
+        assert_eq!(s.allow_tools.unwrap().value, ["read"], "only tools both allow");
     }
 
     /// Each variable the environment layer reads is shown as the source of its key.

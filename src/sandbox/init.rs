@@ -260,8 +260,51 @@ fn confine(policy: &Policy, private_mounts: bool) -> Result<(), String> {
     }
     if !policy.network {
         loopback_up();
+        hide_local_services();
     }
     landlock(policy)
+}
+
+/// Local services reachable through Unix sockets with a path would let a command leave the
+/// sandbox (start a process through systemd or Docker, or a terminal multiplexer). The user's
+/// runtime directory and the container daemons' sockets are hidden in the command's mount
+/// namespace; sockets elsewhere (e.g. a tmux server's under /tmp) are not (see the README).
+fn hide_local_services() {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let runtime = format!("/run/user/{uid}");
+    for dir in [runtime.as_str(), "/run/dbus", "/run/containerd", "/run/podman"] {
+        if std::path::Path::new(dir).is_dir()
+            && let Ok(c) = CString::new(dir)
+        {
+            // SAFETY: valid NUL-terminated strings; an empty read-only tmpfs over the directory.
+            unsafe {
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"size=4k".as_ptr().cast(),
+                );
+            }
+        }
+    }
+    for socket in ["/var/run/docker.sock", "/run/docker.sock"] {
+        if std::path::Path::new(socket).exists()
+            && let Ok(c) = CString::new(socket)
+        {
+            // SAFETY: valid NUL-terminated strings; /dev/null bound over the socket.
+            unsafe {
+                libc::mount(
+                    c"/dev/null".as_ptr(),
+                    c.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                );
+            }
+        }
+    }
 }
 
 fn bind_read_only(path: &std::path::Path) -> std::io::Result<()> {

@@ -173,24 +173,30 @@ pub fn available() -> Result<(), Unavailable> {
     if !root && !user_namespaces {
         return Err(Unavailable("user namespaces are disabled".to_owned()));
     }
-    Ok(())
+    probe_once()
 }
 
-/// Whether a confined command can run here: the init starts, makes its namespaces and
-/// enforces Landlock (checked once, by running `true` under a workspace-write policy).
-pub async fn probe() -> Result<(), Unavailable> {
-    static RESULT: tokio::sync::OnceCell<Result<(), Unavailable>> = tokio::sync::OnceCell::const_new();
+/// Runs `true` under a workspace-write policy once per process (a few milliseconds): where
+/// namespaces are restricted by other means (e.g. AppArmor), the cheap checks pass but the init
+/// cannot confine anything.
+fn probe_once() -> Result<(), Unavailable> {
+    static RESULT: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     RESULT
-        .get_or_init(|| async {
+        .get_or_init(|| {
+            let Some(exe) = init_exe() else {
+                return Err(Unavailable("brute's own binary cannot be found".to_owned()));
+            };
             let dir = std::env::temp_dir();
             let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], None);
-            let mut command = confined_command(&policy, "true", std::iter::empty::<&str>())?;
-            command
+            let output = std::process::Command::new(exe)
+                .arg(INIT_ARG)
+                .args(policy.to_args())
+                .args(["--", "true"])
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped());
-            let child = spawn(command).await.map_err(|e| Unavailable(e.to_string()))?;
-            let output = child.wait_with_output().await.map_err(|e| Unavailable(e.to_string()))?;
+                .stderr(std::process::Stdio::piped())
+                .output()
+                .map_err(|e| Unavailable(e.to_string()))?;
             if output.status.success() {
                 Ok(())
             } else {
@@ -202,7 +208,6 @@ pub async fn probe() -> Result<(), Unavailable> {
                 }))
             }
         })
-        .await
         .clone()
 }
 

@@ -79,6 +79,13 @@ fn remember_for_project(tool: &str, args: &Value, ctx: &ToolContext) {
     ctx.agent.add_rule(rule, Source::ProjectApprovals);
 }
 
+/// What a session approval is keyed on: the tool's whole argument (the command, the path, or
+/// all arguments) and whether the call leaves the sandbox.
+fn approval_key(tool: &str, args: &Value, escalated: bool) -> String {
+    let argument = crate::permission::rules::argument(tool, args).unwrap_or_else(|| args.to_string());
+    format!("{}{argument}", if escalated { "[unsandboxed] " } else { "" })
+}
+
 /// What allows such a call without asking, for the denial `brute -p` gives.
 fn how_to_allow(tool: &str, summary: &str) -> String {
     let first = summary.split_whitespace().next().unwrap_or("");
@@ -115,7 +122,10 @@ impl Middleware for Approve {
                 },
             };
             let summary = tool.summary(&args);
-            if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &summary) {
+            // "For this session" covers exactly this call: the whole argument (not the shown
+            // summary) and whether it asks to leave the sandbox.
+            let key = approval_key(tool.name(), &args, tool.escalation(&args).is_some());
+            if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &key) {
                 return next.run(args, ctx).await;
             }
             let detail = ["command", "content", "new_string"]
@@ -138,14 +148,14 @@ impl Middleware for Approve {
                     decision: ApprovalDecision::Session,
                     ..
                 } => {
-                    ctx.agent.approve_for_session(tool.name(), &summary);
+                    ctx.agent.approve_for_session(tool.name(), &key);
                     next.run(args, ctx).await
                 }
                 Response::Approval {
                     decision: ApprovalDecision::Project,
                     ..
                 } => {
-                    ctx.agent.approve_for_session(tool.name(), &summary);
+                    ctx.agent.approve_for_session(tool.name(), &key);
                     remember_for_project(tool.name(), &args, ctx);
                     next.run(args, ctx).await
                 }

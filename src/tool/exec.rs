@@ -183,7 +183,12 @@ impl Executor {
         let handle = tokio::spawn(async move {
             let outcome = AssertUnwindSafe(tool.call(args, &ctx)).catch_unwind().await;
             let record = match outcome {
-                Ok(Ok(output)) => {
+                Ok(Ok(mut output)) => {
+                    // Keys are redacted before anything is saved (truncation keeps the full
+                    // text in tool-output/).
+                    if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&output.content) {
+                        output.content = clean;
+                    }
                     let content = if output.self_truncated {
                         output.content
                     } else {

@@ -193,6 +193,16 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// Reads a regular text file of at most `limit` bytes (lossy UTF-8): for files a repository
+/// provides (instructions, skills, config), which could be FIFOs or endless devices.
+pub fn read_text(path: &Path, limit: u64) -> std::io::Result<String> {
+    let bytes = read_bounded(path, limit)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 /// Reads a whole regular file, refusing special files and anything over `limit` bytes (an
 /// `io::Error` of kind `FileTooLarge` saying so). Never reads more than `limit + 1` bytes.
 pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {

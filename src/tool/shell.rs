@@ -306,21 +306,17 @@ async fn run(
     if !blocked || unconfined || !ctx.agent.requests.has_person() || ctx.agent.access().yolo {
         return Ok(first);
     }
-    let tail: Vec<&str> = first.content.lines().rev().take(8).collect();
-    let kind = crate::protocol::RequestKind::Approval {
-        tool: "shell".to_owned(),
-        summary: command.to_owned(),
-        detail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        reason: "the sandbox seems to have blocked it: run it again without the sandbox?".to_owned(),
+    let kind = crate::protocol::RequestKind::Consent {
+        title: "The sandbox blocked a command".to_owned(),
+        message: format!(
+            "This command failed in a way that looks like the sandbox stopped it (its own output is in the pane):\n\n  {}\n\nRun it again without the sandbox?",
+            crate::sanitize::sanitize(command.lines().next().unwrap_or(command))
+        ),
+        yes: "run it again without the sandbox".to_owned(),
+        no: "keep the result".to_owned(),
     };
     match ctx.ask(kind).await {
-        crate::protocol::Response::Approval {
-            decision: crate::protocol::ApprovalDecision::Deny,
-            ..
-        }
-        | crate::protocol::Response::Declined
-        | crate::protocol::Response::NoPerson => Ok(first),
-        crate::protocol::Response::Approval { .. } => {
+        crate::protocol::Response::Consent { yes: true } => {
             let (mut again, _) = run_once(command, cwd, timeout, true, ctx).await?;
             again.content.push_str(
                 "\n[ran again without the sandbox, as the user approved after the sandbox blocked the first run]",

@@ -37,7 +37,7 @@ impl Tool for SkillTool {
                     "no skill named `{name}`. Available skills: {available}"
                 )));
             };
-            let text = std::fs::read_to_string(&skill.path)
+            let text = crate::tool::guard::read_text(&skill.path, 1024 * 1024)
                 .map_err(|e| ToolError::io(format!("cannot read {}", skill.path.display()), &e))?;
             let (_, body) = split_front_matter(&text);
             let folder = skill.path.parent().unwrap_or(&skill.path);
