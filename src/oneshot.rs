@@ -48,6 +48,8 @@ struct Report {
     calls: Vec<Value>,
     index: HashMap<String, usize>,
     usage: Usage,
+    /// The session's cost so far, when the model's price is known.
+    cost_usd: Option<f64>,
     errors: Vec<String>,
     notices: Vec<String>,
     text: String,
@@ -74,6 +76,7 @@ impl Report {
                 }
             }
             Event::Usage { usage } => self.usage.add(*usage),
+            Event::Cost { total_usd } => self.cost_usd = Some(*total_usd),
             Event::Error { message } => self.errors.push(message.clone()),
             Event::Notice { message } => self.notices.push(message.clone()),
             Event::TurnFinished { text, .. } => self.text = text.clone(),
@@ -342,6 +345,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
             "result": report.text,
             "tool_calls": report.calls,
             "usage": report.usage,
+            "total_cost_usd": report.cost_usd,
             "duration_ms": started.elapsed().as_millis() as u64,
             "provider": conversation.provider,
             "model": settings.model.value,

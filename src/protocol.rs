@@ -268,6 +268,8 @@ pub enum Event {
     ModelChanged { model: String },
     /// The sandbox mode tool calls run under from now on.
     SandboxChanged { mode: crate::sandbox::Mode },
+    /// What the session cost so far, in USD (only when the model's price is known).
+    Cost { total_usd: f64 },
     /// How full the context window is: the estimated tokens of the next request, and the
     /// window when known.
     ContextUsage { tokens: u64, window: Option<u64> },

@@ -148,3 +148,39 @@ fn a_too_long_error_is_recovered_by_compacting() {
     );
     assert!(retry.contains("second"), "the current turn is kept");
 }
+
+#[test]
+fn cost_is_reported_only_where_the_price_is_known() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Priced.", &[])));
+    let mut cmd = sb.brute(&server);
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        "retry_base_ms = 1\n[models.\"mock-model\"]\ncontext_window = 8000\ninput_price = 1.0\noutput_price = 2.0\n",
+    )
+    .unwrap();
+    let output = cmd.args(["-p", "hi", "--output-format", "json"]).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let input = json["usage"]["input_tokens"].as_f64().unwrap();
+    let out = json["usage"]["output_tokens"].as_f64().unwrap();
+    let expected = (input * 1.0 + out * 2.0) / 1e6;
+    assert!(
+        (json["total_cost_usd"].as_f64().unwrap() - expected).abs() < 1e-12,
+        "{json}"
+    );
+
+    let sb = Sandbox::new();
+    server.push(Reply::sse(openai_sse("Unpriced.", &[])));
+    let output = sb
+        .brute(&server)
+        .args(["-p", "hi", "--output-format", "json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        json["total_cost_usd"].is_null(),
+        "an unknown price gives no cost, never a guess: {json}"
+    );
+}

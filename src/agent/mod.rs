@@ -7,6 +7,7 @@
 
 pub mod compact;
 pub mod conversation;
+pub mod pricing;
 pub mod prompt;
 pub mod question;
 pub mod requests;
@@ -165,6 +166,8 @@ pub struct Compaction {
     pub at: f64,
     /// Bring the conversation down to this share of the window.
     pub to: f64,
+    /// The model's prices, when known (for the session's cost).
+    pub price: Option<pricing::Price>,
 }
 
 impl Compaction {
@@ -174,6 +177,7 @@ impl Compaction {
             window: compact::context_window(model),
             at: 0.8,
             to: 0.5,
+            price: pricing::builtin(model),
         }
     }
 }
@@ -182,6 +186,8 @@ impl Compaction {
 pub struct Agent {
     compaction: Compaction,
     meter: compact::Meter,
+    /// What the session's requests cost so far (USD), when the price is known.
+    cost_usd: f64,
     recorder: Option<Arc<Mutex<crate::session::Recorder>>>,
     /// Tool call durations by call id, for front ends redrawing a restored history.
     durations: std::collections::BTreeMap<String, u64>,
@@ -198,6 +204,7 @@ impl Agent {
         Self {
             compaction: Compaction::for_model(&state.model()),
             meter: compact::Meter::default(),
+            cost_usd: 0.0,
             recorder: None,
             durations: Default::default(),
             state,
@@ -641,6 +648,12 @@ impl Agent {
                 tokens: completion.usage.input_tokens + completion.usage.output_tokens,
                 window: self.compaction.window,
             });
+            if let Some(price) = &self.compaction.price {
+                self.cost_usd += pricing::cost(&completion.usage, price);
+                self.events.emit(Event::Cost {
+                    total_usd: self.cost_usd,
+                });
+            }
             if completion.stop_reason == Some(StopReason::MaxTokens) {
                 self.events.emit(Event::Notice {
                     message: "the model hit its output token limit; its answer may be cut short".into(),

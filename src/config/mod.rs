@@ -90,6 +90,8 @@ settings! {
         tools: Vec<CommandToolSpec>,
         /// Permission rules (`[permissions] allow/deny/ask`); every layer's rules apply.
         permissions: crate::permission::PermissionsConfig,
+        /// Per-model facts (`[models."NAME"]`: context window, prices).
+        models: std::collections::BTreeMap<String, ModelConfig>,
     }
     layered {
         provider: String, env = "BRUTE_PROVIDER";
@@ -124,6 +126,8 @@ settings! {
         add_dirs: Vec<PathBuf>,
         /// Permission rules from every config file, each with its file.
         rules: crate::permission::Rules,
+        /// `[models."NAME"]` tables, later layers overriding earlier ones per model.
+        models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
     }
     plain {
         /// Model requests per user turn.
@@ -167,6 +171,31 @@ fn share(value: &f64) -> Result<(), &'static str> {
         Ok(())
     } else {
         Err("must be a share of the context window, above 0 and at most 1 (e.g. 0.8)")
+    }
+}
+
+/// What `[models."NAME"]` may say about a model.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Its context window in tokens.
+    pub context_window: Option<u64>,
+    /// Prices in USD per million tokens: input, output, and cached input read / written.
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+    pub cache_read_price: Option<f64>,
+    pub cache_write_price: Option<f64>,
+}
+
+impl ModelConfig {
+    /// The price, when both input and output prices are given.
+    pub fn price(&self) -> Option<crate::agent::pricing::Price> {
+        Some(crate::agent::pricing::Price {
+            input: self.input_price?,
+            output: self.output_price?,
+            cache_read: self.cache_read_price,
+            cache_write: self.cache_write_price,
+        })
     }
 }
 
@@ -316,6 +345,12 @@ impl Settings {
             crate::permission::RuleKind::Ask,
             crate::permission::RuleKind::Allow,
         ];
+        if self.models.is_empty() {
+            line("models", "(none)".to_owned(), &Source::Default);
+        }
+        for (name, model) in &self.models {
+            line("models", format!("{name}: {:?}", model.value), &model.source);
+        }
         if self.rules.is_empty() {
             line("permissions", "(none)".to_owned(), &Source::Default);
         }
@@ -413,6 +448,7 @@ struct Layers {
     yolo: bool,
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
+    models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
 }
 
 impl Layers {
@@ -462,6 +498,9 @@ impl Layers {
         // A script path in a file is relative to that file's directory.
         if let (Some(script), Some(dir)) = (layer.script.as_mut(), path.parent()) {
             *script = dir.join(&*script);
+        }
+        for (name, model) in layer.models.take().unwrap_or_default() {
+            self.models.insert(name, Sourced::new(model, source.clone()));
         }
         if let Some(permissions) = layer.permissions.take() {
             let rules = crate::permission::Rules::from_config(
@@ -598,6 +637,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         yolo,
         add_dirs,
         rules,
+        models,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -649,6 +689,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         yolo,
         add_dirs,
         rules,
+        models,
     };
     Ok(Settings::assemble(resolved, plain))
 }
@@ -936,6 +977,10 @@ mod tests {
             ("reasoning_effort", "reasoning_effort = \"high\""),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
+            (
+                "models",
+                "[models.\"m\"]\ncontext_window = 1000\ninput_price = 1.0\noutput_price = 2.0",
+            ),
             (
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",

@@ -100,6 +100,8 @@ pub struct App {
     pub bell: bool,
     /// The context used by the last request (tokens) and the window, when reported.
     pub context: Option<(u64, Option<u64>)>,
+    /// What the session cost so far (USD), when the model's price is known.
+    pub cost_usd: Option<f64>,
 }
 
 impl App {
@@ -128,6 +130,7 @@ impl App {
             dirty: true,
             bell: false,
             context: None,
+            cost_usd: None,
         }
     }
 
@@ -257,6 +260,7 @@ impl App {
                 );
             }
             Event::ContextUsage { tokens, window } => self.context = Some((tokens, window)),
+            Event::Cost { total_usd } => self.cost_usd = Some(total_usd),
             Event::CompactionStarted { tokens } => {
                 self.notice(
                     NoticeKind::Info,

@@ -25,6 +25,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "model, provider, base URL, context, usage, session and sandbox mode",
     ),
     (
+        "/cost",
+        "what this session cost so far (where the model's price is known)",
+    ),
+    (
         "/permissions",
         "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
     ),
@@ -106,6 +110,20 @@ impl App {
                     Vec::new()
                 }
             },
+            "/cost" => {
+                let text = match self.cost_usd {
+                    Some(cost) => format!(
+                        "this session: ${cost:.4} ({} input tokens, {} of them cached, {} output)",
+                        self.usage.input_tokens, self.usage.cache_read_tokens, self.usage.output_tokens
+                    ),
+                    None => format!(
+                        "no price is known for {}: set [models.\"{}\"] input_price/output_price in config.toml",
+                        self.session.model, self.session.model
+                    ),
+                };
+                self.notice(NoticeKind::Info, text);
+                Vec::new()
+            }
             "/status" => {
                 let info = &self.session;
                 let context = super::app::context_label(self.context).unwrap_or_else(|| "(no request yet)".to_owned());

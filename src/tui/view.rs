@@ -271,6 +271,10 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         line.spans.push(Span::styled(" │ ", dim));
         line.spans.push(Span::raw(context));
     }
+    if let Some(cost) = app.cost_usd {
+        line.spans.push(Span::styled(" │ ", dim));
+        line.spans.push(Span::raw(format!("${cost:.4}")));
+    }
     line.spans.push(Span::styled(format!(" │ {hints}"), dim));
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
