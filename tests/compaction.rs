@@ -96,7 +96,7 @@ fn a_long_session_is_compacted_before_the_window_and_keeps_what_matters() {
     );
     assert!(text.contains("now check the tests"), "the last turn");
     assert!(
-        !text.contains(&"a line of the configuration file\n".repeat(10)),
+        !text.contains("150\\ta line of the configuration file"),
         "the big output is gone"
     );
     for (i, request) in requests.iter().enumerate() {
@@ -112,7 +112,7 @@ fn a_long_session_is_compacted_before_the_window_and_keeps_what_matters() {
     assert!(output.status.success(), "{output:?}");
     let resumed = request_text(server.requests().last().unwrap());
     assert!(resumed.contains("[output pruned") && resumed.contains("GOAL: make the config parser strict"));
-    assert!(!resumed.contains(&"a line of the configuration file\n".repeat(10)));
+    assert!(!resumed.contains("150\\ta line of the configuration file"));
 }
 
 #[test]
@@ -183,4 +183,63 @@ fn cost_is_reported_only_where_the_price_is_known() {
         json["total_cost_usd"].is_null(),
         "an unknown price gives no cost, never a guess: {json}"
     );
+}
+
+#[test]
+fn undo_across_a_compaction_rewinds_the_full_conversation() {
+    let sb = Sandbox::new();
+    sb.write("big.txt", &"a line of the configuration file\n".repeat(200));
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r", "read", r#"{"file_path":"big.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Read it.", &[])));
+    assert!(run(&sb, &server, "GOAL: first", &[]).status.success());
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "t",
+            "todo_write",
+            r#"{"todos":[{"id":"1","content":"second step","status":"pending"}]}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Planned it.", &[])));
+    let output = run(&sb, &server, "second, after which we compact", &["--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("compaction_finished"));
+    // Undo the second turn (compacted during it): the conversation goes back, in full.
+    let mut undo = sb.bare();
+    configure(&sb);
+    let undo = undo.arg("undo").output().unwrap();
+    assert!(undo.status.success(), "{undo:?}");
+    assert!(
+        String::from_utf8_lossy(&undo.stdout).contains("the conversation was rewound"),
+        "{undo:?}"
+    );
+    // A bigger window now, so the rewound conversation is sent as it is (it would be
+    // compacted again in the small one).
+    server.push(Reply::sse(openai_sse("Back.", &[])));
+    let mut cmd = sb.brute(&server);
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        "retry_base_ms = 1\nsystem_prompt = \"test\"\ncontext_window = 100000\n",
+    )
+    .unwrap();
+    let output = cmd
+        .args(["-p", "after the undo", "--tools", "read,todo_write", "--continue"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = request_text(server.requests().last().unwrap());
+    assert!(
+        text.contains("150\\ta line of the configuration file"),
+        "the conversation before the compaction, in full: {}",
+        &text[..text.len().min(3000)]
+    );
+    assert!(
+        !text.contains("second, after which we compact"),
+        "the undone turn is gone"
+    );
+    assert!(!text.contains("[output pruned"), "not the compacted one");
 }

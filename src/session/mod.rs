@@ -106,6 +106,28 @@ pub struct Loaded {
     pub damaged: Vec<(usize, String)>,
     /// How the conversation was repaired so a provider accepts it.
     pub repairs: Vec<String>,
+    /// The conversation as if it had never been compacted (for undo across a compaction).
+    pub full_history: Vec<Message>,
+    /// The turns during which the conversation was compacted.
+    pub compacted_in: Vec<u32>,
+}
+
+/// Before an undo that rewinds the conversation to `history_len` messages as of `turn`: when
+/// the conversation was compacted since that turn began, the uncompacted history is the one to
+/// rewind (that turn fitted the window once). Returns whether `history` was replaced.
+pub fn uncompact_for_undo(
+    history: &mut Vec<Message>,
+    full: &[Message],
+    compacted_in: &[u32],
+    turn: u32,
+    history_len: usize,
+) -> bool {
+    if compacted_in.iter().any(|c| *c >= turn) && history_len <= full.len() {
+        *history = full.to_vec();
+        repair_calls(history);
+        return true;
+    }
+    false
 }
 
 impl Loaded {
@@ -183,7 +205,10 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
     let find = |turns: &mut Vec<Turn>, turn: u32| turns.iter().rposition(|t| t.turn == turn);
     match record {
         Record::Meta { .. } => {}
-        Record::Message { message } => loaded.history.push(message),
+        Record::Message { message } => {
+            loaded.full_history.push(message.clone());
+            loaded.history.push(message);
+        }
         Record::Todos { todos } => loaded.todos = todos,
         Record::Checkpoint {
             turn,
@@ -211,10 +236,22 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
         }
         Record::Undo { turn, rewound } => {
             if let Some(i) = find(&mut loaded.turns, turn) {
+                let (number, history_len) = (loaded.turns[i].turn, loaded.turns[i].history_len);
+                if rewound {
+                    uncompact_for_undo(
+                        &mut loaded.history,
+                        &loaded.full_history,
+                        &loaded.compacted_in,
+                        number,
+                        history_len,
+                    );
+                }
                 let t = &mut loaded.turns[i];
                 t.undone = true;
                 if rewound && t.history_len <= loaded.history.len() {
                     t.stash = loaded.history.split_off(t.history_len);
+                    loaded.full_history = loaded.history.clone();
+                    loaded.compacted_in.retain(|c| *c < number);
                 }
             }
         }
@@ -222,22 +259,35 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             if let Some(i) = find(&mut loaded.turns, turn) {
                 let t = &mut loaded.turns[i];
                 t.undone = false;
-                loaded.history.append(&mut t.stash);
+                if !t.stash.is_empty() {
+                    loaded.history.append(&mut t.stash);
+                    loaded.full_history = loaded.history.clone();
+                }
             }
         }
-        Record::Clear => loaded.history.clear(),
+        Record::Clear => {
+            loaded.history.clear();
+            loaded.full_history.clear();
+            loaded.compacted_in.clear();
+        }
         Record::Timing { call_id, duration_ms } => {
             loaded.durations.insert(call_id, duration_ms);
         }
-        Record::Compaction { history } => loaded.history = history,
+        Record::Compaction { history } => {
+            let turn = loaded.turns.last().map_or(0, |t| t.turn);
+            loaded.compacted_in.push(turn);
+            loaded.history = history;
+        }
         Record::ToolResult { result } => {
             loaded.durations.insert(result.call_id.clone(), result.duration_ms);
-            loaded.history.push(Message::Tool {
+            let message = Message::Tool {
                 call_id: result.call_id,
                 name: result.name,
                 content: result.content,
                 is_error: result.is_error,
-            });
+            };
+            loaded.full_history.push(message.clone());
+            loaded.history.push(message);
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct Recorder {
     checkpoints_off: bool,
     /// The other session's checkpoint this one seeded from, kept from pruning while it runs.
     _seed: Option<lock::Seed>,
+    /// The conversation as recorded, never compacted (undo across a compaction rewinds it).
+    full: Vec<Message>,
+    /// The turns during which the conversation was compacted.
+    compacted_in: Vec<u32>,
 }
 
 impl Recorder {
@@ -99,6 +103,8 @@ impl Recorder {
             turns: loaded.turns.clone(),
             todos: loaded.todos.clone(),
             checkpoints_off: false,
+            full: loaded.full_history.clone(),
+            compacted_in: loaded.compacted_in.clone(),
         }
     }
 
@@ -194,6 +200,7 @@ impl Recorder {
     /// Records a compacted conversation: `--continue` resumes it (the records before stay in
     /// the file).
     pub fn compaction(&mut self, history: &[Message]) -> std::io::Result<()> {
+        self.compacted_in.push(self.turns.last().map_or(0, |t| t.turn));
         self.file.append(&Record::Compaction {
             history: history.to_vec(),
         })
@@ -202,10 +209,17 @@ impl Recorder {
     /// Records a finished tool call the moment it exists (in finishing order; replay puts
     /// results back in call order).
     pub fn tool_result(&mut self, result: &crate::protocol::ToolResult) -> std::io::Result<()> {
+        self.full.push(Message::Tool {
+            call_id: result.call_id.clone(),
+            name: result.name.clone(),
+            content: result.content.clone(),
+            is_error: result.is_error,
+        });
         self.file.append(&Record::ToolResult { result: result.clone() })
     }
 
     pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
+        self.full.push(message.clone());
         self.file.append(&Record::Message {
             message: message.clone(),
         })
@@ -221,6 +235,8 @@ impl Recorder {
     }
 
     pub fn clear(&mut self) -> std::io::Result<()> {
+        self.full.clear();
+        self.compacted_in.clear();
         self.file.append(&Record::Clear)
     }
 
@@ -346,6 +362,11 @@ impl Recorder {
         self.close_turn(index)?;
         let turn = self.turns[index].clone();
         let report = self.move_turn(&turn, true, force, partial)?;
+        // Compacted since this turn began: rewind the full conversation (the turn fitted the
+        // window once), not the compacted one.
+        if rewind {
+            super::uncompact_for_undo(history, &self.full, &self.compacted_in, turn.turn, turn.history_len);
+        }
         let rewound = rewind && turn.history_len <= history.len();
         self.file.append(&Record::Undo {
             turn: turn.turn,
@@ -355,6 +376,8 @@ impl Recorder {
         t.undone = true;
         if rewound {
             t.stash = history.split_off(turn.history_len);
+            self.full = history.clone();
+            self.compacted_in.retain(|c| *c < turn.turn);
         }
         self.file.sync()?;
         Ok(Some(TurnMove::of(turn, report, rewound)))
@@ -377,6 +400,9 @@ impl Recorder {
         t.undone = false;
         let rewound = !t.stash.is_empty();
         history.append(&mut t.stash);
+        if rewound {
+            self.full = history.clone();
+        }
         self.file.sync()?;
         Ok(Some(TurnMove::of(turn, report, rewound)))
     }
