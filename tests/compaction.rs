@@ -110,7 +110,13 @@ fn a_long_session_is_compacted_before_the_window_and_keeps_what_matters() {
     server.push(Reply::sse(openai_sse("Resumed.", &[])));
     let output = run(&sb, &server, "and then?", &["--continue"]);
     assert!(output.status.success(), "{output:?}");
-    let resumed = request_text(server.requests().last().unwrap());
+    let requests = server.requests();
+    let resumed = request_text(requests.last().unwrap());
+    // The compacted conversation is a stable prefix: the next request starts with exactly the
+    // messages the compacted one sent, so a provider's prompt cache keeps hitting.
+    let before = requests[2].body["messages"].as_array().unwrap().clone();
+    let after = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    assert_eq!(&after[..before.len()], &before[..], "a stable prefix after compaction");
     assert!(resumed.contains("[output pruned") && resumed.contains("GOAL: make the config parser strict"));
     assert!(!resumed.contains("150\\ta line of the configuration file"));
 }

@@ -695,3 +695,39 @@ fn shift_tab_to_full_access_applies_to_the_next_command() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn compact_in_a_real_terminal_marks_the_transcript() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First answer.", &[])));
+    server.push(Reply::sse(openai_sse("SUMMARY OF EVERYTHING", &[])));
+    server.push(Reply::sse(openai_sse("After compaction.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "compact") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("GOAL: keep this");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("First answer.") && s.contains(" idle │")
+    });
+    tmux.text("second");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second turn", |s| s.contains("› second"));
+    tmux.wait_for("idle again", |s| s.contains(" idle │"));
+    tmux.text("/compact the goal");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the compaction marker", |s| s.contains("compacted: about"));
+    assert!(screen.contains("the earlier turns were summarized"), "{screen}");
+    assert!(
+        screen.contains("› GOAL: keep this"),
+        "the transcript keeps everything: {screen}"
+    );
+    let summary_request = &server.requests()[2];
+    let asked = summary_request.body["messages"].to_string();
+    assert!(asked.contains("Pay special attention to: the goal."), "{asked}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
