@@ -482,39 +482,21 @@ fn replay_demo_runs_without_a_key() {
 
 #[test]
 fn sigint_gives_pending_calls_results_and_exits_130() {
-    use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
         &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
     )));
-    let mut cmd = sb.std_brute(&server);
-    let mut child = cmd
-        .args(["-p", "x", "--output-format", "stream-json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _deadline = support::deadline(&child, 120);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut seen = Vec::new();
+    let mut run = support::Streaming::start(sb.std_brute(&server), "x");
     // Wait for the command's first output: the tool is running.
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let started = line.contains("\"tool_output_delta\"");
-        seen.push(line);
-        if started {
-            break;
-        }
-    }
+    run.until(|line| line.contains("\"tool_output_delta\""));
     // SAFETY: plain kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    seen.extend(lines.map(|l| l.unwrap()));
-    let status = child.wait().unwrap();
+    unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
+    run.rest();
+    let status = run.child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    let events: Vec<Value> = seen.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<Value> = run.seen.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
     let result = events
         .iter()
         .find(|e| e["type"] == "tool_result")

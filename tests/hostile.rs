@@ -436,16 +436,35 @@ fn processes_with(token: &str) -> Vec<String> {
     found
 }
 
-/// Waits (with a deadline) until no process holds `token`.
+/// Waits until no process holds `token`: each one found is waited on through a pidfd, which
+/// becomes readable when it exits (no polling). A process still there after a minute fails the
+/// test instead of hanging it.
 fn wait_gone(token: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let left = processes_with(token);
         if left.is_empty() {
             return;
         }
-        assert!(std::time::Instant::now() < deadline, "still running: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
+        for line in &left {
+            let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd < 0 {
+                continue;
+            }
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the fd is ours and closed right after.
+            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
+            // SAFETY: closing the pidfd opened above.
+            unsafe { libc::close(fd) };
+            assert!(ready == 1, "still running after a minute: {left:?}");
+        }
     }
 }
 
@@ -453,10 +472,16 @@ fn wait_gone(token: &str) {
 /// group) and a foreground sleep, waits until both run, sends `signal`, and returns the exit
 /// code; then checks that nothing with the token is left.
 fn signal_during_command(signal: libc::c_int, sandboxed: bool) -> Option<i32> {
-    use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();
     let token = format!("{}.{signal}{}", std::process::id(), u8::from(sandboxed));
-    let command = format!("setsid sleep 7{token} < /dev/null > /dev/null 2>&1 & sleep 8{token} & echo started; wait");
+    // The daemon says it runs through a FIFO before `started` is printed, so once the test sees
+    // `started` both processes exist.
+    let fifo = std::ffi::CString::new(sb.path("daemon.ready").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let command = format!(
+        "setsid sh -c 'echo up > daemon.ready; exec sleep 7{token}' < /dev/null > /dev/null 2>&1 & sleep 8{token} & cat daemon.ready > /dev/null; echo started; wait"
+    );
     let server = MockServer::start();
     let args = serde_json::json!({ "command": command }).to_string();
     server.push(Reply::sse(openai_sse("", &[("long", "shell", &args)])));
@@ -465,25 +490,13 @@ fn signal_during_command(signal: libc::c_int, sandboxed: bool) -> Option<i32> {
         // Without namespaces only full access runs commands at all.
         cmd.env("BRUTE_NO_SANDBOX", "1").args(["--sandbox", "full-access"]);
     }
-    let mut child = cmd
-        .args(["-p", "x", "--output-format", "stream-json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _deadline = support::deadline(&child, 120);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if line.contains("tool_output_delta") && line.contains("started") {
-            break;
-        }
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while processes_with(&format!("sleep 7{token}")).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the daemon never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut run = support::Streaming::start(cmd, "x");
+    run.until(|line| line.contains("tool_output_delta") && line.contains("started"));
+    let child = &mut run.child;
+    assert!(
+        !processes_with(&format!("sleep 7{token}")).is_empty(),
+        "the daemon runs"
+    );
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait().unwrap();

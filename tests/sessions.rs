@@ -76,27 +76,15 @@ fn continue_picks_up_the_conversation() {
 
 #[test]
 fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
-    use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
         &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
     )));
-    let mut child = sb
-        .std_brute(&server)
-        .args(["-p", "run the long thing", "--output-format", "stream-json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _deadline = support::deadline(&child, 120);
-    for line in BufReader::new(stdout).lines() {
-        if line.unwrap().contains("\"tool_output_delta\"") {
-            break;
-        }
-    }
+    let mut run = support::Streaming::start(sb.std_brute(&server), "run the long thing");
+    run.until(|line| line.contains("\"tool_output_delta\""));
+    let child = &mut run.child;
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
     server.push(Reply::sse(openai_sse("Resumed.", &[])));
@@ -117,7 +105,6 @@ fn a_crash_mid_turn_still_resumes_with_a_valid_request() {
 
 #[test]
 fn a_finished_call_is_saved_even_if_an_earlier_one_is_still_running_at_a_crash() {
-    use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
@@ -127,22 +114,10 @@ fn a_finished_call_is_saved_even_if_an_earlier_one_is_still_running_at_a_crash()
             ("w", "write", r#"{"file_path":"notes.txt","content":"written\n"}"#),
         ],
     )));
-    let mut child = sb
-        .std_brute(&server)
-        .args(["-p", "two calls", "--output-format", "stream-json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
+    let mut run = support::Streaming::start(sb.std_brute(&server), "two calls");
     // The write, called second, finishes while the first call still runs.
-    let _deadline = support::deadline(&child, 120);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if line.contains("\"tool_result\"") && line.contains("\"call_id\":\"w\"") {
-            break;
-        }
-    }
+    run.until(|line| line.contains("\"tool_result\"") && line.contains("\"call_id\":\"w\""));
+    let child = &mut run.child;
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     server.push(Reply::sse(openai_sse("Resumed.", &[])));

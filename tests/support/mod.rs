@@ -669,3 +669,51 @@ pub fn deadline(child: &std::process::Child, secs: u64) -> Deadline {
 pub struct Deadline {
     _stop: std::sync::mpsc::Sender<()>,
 }
+
+/// `brute -p PROMPT --output-format stream-json` read event line by line as it runs, under a
+/// [`deadline`]; for tests that act (signal, kill) at a given point of a run.
+pub struct Streaming {
+    pub child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// Every line read so far.
+    pub seen: Vec<String>,
+    _deadline: Deadline,
+}
+
+impl Streaming {
+    pub fn start(mut cmd: std::process::Command, prompt: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = cmd
+            .args(["-p", prompt, "--output-format", "stream-json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let deadline = deadline(&child, 120);
+        Self {
+            child,
+            lines: std::io::BufReader::new(stdout).lines(),
+            seen: Vec::new(),
+            _deadline: deadline,
+        }
+    }
+
+    /// Reads events until one line satisfies `found`; panics if the run ends first.
+    pub fn until(&mut self, found: impl Fn(&str) -> bool) {
+        for line in self.lines.by_ref() {
+            let line = line.unwrap();
+            let hit = found(&line);
+            self.seen.push(line);
+            if hit {
+                return;
+            }
+        }
+        panic!("the run ended before the awaited event: {:?}", self.seen);
+    }
+
+    /// Reads the rest of the run's events.
+    pub fn rest(&mut self) {
+        self.seen.extend(self.lines.by_ref().map(|l| l.unwrap()));
+    }
+}
