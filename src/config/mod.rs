@@ -487,7 +487,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         sandbox,
         writable_roots,
         system_prompt,
-        permissions
+        permissions,
+        models
     );
     ignored
 }
@@ -1019,12 +1020,13 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(
             dir.path().join(".brute/config.toml"),
-            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n",
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n",
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
-        assert_eq!(s.untrusted_ignored, ["base_url", "tools", "sandbox"]);
+        assert_eq!(s.untrusted_ignored, ["base_url", "tools", "sandbox", "models"]);
+        assert!(s.models.is_empty(), "a cloned repo sets no prices");
         assert_eq!(
             s.base_url.value, "https://api.openai.com/v1",
             "the key never goes to the project's URL"
