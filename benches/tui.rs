@@ -42,6 +42,7 @@ fn session() -> SessionInfo {
         sandbox: brute::sandbox::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
+        effort: None,
         provider: "openai".into(),
         model: "bench".into(),
         cwd: "~/project".into(),

@@ -99,6 +99,79 @@ mod tests {
     fn builtin_names_match_the_registry() {
         assert_eq!(super::builtin_tools().names(), crate::tool::BUILTIN_NAMES);
     }
+
+    /// `docs/tools.md` is the tool contract people read: every built-in tool has a row naming
+    /// exactly its parameters, and every limit it states is the one in the code.
+    #[test]
+    fn docs_tools_md_is_true() {
+        use crate::tool::{fetch, fs_search, shell, truncate};
+        let doc = include_str!("../docs/tools.md");
+        let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let rows: std::collections::BTreeMap<String, Vec<String>> = doc
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .map(|line| {
+                let cells: Vec<&str> = line.split('|').collect();
+                let name = cells[1].trim().trim_matches('`').to_owned();
+                let params = cells[2].split(',').map(|p| p.trim().trim_matches('`').to_owned());
+                (name, params.filter(|p| !p.is_empty()).collect())
+            })
+            .collect();
+        let registry = super::builtin_tools();
+        let mut documented: Vec<&str> = rows.keys().map(String::as_str).collect();
+        let mut registered = registry.names();
+        documented.sort_unstable();
+        registered.sort_unstable();
+        assert_eq!(documented, registered, "docs/tools.md lists other tools than brute has");
+        for spec in registry.specs() {
+            let mut schema: Vec<String> = spec.parameters["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            let mut doc_params = rows[&spec.name].clone();
+            schema.sort();
+            doc_params.sort();
+            assert_eq!(doc_params, schema, "the parameters of `{}` in docs/tools.md", spec.name);
+        }
+        let thousands = |n: usize| {
+            let digits = n.to_string();
+            let mut out = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
+        let claims = [
+            format!(
+                "at most **{} lines** and **{} bytes**",
+                truncate::MAX_LINES,
+                thousands(truncate::MAX_BYTES)
+            ),
+            format!("longer than **{} characters**", truncate::MAX_LINE_CHARS),
+            format!(
+                "removed after **{} days**",
+                truncate::OVERFLOW_MAX_AGE.as_secs() / 86_400
+            ),
+            format!("at most {} matches", fs_search::MAX_RESULTS),
+            format!("Stops after {} s", fs_search::DEFAULT_BUDGET.as_secs()),
+            format!("over {} MB compiled", fs_search::REGEX_SIZE_LIMIT >> 20),
+            format!("(default {} s)", shell::DEFAULT_TIMEOUT_SECS),
+            format!(
+                "at most {} redirects, {} s for the whole call and {} MB",
+                fetch::MAX_REDIRECTS,
+                fetch::TIMEOUT.as_secs(),
+                fetch::MAX_BYTES >> 20
+            ),
+            format!("bounded ({} MiB)", crate::tool::guard::MAX_FILE_BYTES >> 20),
+            format!("(default {})", crate::tool::registry::DEFAULT_MAX_TOOLS),
+        ];
+        for claim in claims {
+            assert!(flat.contains(&claim), "docs/tools.md should say {claim:?}");
+        }
+    }
 }
 
 /// What commands and tools may do for this run: the sandbox mode made concrete for the

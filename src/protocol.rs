@@ -44,6 +44,9 @@ pub enum Op {
     /// Switch the sandbox mode (`read-only`, `workspace-write`, `full-access`) from the next
     /// tool call on.
     SetSandbox { mode: crate::sandbox::Mode },
+    /// Set how hard a reasoning model thinks from the next request on (`None`: the model's
+    /// default).
+    SetEffort { effort: Option<crate::provider::Effort> },
     /// Compact the conversation now (`/compact [focus]`).
     Compact { focus: Option<String> },
     /// End the session.
@@ -268,6 +271,8 @@ pub enum Event {
     ModelChanged { model: String },
     /// The sandbox mode tool calls run under from now on.
     SandboxChanged { mode: crate::sandbox::Mode },
+    /// The reasoning effort requests use from now on (`None`: the model's default).
+    EffortChanged { effort: Option<crate::provider::Effort> },
     /// What the session cost so far, in USD (only when the model's price is known).
     Cost { total_usd: f64 },
     /// How full the context window is: the estimated tokens of the next request, and the

@@ -731,3 +731,50 @@ fn compact_in_a_real_terminal_marks_the_transcript() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn effort_applies_from_the_next_request_and_default_removes_it() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Thought hard.", &[])));
+    server.push(Reply::sse(openai_sse("Back to normal.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "effort") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/effort high");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the effort notice", |s| {
+        s.contains("reasoning effort: high (from the next request)")
+    });
+    tmux.text("think");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("Thought hard.") && s.contains(" idle │")
+    });
+    tmux.text("/effort default");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the default notice", |s| {
+        s.contains("reasoning effort: the model's default (from the next request)")
+    });
+    tmux.text("/status");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the status", |s| {
+        s.contains("(openai), reasoning effort: the model's default") && s.contains("base URL:")
+    });
+    tmux.text("again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("Back to normal.") && s.contains(" idle │")
+    });
+    let requests = server.requests();
+    assert_eq!(requests[0].body["reasoning_effort"], "high");
+    assert!(
+        requests[1].body.get("reasoning_effort").is_none(),
+        "{}",
+        requests[1].body
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

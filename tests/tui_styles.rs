@@ -22,6 +22,7 @@ fn app() -> App {
         sandbox: brute::sandbox::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
+        effort: None,
         provider: "openai".into(),
         model: "gpt-test".into(),
         cwd: "~/project".into(),

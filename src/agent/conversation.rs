@@ -16,6 +16,7 @@
 //! | `Respond` | answers a request | answers a request |
 //! | `SetModel` | from the next request | from the next request |
 //! | `SetSandbox` | from the next tool call | from the next tool call |
+//! | `SetEffort` | from the next request | from the next request |
 //! | `Undo` / `Redo` | asks for confirmation (a request), then moves | refused with a notice |
 //! | `Resume` / `Clear` | done | refused with a notice |
 //! | `Unqueue` | nothing to take | takes a queued prompt out |
@@ -135,13 +136,8 @@ impl Conversation {
                 self.events.emit(self.agent.history_event());
                 self.notice("new conversation");
             }
-            Op::SetModel { model } => {
-                self.agent.state().set_model(model.clone());
-                self.events.emit(Event::ModelChanged { model });
-            }
-            Op::SetSandbox { mode } => {
-                self.agent.state().set_mode(mode);
-                self.events.emit(Event::SandboxChanged { mode });
+            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
+                super::apply_setting(op, self.agent.state(), &self.events);
             }
             Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Shutdown => self.inbox.shutdown = true,

@@ -79,6 +79,26 @@ pub struct Inbox {
     pub shutdown: bool,
 }
 
+/// Applies a setting op (model, sandbox mode, reasoning effort) to the agent's live state and
+/// tells the front ends; the same whether a turn runs or not, so both paths share it.
+pub(crate) fn apply_setting(op: Op, state: &AgentState, events: &EventSink) {
+    match op {
+        Op::SetModel { model } => {
+            state.set_model(model.clone());
+            events.emit(Event::ModelChanged { model });
+        }
+        Op::SetSandbox { mode } => {
+            state.set_mode(mode);
+            events.emit(Event::SandboxChanged { mode });
+        }
+        Op::SetEffort { effort } => {
+            state.set_effort(effort);
+            events.emit(Event::EffortChanged { effort });
+        }
+        _ => {}
+    }
+}
+
 impl Inbox {
     /// Applies an op that arrived while a turn runs. Every op has a defined effect:
     /// interrupt and shutdown cancel the turn, answers reach their request, prompts are
@@ -110,14 +130,7 @@ impl Inbox {
                     });
                 }
             }
-            Op::SetModel { model } => {
-                state.set_model(model.clone());
-                events.emit(Event::ModelChanged { model });
-            }
-            Op::SetSandbox { mode } => {
-                state.set_mode(mode);
-                events.emit(Event::SandboxChanged { mode });
-            }
+            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => apply_setting(op, state, events),
             Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } | Op::Compact { .. } => {
                 let what = match op {
                     Op::Undo { .. } => "/undo",

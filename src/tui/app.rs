@@ -38,6 +38,13 @@ pub struct SessionInfo {
     /// Where requests go, and the session's id (for `/status`).
     pub base_url: String,
     pub session_id: Option<String>,
+    /// The reasoning effort requests ask for (`None`: the model's default).
+    pub effort: Option<crate::provider::Effort>,
+}
+
+/// How `/effort` and `/status` name a reasoning effort.
+pub(super) fn effort_label(effort: Option<crate::provider::Effort>) -> &'static str {
+    effort.map_or("the model's default", crate::provider::Effort::as_str)
 }
 
 /// A completion popup over the composer.
@@ -290,6 +297,13 @@ impl App {
                 self.notice(
                     NoticeKind::Info,
                     format!("sandbox: {} ({})", mode.as_str(), mode_help(mode)),
+                );
+            }
+            Event::EffortChanged { effort } => {
+                self.session.effort = effort;
+                self.notice(
+                    NoticeKind::Info,
+                    format!("reasoning effort: {} (from the next request)", effort_label(effort)),
                 );
             }
             Event::ModelChanged { model } => {

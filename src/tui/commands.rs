@@ -19,6 +19,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "compact the conversation to free context: /compact [what to focus on]",
     ),
     ("/model", "show or switch the model: /model NAME"),
+    (
+        "/effort",
+        "show or set how hard a reasoning model thinks: /effort low|medium|high|default",
+    ),
     ("/tools", "list the tools the model can use"),
     (
         "/status",
@@ -88,6 +92,24 @@ impl App {
                 Vec::new()
             }
             "/model" => vec![Action::Op(Op::SetModel { model: arg.to_owned() })],
+            "/effort" if arg.is_empty() => {
+                let text = format!(
+                    "reasoning effort: {} (/effort low|medium|high|default)",
+                    super::app::effort_label(self.session.effort)
+                );
+                self.notice(NoticeKind::Info, text);
+                Vec::new()
+            }
+            "/effort" => match arg {
+                "default" | "none" | "off" => vec![Action::Op(Op::SetEffort { effort: None })],
+                level => match crate::provider::Effort::parse(level) {
+                    Some(effort) => vec![Action::Op(Op::SetEffort { effort: Some(effort) })],
+                    None => {
+                        self.notice(NoticeKind::Info, "usage: /effort low|medium|high|default");
+                        Vec::new()
+                    }
+                },
+            },
             "/permissions" if arg.is_empty() => {
                 let mode = self.session.sandbox;
                 self.notice(
@@ -130,9 +152,10 @@ impl App {
                 self.notice(
                     NoticeKind::Info,
                     format!(
-                        "model:    {} ({})\nbase URL: {}\ncontext:  {context}\nusage:    {} input{}, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
+                        "model:    {} ({}), reasoning effort: {}\nbase URL: {}\ncontext:  {context}\nusage:    {} input{}, {} output tokens this session\nsession:  {}\nsandbox:  {} — {}",
                         info.model,
                         info.provider,
+                        super::app::effort_label(info.effort),
                         info.base_url,
                         self.usage.input_tokens,
                         match (self.usage.cache_read_tokens, self.usage.cache_write_tokens) {

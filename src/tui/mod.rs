@@ -55,6 +55,7 @@ pub async fn run(settings: &Settings, root: &Path, session: &crate::app::Session
         sandbox: settings.sandbox_mode(),
         base_url: settings.base_url.value.clone(),
         session_id: started.session_id.clone(),
+        effort: settings.reasoning_effort(),
     };
     let mut app = App::new(info, started.tools.clone(), list_files(root));
     app.sessions = list_sessions(root);
