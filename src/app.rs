@@ -349,18 +349,25 @@ pub fn build_agent_with(
         max_turns: settings.max_turns.value,
     };
     let model_config = settings.models.get(&settings.model.value).map(|m| &m.value);
+    let configured_window = settings
+        .context_window
+        .value
+        .or_else(|| model_config.and_then(|m| m.context_window));
     let mut agent = Agent::new(state.clone(), executor, config, events.clone()).with_compaction(Compaction {
-        window: settings
-            .context_window
-            .value
-            .or_else(|| model_config.and_then(|m| m.context_window))
-            .or_else(|| crate::agent::compact::context_window(&settings.model.value)),
+        window: configured_window.or_else(|| crate::agent::compact::context_window(&settings.model.value)),
         at: settings.compact_at.value,
         to: settings.compact_to.value,
         price: model_config
             .and_then(|m| m.price())
             .or_else(|| crate::agent::pricing::builtin(&settings.model.value)),
     });
+    if configured_window.is_none()
+        && let Ok(runtime) = tokio::runtime::Handle::try_current()
+    {
+        let provider = state.provider.clone();
+        let model = settings.model.value.clone();
+        agent = agent.with_window_probe(runtime.spawn(async move { provider.context_window(&model).await }));
+    }
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()

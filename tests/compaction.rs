@@ -249,3 +249,152 @@ fn undo_across_a_compaction_rewinds_the_full_conversation() {
     );
     assert!(!text.contains("[output pruned"), "not the compacted one");
 }
+
+/// Runs the first test's two turns against a server that reports its own window at `path`
+/// (`context_window` not configured, a model the built-in table does not know): the second
+/// turn is compacted before it passes the reported window.
+fn compacted_by_the_reported_window(path: &str, report: &str) -> MockServer {
+    let sb = Sandbox::new();
+    sb.write("big.txt", &"a line of the configuration file\n".repeat(260));
+    let server = MockServer::start();
+    server.route(path, Reply::json(200, report.to_owned()));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r", "read", r#"{"file_path":"big.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Read it.", &[])));
+    server.push(Reply::sse(openai_sse("Next step done.", &[])));
+    let config = sb.home.path().join("config/config.toml");
+    let turn = |prompt: &str, more: &[&str]| {
+        let mut cmd = sb.brute(&server);
+        std::fs::write(
+            &config,
+            "retry_base_ms = 1\nsystem_prompt = \"test\"\ncompact_at = 0.7\n",
+        )
+        .unwrap();
+        cmd.args(["-p", prompt, "--tools", "read", "--output-format", "stream-json"])
+            .args(more)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    let output = turn("GOAL: read the config", &[]);
+    assert!(output.status.success(), "{output:?}");
+    let output = turn("now check the tests", &["--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events.iter().any(|e| e["type"] == "compaction_finished"),
+        "compacted by the reported window: {events:?}"
+    );
+    let usage = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "context_usage")
+        .expect("context usage");
+    assert_eq!(usage["window"], WINDOW, "the meter shows the reported window");
+    for request in server.requests() {
+        assert!(estimated_tokens(&request) <= WINDOW);
+    }
+    server
+}
+
+#[test]
+fn a_llama_cpp_server_reports_its_window() {
+    let report = format!(r#"{{"default_generation_settings":{{"n_ctx":{WINDOW},"temperature":0.8}},"total_slots":1}}"#);
+    let server = compacted_by_the_reported_window("/props", &report);
+    let probes = server.probes();
+    assert!(probes.iter().any(|p| p.method == "GET" && p.path == "/props"));
+}
+
+#[test]
+fn an_ollama_server_reports_its_window() {
+    let report = format!(
+        r#"{{"parameters":"stop \"<|im_end|>\"\nnum_ctx {WINDOW}","model_info":{{"general.architecture":"qwen3","qwen3.context_length":40960}}}}"#
+    );
+    let server = compacted_by_the_reported_window("/api/show", &report);
+    let probes = server.probes();
+    let show = probes.iter().find(|p| p.path == "/api/show").expect("asked /api/show");
+    assert_eq!(show.method, "POST");
+    assert_eq!(show.body["model"], "mock-model", "asked about the model in use");
+}
+
+#[test]
+fn prompt_caches_keep_hitting_after_a_compaction() {
+    let sb = Sandbox::new();
+    sb.write("big.txt", &"a line of the configuration file\n".repeat(300));
+    sb.write("more.txt", &"a line of the test suite\n".repeat(250));
+    let server = MockServer::start();
+    server.prompt_cache();
+    let config = sb.home.path().join("config/config.toml");
+    let turn = |prompt: &str, more: &[&str]| {
+        let mut cmd = sb.brute(&server);
+        std::fs::write(
+            &config,
+            "retry_base_ms = 1\nsystem_prompt = \"test\"\ncontext_window = 8000\ncompact_at = 0.7\n",
+        )
+        .unwrap();
+        let output = cmd
+            .args(["-p", prompt, "--tools", "read", "--output-format", "stream-json"])
+            .args(more)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    // A goal long enough to be worth caching (the person's messages survive compaction).
+    let goal = format!("GOAL: {}", "make every config key strict and documented; ".repeat(120));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r1", "read", r#"{"file_path":"big.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Read the config.", &[])));
+    let first = turn(&goal, &[]);
+    assert!(!first.iter().any(|e| e["type"] == "compaction_finished"));
+    // The second turn's second request would pass 0.7 of the window: the first turn's read
+    // is pruned.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r2", "read", r#"{"file_path":"more.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Read the tests.", &[])));
+    let second = turn("now the tests", &["--continue"]);
+    assert!(
+        second.iter().any(|e| e["type"] == "compaction_finished"),
+        "compacted in the second turn: {:?}",
+        second
+            .iter()
+            .chain(&first)
+            .filter(|e| e["type"] == "context_usage")
+            .map(|e| e["tokens"].clone())
+            .collect::<Vec<_>>()
+    );
+    // The next turn starts with the compacted conversation: the provider's cache hits it.
+    server.push(Reply::sse(openai_sse("Both done.", &[])));
+    let third = turn("and then?", &["--continue"]);
+    let requests = server.requests();
+    let compacted = &requests[3];
+    let compacted_tokens = (compacted.body["tools"].to_string().len()
+        + compacted.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.to_string().len())
+            .sum::<usize>())
+        / 4;
+    let cached = third
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .map(|e| e["usage"]["cache_read_tokens"].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(
+        cached >= 1024 && cached as usize + 128 > compacted_tokens,
+        "the whole compacted request ({compacted_tokens} tokens) is read from the cache, reported as {cached}"
+    );
+}

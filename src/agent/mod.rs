@@ -198,6 +198,9 @@ impl Compaction {
 /// One conversation with a model and its tools.
 pub struct Agent {
     compaction: Compaction,
+    /// The server's report of its context window, still on its way (see
+    /// [`Agent::with_window_probe`]).
+    window_probe: Option<tokio::task::JoinHandle<Option<u64>>>,
     meter: compact::Meter,
     /// What the session's requests cost so far (USD), when the price is known.
     cost_usd: f64,
@@ -216,6 +219,7 @@ impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         Self {
             compaction: Compaction::for_model(&state.model()),
+            window_probe: None,
             meter: compact::Meter::default(),
             cost_usd: 0.0,
             recorder: None,
@@ -226,6 +230,29 @@ impl Agent {
             history: Vec::new(),
             events,
             usage: Usage::default(),
+        }
+    }
+
+    /// Uses the context window the server reports once `probe` (started in the background
+    /// at start, so the first request does not wait for it) has it; it replaces the built-in
+    /// table's guess. Only for a window the person did not configure.
+    pub fn with_window_probe(mut self, probe: tokio::task::JoinHandle<Option<u64>>) -> Self {
+        self.window_probe = Some(probe);
+        self
+    }
+
+    /// Takes the server's reported window before the first request. The probe started with
+    /// the process and asks only plain-`http` (local) servers, so it has usually answered
+    /// by now; if not, the wait is one local round trip, at most the probe's own timeout.
+    async fn learn_window(&mut self) {
+        let Some(probe) = self.window_probe.as_mut() else {
+            return;
+        };
+        let reported = probe.await.ok().flatten();
+        self.window_probe = None;
+        if let Some(window) = reported {
+            tracing::info!(window, "the server reports its context window");
+            self.compaction.window = Some(window);
         }
     }
 
@@ -573,6 +600,7 @@ impl Agent {
         let mut retried_too_long = false;
         loop {
             iteration += 1;
+            self.learn_window().await;
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
                 if estimate as f64 > window as f64 * self.compaction.at {

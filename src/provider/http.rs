@@ -512,6 +512,46 @@ impl Provider for HttpProvider {
         &self.label
     }
 
+    fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            if self.endpoint.wire != WireFormat::OpenAiChat {
+                return None;
+            }
+            let root = super::window::server_root(&self.settings.base_url)?;
+            let asks = super::window::probes(model).map(|(path, body)| {
+                let url = format!("{root}{path}");
+                let builder = match &body {
+                    Some(body) => self.client.post(url).json(body),
+                    None => self.client.get(url),
+                };
+                let builder = match (&self.settings.api_key, self.endpoint.auth) {
+                    (Some(key), Auth::Bearer) => builder.bearer_auth(key),
+                    _ => builder,
+                };
+                async move {
+                    let mut response = builder.send().await.ok()?.error_for_status().ok()?;
+                    // The answer is a few KB; a server sending more is not one to believe.
+                    let mut body = Vec::new();
+                    while let Some(chunk) = response.chunk().await.ok()? {
+                        body.extend_from_slice(&chunk);
+                        if body.len() > super::window::MAX_ANSWER_BYTES {
+                            return None;
+                        }
+                    }
+                    serde_json::from_slice::<Value>(&body).ok()
+                }
+            });
+            let [props, show] = asks;
+            let answers = tokio::time::timeout(super::window::PROBE_TIMEOUT, futures_util::future::join(props, show))
+                .await
+                .ok()?;
+            [answers.0, answers.1]
+                .iter()
+                .enumerate()
+                .find_map(|(i, answer)| super::window::parse(i, answer.as_ref()?))
+        })
+    }
+
     fn complete<'a>(
         &'a self,
         request: &'a ChatRequest<'a>,

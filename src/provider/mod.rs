@@ -14,6 +14,7 @@ pub mod replay;
 pub mod responses;
 pub mod spec;
 pub mod sse;
+pub mod window;
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -258,6 +259,11 @@ pub trait Provider: Send + Sync {
         request: &'a ChatRequest<'a>,
         on_delta: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, ProviderError>>;
+    /// The context window the server reports for `model`, when it reports one (local
+    /// servers; see [`window`]). Asked once, in the background.
+    fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A decoder for one streamed response of a wire format: fed SSE events, it emits deltas and

@@ -106,6 +106,13 @@ impl Recorded {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// Replies by path for what a server answers outside the conversation (see
+    /// [`MockServer::route`]), and the requests they answered.
+    routes: Vec<(String, Reply)>,
+    probes: Vec<Recorded>,
+    /// The prompts seen so far, as (tools, messages...) items, when prompt caching is
+    /// emulated (see [`MockServer::prompt_cache`]).
+    prompt_cache: Option<Vec<Vec<String>>>,
     /// `None`: lenient, every request gets the next scripted reply.
     strict: Option<strict::Strict>,
 }
@@ -166,6 +173,29 @@ impl MockServer {
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().requests.clone()
     }
+
+    /// Answers every request to `path` with `reply`, outside the scripted queue (a local
+    /// server's `/props` or `/api/show`). Unrouted, those paths answer 404, as servers without
+    /// them (vLLM, OpenAI-compatible proxies) do; either way they stay out of
+    /// [`MockServer::requests`].
+    pub fn route(&self, path: &str, reply: Reply) -> &Self {
+        self.state.lock().unwrap().routes.push((path.to_owned(), reply));
+        self
+    }
+
+    /// Emulates OpenAI's prompt caching on Chat Completions: each streamed answer's usage
+    /// reports the request's size (bytes / 4) as `prompt_tokens` and, as `cached_tokens`, the
+    /// longest prefix (tools, then whole messages) it shares with an earlier request, counted
+    /// as OpenAI does: nothing under 1024 tokens, then in steps of 128.
+    pub fn prompt_cache(&self) -> &Self {
+        self.state.lock().unwrap().prompt_cache = Some(Vec::new());
+        self
+    }
+
+    /// The requests that went to routed paths (see [`MockServer::route`]), in order.
+    pub fn probes(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().probes.clone()
+    }
 }
 
 fn serve(stream: TcpStream, state: &Mutex<State>) {
@@ -174,7 +204,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         Ok(s) => s,
         Err(_) => return,
     });
-    let mut writer = stream;
+    let writer = stream;
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
         return;
@@ -207,6 +237,26 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     let reply = {
         let mut state = state.lock().unwrap();
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let bare_path = path.split('?').next().unwrap_or(&path).to_owned();
+        let bare_path = bare_path.as_str();
+        let routed = state
+            .routes
+            .iter()
+            .find(|(p, _)| p == bare_path)
+            .map(|(_, r)| r.clone());
+        if routed.is_some() || SERVER_PATHS.contains(&bare_path) {
+            state.probes.push(Recorded {
+                method,
+                path,
+                headers,
+                body: json,
+                raw_len: body.len(),
+                refused: None,
+            });
+            drop(state);
+            let reply = routed.unwrap_or_else(|| Reply::json(404, r#"{"error":"File Not Found"}"#));
+            return write_reply(writer, reader, reply);
+        }
         let refusal = match &state.strict {
             Some(strict) if method == "POST" => strict.check(&path, &headers, &json).err(),
             _ => None,
@@ -225,10 +275,68 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
                 eprintln!("strict mock refused ({}): {}", refusal.rule, refusal.body);
                 Some(Reply::json(refusal.status, refusal.body))
             }
-            None => state.replies.pop_front(),
+            None => {
+                let state = &mut *state;
+                let reply = state.replies.pop_front();
+                match (state.prompt_cache.as_mut(), state.requests.last()) {
+                    (Some(seen), Some(request)) if bare_path.ends_with("/chat/completions") => {
+                        reply.map(|r| with_cached_usage(r, seen, &request.body))
+                    }
+                    _ => reply,
+                }
+            }
         }
     };
     let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"message":"mock: no scripted reply left"}}"#));
+    write_reply(writer, reader, reply);
+}
+
+/// The usage chunk [`openai_sse`] writes, which prompt-cache emulation replaces.
+const SCRIPTED_USAGE: &str = r#""usage":{"prompt_tokens":11,"completion_tokens":7}"#;
+
+/// `reply` with its usage as a prompt cache would report it for `request` (see
+/// [`MockServer::prompt_cache`]); `seen` gains this request's prompt.
+fn with_cached_usage(mut reply: Reply, seen: &mut Vec<Vec<String>>, request: &Value) -> Reply {
+    let mut items = vec![request["tools"].to_string()];
+    items.extend(
+        request["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(Value::to_string),
+    );
+    let shared = seen
+        .iter()
+        .map(|earlier| {
+            earlier
+                .iter()
+                .zip(&items)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a.len())
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0);
+    let prompt_tokens = items.iter().map(String::len).sum::<usize>() / 4;
+    let shared_tokens = shared / 4;
+    let cached = if shared_tokens < 1024 {
+        0
+    } else {
+        shared_tokens / 128 * 128
+    };
+    seen.push(items);
+    let usage = format!(
+        r#""usage":{{"prompt_tokens":{prompt_tokens},"completion_tokens":7,"prompt_tokens_details":{{"cached_tokens":{cached}}}}}"#
+    );
+    let body = String::from_utf8_lossy(&reply.body).replace(SCRIPTED_USAGE, &usage);
+    reply.body = body.into_bytes();
+    reply
+}
+
+/// Paths of a local server's own API outside the conversation; see [`MockServer::route`].
+const SERVER_PATHS: &[&str] = &["/props", "/api/show"];
+
+fn write_reply(mut writer: TcpStream, mut reader: BufReader<TcpStream>, reply: Reply) {
     let mut head = format!(
         "HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n",
         reply.status
@@ -324,9 +432,9 @@ pub fn openai_sse(text: &str, calls: &[(&str, &str, &str)]) -> String {
     }
     let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
     chunk(serde_json::json!({}), Value::String(finish.into()));
-    out.push_str(
-        "data: {\"id\":\"chatcmpl-mock\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7}}\n\n",
-    );
+    out.push_str(&format!(
+        "data: {{\"id\":\"chatcmpl-mock\",\"choices\":[],{SCRIPTED_USAGE}}}\n\n"
+    ));
     out.push_str("data: [DONE]\n\n");
     out
 }
