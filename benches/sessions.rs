@@ -59,7 +59,7 @@ fn main() {
             .expect("edit");
         }
         let t = Instant::now();
-        recorder.end_turn().expect("checkpoint");
+        recorder.end_turn(&[]).expect("checkpoint");
         recorder.begin_turn("next", 0).expect("checkpoint");
         next.push(t.elapsed() / 2);
     }

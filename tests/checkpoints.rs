@@ -187,7 +187,7 @@ fn the_persons_edits_are_never_overwritten_silently() {
     recorder.begin_turn("edit", 0).unwrap();
     p.write("a.txt", "agent\n");
     p.write("b.txt", "agent\n");
-    recorder.end_turn().unwrap();
+    recorder.end_turn(&[]).unwrap();
     p.write("b.txt", "the person's own edit\n");
     let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "original\n");
@@ -216,7 +216,7 @@ fn undo_walks_back_turn_by_turn_and_survives_a_restart() {
     for v in 1..=3 {
         recorder.begin_turn(&format!("turn {v}"), 0).unwrap();
         p.write("f.txt", &format!("v{v}\n"));
-        recorder.end_turn().unwrap();
+        recorder.end_turn(&[]).unwrap();
     }
     drop(recorder);
     let (mut recorder, mut history) = p.reopen();
@@ -244,7 +244,7 @@ fn large_files_are_skipped_and_reported() {
     recorder.begin_turn("x", 0).unwrap();
     p.write("big.bin", "changed, and still more than ten bytes");
     p.write("small", "ok");
-    recorder.end_turn().unwrap();
+    recorder.end_turn(&[]).unwrap();
     let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert!(
         moved
@@ -269,7 +269,7 @@ fn randomized_changes_and_undos_restore_identical_trees() {
             for _ in 0..rng.usize(1..8) {
                 random_change(&mut rng, p.root());
             }
-            recorder.end_turn().unwrap();
+            recorder.end_turn(&[]).unwrap();
             states.push(tree(p.root()));
         }
         for back in (0..turns).rev() {

@@ -650,3 +650,102 @@ fn a_second_process_on_a_session_in_use_forks_it_and_undo_is_refused() {
     let text = std::fs::read_to_string(&original).unwrap();
     assert_eq!(text.matches(r#""type":"checkpoint","turn":2"#).count(), 1);
 }
+
+/// Lets a command blocked on `read x < fifo` go on: opening the FIFO read-write never blocks,
+/// and the line stays in the pipe for the reader.
+fn release(fifo: &std::path::Path) -> std::fs::File {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).open(fifo).unwrap();
+    file.write_all(b"go\n").unwrap();
+    file
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Two `brute -p` runs in one project, overlapping in time (A starts, B starts, A ends, B
+/// ends), each writing with its own tools and with commands: undoing B takes back only what
+/// B's tools wrote. A's tool write is never touched; what a command wrote while both ran is
+/// left alone, and taken back only with --force.
+#[test]
+fn undo_of_one_of_two_overlapping_runs_never_reverts_the_others_work() {
+    let sb = Sandbox::new();
+    sb.write("keep.txt", "unchanged\n");
+    for fifo in ["a.go", "b.go"] {
+        mkfifo(&sb.path(fifo));
+    }
+    let server_a = MockServer::start();
+    server_a.push(Reply::sse(openai_sse(
+        "",
+        &[("a1", "shell", r#"{"command":"read x < a.go; echo a > a_shell.txt"}"#)],
+    )));
+    server_a.push(Reply::sse(openai_sse(
+        "",
+        &[("a2", "write", r#"{"file_path":"a_tool.txt","content":"from A\n"}"#)],
+    )));
+    server_a.push(Reply::sse(openai_sse("A done.", &[])));
+    let server_b = MockServer::start();
+    server_b.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("b1", "write", r#"{"file_path":"b_tool.txt","content":"from B\n"}"#),
+            ("b2", "shell", r#"{"command":"echo b > b_shell.txt; read x < b.go"}"#),
+        ],
+    )));
+    server_b.push(Reply::sse(openai_sse("B done.", &[])));
+    let started = |line: &str| line.contains("\"request_started\"");
+    let mut a = support::Streaming::start(sb.std_brute(&server_a), "task A");
+    a.until(started);
+    let mut b = support::Streaming::start(sb.std_brute(&server_b), "task B");
+    b.until(started);
+    let _a_go = release(&sb.path("a.go"));
+    a.rest();
+    assert!(a.child.wait().unwrap().success(), "{:?}", a.seen);
+    let _b_go = release(&sb.path("b.go"));
+    b.rest();
+    assert!(b.child.wait().unwrap().success(), "{:?}", b.seen);
+    for file in ["a_shell.txt", "a_tool.txt", "b_shell.txt", "b_tool.txt"] {
+        assert!(sb.path(file).exists(), "{file}");
+    }
+
+    // `brute undo` takes the latest session: B's.
+    let out = sb.bare().arg("undo").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("task B"), "{text}");
+    assert!(
+        !sb.path("b_tool.txt").exists(),
+        "B's own tool write is taken back: {text}"
+    );
+    assert!(sb.path("a_tool.txt").exists(), "A's tool write is A's: {text}");
+    assert!(
+        sb.path("a_shell.txt").exists() && sb.path("b_shell.txt").exists(),
+        "{text}"
+    );
+    for left in ["a_tool.txt", "a_shell.txt", "b_shell.txt"] {
+        assert!(
+            text.contains(&format!("left alone {left}: another brute turn")),
+            "{left}: {text}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(sb.path("keep.txt")).unwrap(), "unchanged\n");
+
+    // Forced, what either run's command may have written goes too; A's tool write never.
+    let out = sb.bare().arg("redo").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(sb.path("b_tool.txt").exists());
+    let out = sb.bare().args(["undo", "--force"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        !sb.path("b_tool.txt").exists() && !sb.path("b_shell.txt").exists(),
+        "{text}"
+    );
+    assert!(
+        sb.path("a_tool.txt").exists(),
+        "never another turn's tool write: {text}"
+    );
+}

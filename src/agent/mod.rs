@@ -574,12 +574,14 @@ impl Agent {
     ) -> TurnEnd {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
+        let writes_from = self.executor.snapshots().mark();
         self.record(|r| r.begin_turn(&prompt, history_len));
         self.push_message(Message::User { text: prompt });
         let end = self.drive(ops, inbox, &cancel).await;
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
-        self.record(|r| r.end_turn());
+        let own = self.executor.snapshots().paths_since(writes_from);
+        self.record(|r| r.end_turn(&own));
         self.events.emit(Event::TurnFinished {
             outcome: end.outcome,
             text: end.text.clone(),

@@ -319,6 +319,51 @@ pub struct Moved {
     pub removed: usize,
 }
 
+/// The paths of a turn that undo and redo leave alone because another brute turn ran in the
+/// project at the same time (see [`super::activity`]). Both lists are sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Changed while another turn ran, and not by this turn's own tools: either turn (a
+    /// command, say) may have made the change. Moved only when forced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
+    /// Written by the other turn's own tools: its work, never moved by this turn's undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<String>,
+}
+
+impl Held {
+    pub fn is_empty(&self) -> bool {
+        self.shared.is_empty() && self.foreign.is_empty()
+    }
+
+    /// Sorts `changes` of a turn that overlapped others: what `own` (paths this turn's tools
+    /// wrote; a directory covers what is under it) covers is the turn's; what the other
+    /// turns' tools wrote (`theirs`) is theirs; the rest is shared. A path both wrote is
+    /// shared.
+    pub fn classify(changes: &[Change], own: &[String], theirs: &BTreeSet<String>) -> Self {
+        let covered = |path: &str| {
+            own.iter()
+                .any(|o| path == o || path.strip_prefix(o.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        };
+        let mut held = Held::default();
+        for change in changes {
+            let (ours, other) = (covered(&change.path), theirs.contains(&change.path));
+            match (ours, other) {
+                (true, false) => {}
+                (false, true) => held.foreign.push(change.path.clone()),
+                _ => held.shared.push(change.path.clone()),
+            }
+        }
+        held
+    }
+
+    fn holds(&self, path: &str, force: bool) -> bool {
+        let has = |list: &[String]| list.binary_search_by(|p| p.as_str().cmp(path)).is_ok();
+        has(&self.foreign) || (!force && has(&self.shared))
+    }
+}
+
 /// The outcome of moving a tree between two states.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MoveReport {
@@ -327,6 +372,9 @@ pub struct MoveReport {
     pub conflicts: Vec<String>,
     /// Paths whose stored content is gone (damaged or pruned store): left alone.
     pub missing: Vec<String>,
+    /// Paths another brute turn running at the same time may have changed (see [`Held`]):
+    /// left alone.
+    pub concurrent: Vec<String>,
 }
 
 /// A move needs contents the store no longer has. Nothing was changed: a half-applied undo
@@ -365,16 +413,18 @@ fn line_counts(old: &[u8], new: &[u8]) -> (usize, usize) {
 /// Every content the move needs is checked first: if some is missing, nothing changes and the
 /// error is a [`MissingContent`] naming the paths, unless `partial`, which restores the rest
 /// and lists those paths in [`MoveReport::missing`].
+#[allow(clippy::too_many_arguments)]
 pub fn apply(
     root: &Path,
     objects: &ObjectStore,
     changes: &[Change],
+    held: &Held,
     current: &Manifest,
     reverse: bool,
     force: bool,
     partial: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, partial, false)
+    apply_or_preview(root, objects, changes, held, current, reverse, force, partial, false)
 }
 
 /// What [`apply`] would do, without changing anything (for the undo dialog; paths whose
@@ -383,11 +433,12 @@ pub fn preview(
     root: &Path,
     objects: &ObjectStore,
     changes: &[Change],
+    held: &Held,
     current: &Manifest,
     reverse: bool,
     force: bool,
 ) -> std::io::Result<MoveReport> {
-    apply_or_preview(root, objects, changes, current, reverse, force, true, true)
+    apply_or_preview(root, objects, changes, held, current, reverse, force, true, true)
 }
 
 /// Reads what a path holds now for the +/- counts (regular files only, bounded).
@@ -400,6 +451,7 @@ fn apply_or_preview(
     root: &Path,
     objects: &ObjectStore,
     changes: &[Change],
+    held: &Held,
     current: &Manifest,
     reverse: bool,
     force: bool,
@@ -409,6 +461,10 @@ fn apply_or_preview(
     let mut report = MoveReport::default();
     let mut plan: Vec<(&str, Option<&FileState>)> = Vec::new();
     for change in changes {
+        if held.holds(&change.path, force) {
+            report.concurrent.push(change.path.clone());
+            continue;
+        }
         let (from, to) = if reverse {
             (&change.after, &change.before)
         } else {

@@ -7,6 +7,7 @@
 //! Layout: `<data>/sessions/<project key>/<session id>.jsonl` and `<data>/objects/` (file
 //! contents and manifests, stored by content).
 
+pub mod activity;
 pub mod checkpoint;
 pub mod lock;
 pub mod objects;
@@ -53,6 +54,9 @@ pub enum Record {
         turn: u32,
         manifest: String,
         skipped: Vec<String>,
+        /// What another brute turn running at the same time may have changed.
+        #[serde(default, skip_serializing_if = "checkpoint::Held::is_empty")]
+        held: checkpoint::Held,
     },
     /// The turn was undone (and the conversation rewound to before it, if `rewound`).
     Undo {
@@ -89,6 +93,8 @@ pub struct Turn {
     pub prompt: String,
     pub at_ms: u64,
     pub skipped: Vec<String>,
+    /// Paths undo leaves alone: another turn ran at the same time (see [`activity`]).
+    pub held: checkpoint::Held,
     pub undone: bool,
     /// Messages removed when the turn was undone with the conversation; restored by redo.
     pub stash: Vec<Message>,
@@ -228,10 +234,12 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             turn,
             manifest,
             skipped,
+            held,
         } => {
             if let Some(i) = find(&mut loaded.turns, turn) {
                 loaded.turns[i].end = Some(manifest);
                 loaded.turns[i].skipped = skipped;
+                loaded.turns[i].held = held;
             }
         }
         Record::Undo { turn, rewound } => {
@@ -431,6 +439,11 @@ impl SessionStore {
             root: root.to_path_buf(),
             objects: ObjectStore::new(data_dir.join("objects")),
         }
+    }
+
+    /// The brute turns running in this project (see [`activity`]).
+    pub fn activity(&self) -> activity::Activity {
+        activity::Activity::new(&self.dir)
     }
 
     /// The data directory this store lives in.
@@ -683,6 +696,7 @@ mod tests {
                 turn: 1,
                 manifest: "b".into(),
                 skipped: vec![],
+                held: Default::default(),
             },
             Record::Undo { turn: 1, rewound: true },
         ];

@@ -44,6 +44,10 @@ fn sessions(data_dir: &Path) -> Result<Vec<(SystemTime, PathBuf)>, PruneError> {
         let files = std::fs::read_dir(project.path()).map_err(unreadable(&project.path()))?;
         for file in files {
             let file = file.map_err(unreadable(&project.path()))?;
+            // Session files only: `turns/` (see `activity`) keeps its own.
+            if !file.file_name().to_string_lossy().ends_with(".jsonl") {
+                continue;
+            }
             let modified = file
                 .metadata()
                 .and_then(|m| m.modified())
@@ -197,7 +201,7 @@ mod tests {
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
         std::fs::write(project.path().join("a.txt"), "two").unwrap();
-        recorder.end_turn().unwrap();
+        recorder.end_turn(&[]).unwrap();
         let objects = ObjectStore::new(data.path().join("objects"));
         let stray = objects.put(b"referenced by nothing").unwrap();
         let young = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE)
@@ -222,10 +226,10 @@ mod tests {
         // And a tiny size budget drops the oldest sessions first.
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
-        recorder.end_turn().unwrap();
+        recorder.end_turn(&[]).unwrap();
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
-        recorder.end_turn().unwrap();
+        recorder.end_turn(&[]).unwrap();
         let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap().unwrap();
         assert_eq!(trimmed.sessions, 1);
     }

@@ -1,7 +1,9 @@
 //! The recorder: appends an agent's messages, todo lists and turn checkpoints to its session
 //! file as they happen, and moves the tree back and forth for undo and redo.
 
-use super::{Loaded, Record, SessionFile, SessionStore, Turn, checkpoint, lock, now_ms};
+use std::path::PathBuf;
+
+use super::{Loaded, Record, SessionFile, SessionStore, Turn, activity, checkpoint, lock, now_ms};
 use crate::protocol::TodoItem;
 use crate::provider::Message;
 
@@ -44,6 +46,11 @@ impl TurnMove {
                 "\n  skipped {path}: changed since the agent's turn (use force to overwrite it)"
             ));
         }
+        for path in &self.report.concurrent {
+            out.push_str(&format!(
+                "\n  left alone {path}: another brute turn ran in this project at the same time and may have made this change"
+            ));
+        }
         for path in &self.report.missing {
             out.push_str(&format!("\n  not restorable {path}: its stored content is missing"));
         }
@@ -72,6 +79,8 @@ pub struct Recorder {
     full: Vec<Message>,
     /// The turns during which the conversation was compacted.
     compacted_in: Vec<u32>,
+    /// The running turn, registered with the project's other brute processes.
+    running: Option<activity::RunningTurn>,
 }
 
 impl Recorder {
@@ -105,6 +114,7 @@ impl Recorder {
             checkpoints_off: false,
             full: loaded.full_history.clone(),
             compacted_in: loaded.compacted_in.clone(),
+            running: None,
         }
     }
 
@@ -136,6 +146,15 @@ impl Recorder {
             return Ok(());
         }
         let turn = self.turns.last().map_or(1, |t| t.turn + 1);
+        // Registered before the checkpoint, so every other turn that could change the tree
+        // after it knows of this one.
+        self.running = match self.store.activity().start(self.id()) {
+            Ok(running) => Some(running),
+            Err(error) => {
+                tracing::warn!(%error, "cannot register the turn with other brute processes");
+                None
+            }
+        };
         let (manifest, _) = match self.snapshot() {
             Ok(snapshot) => snapshot,
             Err(error) if self.scanner.too_big() => {
@@ -170,23 +189,73 @@ impl Recorder {
         Ok(())
     }
 
-    /// The tree as the turn left it.
-    pub fn end_turn(&mut self) -> std::io::Result<()> {
+    /// The tree as the turn left it. `own` are the paths this turn's built-in tools wrote
+    /// (absolute): exactly this turn's, even when another brute turn ran at the same time.
+    pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
+        let running = self.running.take();
         if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
             return self.file.sync();
         }
         let (manifest, skipped) = self.snapshot()?;
+        let own = self.relative(own);
+        let held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
+            Some(Ok(others)) if !others.is_empty() => self.held(&manifest, &own, &others)?,
+            Some(Err(error)) => {
+                tracing::warn!(%error, "cannot finish the turn's registration");
+                checkpoint::Held::default()
+            }
+            _ => checkpoint::Held::default(),
+        };
         let Some(turn) = self.turns.last_mut() else {
             return Ok(());
         };
         turn.end = Some(manifest.clone());
         turn.skipped = skipped.clone();
+        turn.held = held.clone();
         self.file.append(&Record::TurnEnd {
             turn: turn.turn,
             manifest,
             skipped,
+            held,
         })?;
         self.file.sync()
+    }
+
+    /// `paths` as the checkpoints spell them: relative to the project root.
+    fn relative(&self, paths: &[PathBuf]) -> Vec<String> {
+        let root = self.store.root();
+        let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let mut out: Vec<String> = paths
+            .iter()
+            .filter_map(|p| p.strip_prefix(&real).or_else(|_| p.strip_prefix(root)).ok())
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|p| !p.is_empty())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// What of the last turn's changes (start to `end`) another turn running at the same
+    /// time may have made (see [`checkpoint::Held::classify`]).
+    fn held(&self, end: &str, own: &[String], others: &[activity::Overlap]) -> std::io::Result<checkpoint::Held> {
+        let Some(turn) = self.turns.last() else {
+            return Ok(checkpoint::Held::default());
+        };
+        let start = checkpoint::load_manifest(self.store.objects(), &turn.start)?;
+        let end = checkpoint::load_manifest(self.store.objects(), end)?;
+        let theirs = others.iter().flat_map(|o| o.wrote.iter().cloned()).collect();
+        let held = checkpoint::Held::classify(&checkpoint::diff(&start, &end), own, &theirs);
+        if !held.is_empty() {
+            let who: Vec<String> = others.iter().map(|o| format!("pid {}", o.pid)).collect();
+            tracing::info!(
+                shared = held.shared.len(),
+                foreign = held.foreign.len(),
+                "another brute turn ran at the same time ({})",
+                who.join(", ")
+            );
+        }
+        Ok(held)
     }
 
     /// Records how long a tool call took.
@@ -257,6 +326,7 @@ impl Recorder {
             self.store.root(),
             self.store.objects(),
             &changes,
+            &turn.held,
             &current,
             !redo,
             force,
@@ -305,6 +375,7 @@ impl Recorder {
             turn: turn.turn,
             manifest,
             skipped,
+            held: checkpoint::Held::default(),
         })
     }
 
@@ -323,6 +394,7 @@ impl Recorder {
             self.store.root(),
             self.store.objects(),
             &changes,
+            &turn.held,
             &current,
             reverse,
             force,

@@ -228,6 +228,22 @@ impl Snapshots {
         self.next_op.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
+    /// The newest operation id handed out: operations after it are [`Snapshots::paths_since`]
+    /// this mark.
+    pub fn mark(&self) -> u64 {
+        self.next_op.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The paths operations after `mark` changed (snapshotted first): a turn's own writes.
+    pub fn paths_since(&self, mark: u64) -> Vec<PathBuf> {
+        let stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
+        stacks
+            .iter()
+            .filter(|(_, entries)| entries.iter().any(|e| e.op > mark))
+            .map(|(path, _)| path.clone())
+            .collect()
+    }
+
     /// Records what `path` holds now, before operation `op` changes it.
     ///
     /// Writes go through a symlink to its target, so the target is what is captured, under
