@@ -33,7 +33,9 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::spec::WireFormat;
-use super::{ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason, ToolCall, ToolSpec};
+use super::{
+    ChatRequest, Completion, Delta, DeltaSink, Message, Provider, ProviderError, StopReason, ToolCall, ToolSpec,
+};
 
 /// The prefix of the ids given to recovered calls (`call_local_0`, `call_local_1`, ...).
 pub const ID_PREFIX: &str = "call_local_";
@@ -173,7 +175,9 @@ fn call_of(value: &Value, raw: Option<&str>, tools: &[ToolSpec]) -> Option<(Stri
     if !tools.iter().any(|tool| tool.name == name) {
         return None;
     }
-    let key = ["arguments", "parameters"].into_iter().find(|k| object.contains_key(*k))?;
+    let key = ["arguments", "parameters"]
+        .into_iter()
+        .find(|k| object.contains_key(*k))?;
     let arguments = match &object[key] {
         // The model's own text, where it can be cut out of the reply.
         Value::Object(map) => raw
@@ -206,7 +210,11 @@ fn scan(text: &str) -> Scan<'_> {
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
-            return if values.is_empty() { Scan::Open } else { Scan::Complete(values) };
+            return if values.is_empty() {
+                Scan::Open
+            } else {
+                Scan::Complete(values)
+            };
         }
         if let Some(body) = rest.strip_prefix(TAG_OPEN) {
             let Some(end) = body.find(TAG_CLOSE) else {
@@ -224,7 +232,11 @@ fn scan(text: &str) -> Scan<'_> {
         } else if let Some(after) = rest.strip_prefix(FENCE) {
             let Some(newline) = after.find('\n') else {
                 let lang = after.trim().to_ascii_lowercase();
-                return if "json".starts_with(&lang) { Scan::Open } else { Scan::Not };
+                return if "json".starts_with(&lang) {
+                    Scan::Open
+                } else {
+                    Scan::Not
+                };
             };
             let lang = after[..newline].trim();
             if !(lang.is_empty() || lang.eq_ignore_ascii_case("json")) {
@@ -239,7 +251,11 @@ fn scan(text: &str) -> Scan<'_> {
             let Some(close) = close else {
                 // A closing fence may be arriving on the last line.
                 let last = body.rfind('\n').map_or(0, |i| i + 1);
-                let body = if FENCE.starts_with(body[last..].trim()) { &body[..last] } else { body };
+                let body = if FENCE.starts_with(body[last..].trim()) {
+                    &body[..last]
+                } else {
+                    body
+                };
                 return unclosed(values, json_values(body));
             };
             match json_values(&body[..close]) {
@@ -283,7 +299,11 @@ fn json_values(text: &str) -> Scan<'_> {
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
-            return if values.is_empty() { Scan::Open } else { Scan::Complete(values) };
+            return if values.is_empty() {
+                Scan::Open
+            } else {
+                Scan::Complete(values)
+            };
         }
         if !rest.starts_with(['{', '[']) {
             return Scan::Not;
@@ -398,7 +418,10 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
         }
         _ => {
             let mut i = start;
-            while bytes.get(i).is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace()) {
+            while bytes
+                .get(i)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+            {
                 i += 1;
             }
             Some(i)
@@ -483,19 +506,29 @@ mod tests {
             .collect()
     }
 
-    fn calls(text: &str) -> Option<(String, Vec<(String, String, String)>)> {
-        recover(text, &tools(&["read", "write", "shell"]), 0)
-            .map(|r| (r.text, r.calls.into_iter().map(|c| (c.id, c.name, c.arguments)).collect()))
+    /// The text kept and the (id, name, arguments) of each recovered call.
+    type Found = (String, Vec<(String, String, String)>);
+
+    fn calls(text: &str) -> Option<Found> {
+        recover(text, &tools(&["read", "write", "shell"]), 0).map(|r| {
+            (
+                r.text,
+                r.calls.into_iter().map(|c| (c.id, c.name, c.arguments)).collect(),
+            )
+        })
     }
 
-    fn one(text: &str, name: &str, args: &str) -> (String, Vec<(String, String, String)>) {
+    fn one(text: &str, name: &str, args: &str) -> Found {
         (text.to_owned(), vec![("call_local_0".into(), name.into(), args.into())])
     }
 
     #[test]
     fn a_bare_object_is_a_call_with_the_models_own_arguments_text() {
         let text = r#"{"name": "read", "arguments": {"file_path": "a.txt", "end_line": 1}}"#;
-        assert_eq!(calls(text), Some(one("", "read", r#"{"file_path": "a.txt", "end_line": 1}"#)));
+        assert_eq!(
+            calls(text),
+            Some(one("", "read", r#"{"file_path": "a.txt", "end_line": 1}"#))
+        );
         let text = "Let me look.\n\n  {\"name\":\"read\",\"parameters\":{\"file_path\":\"a\"}}\n";
         assert_eq!(calls(text), Some(one("Let me look.", "read", r#"{"file_path":"a"}"#)));
         let text = r#"{"name": "read", "arguments": "{\"file_path\": \"a\"}"}"#;
@@ -516,7 +549,10 @@ mod tests {
         let array = "```json\n[{\"name\": \"read\", \"arguments\": {\"file_path\": \"a\"}}, {\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}]\n```";
         let (_, found) = calls(array).unwrap();
         assert_eq!(found.len(), 2);
-        assert_eq!(found[1], ("call_local_1".into(), "shell".into(), r#"{"command":"ls"}"#.into()));
+        assert_eq!(
+            found[1],
+            ("call_local_1".into(), "shell".into(), r#"{"command":"ls"}"#.into())
+        );
     }
 
     #[test]
@@ -558,7 +594,10 @@ mod tests {
         let text = "{\"name\": \"read\", \"arguments\": {}}\n{\"name\": \"write\", \"arguments\": {})}\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}";
         let (before, found) = calls(text).unwrap();
         assert!(before.ends_with("{})}"), "{before}");
-        assert_eq!(found, [("call_local_0".into(), "shell".into(), r#"{"command": "ls"}"#.into())]);
+        assert_eq!(
+            found,
+            [("call_local_0".into(), "shell".into(), r#"{"command": "ls"}"#.into())]
+        );
         // A non-call object on its own line before the calls stays text.
         let text = "{\"example\": 1}\n{\"name\": \"read\", \"arguments\": {}}";
         assert_eq!(calls(text), Some(one("{\"example\": 1}", "read", "{}")));
@@ -600,7 +639,10 @@ mod tests {
                 let (streamed, rest) = stream(text, size);
                 match calls(text) {
                     Some((before, _)) => {
-                        assert!(!streamed.contains("\"name\""), "{text:?} by {size}: showed {streamed:?}");
+                        assert!(
+                            !streamed.contains("\"name\""),
+                            "{text:?} by {size}: showed {streamed:?}"
+                        );
                         assert_eq!(format!("{streamed}{rest}").trim_end(), before, "{text:?} by {size}");
                     }
                     None => assert_eq!(format!("{streamed}{rest}"), text, "{text:?} by {size}"),
@@ -618,6 +660,111 @@ mod tests {
         assert_eq!(hold.push("braces} are"), "{braces} are", "until it is clearly no JSON");
         assert_eq!(hold.push(" fine\n```"), " fine\n");
         assert_eq!(hold.push("python\n"), "```python\n");
+    }
+
+    /// Streams fixed text pieces (and structured calls) as one completion.
+    struct Pieces(Vec<&'static str>, Vec<ToolCall>);
+
+    impl Provider for Pieces {
+        fn name(&self) -> &str {
+            "pieces"
+        }
+        fn complete<'a>(
+            &'a self,
+            _request: &'a ChatRequest<'a>,
+            on_delta: DeltaSink<'a>,
+        ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
+            Box::pin(async move {
+                for piece in &self.0 {
+                    on_delta(Delta::Text((*piece).to_owned()));
+                }
+                Ok(Completion {
+                    text: self.0.concat(),
+                    tool_calls: self.1.clone(),
+                    stop_reason: Some(StopReason::EndTurn),
+                    ..Completion::default()
+                })
+            })
+        }
+    }
+
+    async fn run(provider: Pieces, history: &[Message]) -> (String, Completion) {
+        let tools = tools(&["read"]);
+        let request = ChatRequest {
+            model: "m",
+            system: "",
+            messages: history,
+            tools: &tools,
+            max_tokens: 1,
+            temperature: None,
+            reasoning_effort: None,
+        };
+        let mut shown = String::new();
+        let mut sink = |d: Delta| {
+            if let Delta::Text(t) = d {
+                shown.push_str(&t)
+            }
+        };
+        let completion = TextCalls::new(Arc::new(provider))
+            .complete(&request, &mut sink)
+            .await
+            .unwrap();
+        (shown, completion)
+    }
+
+    #[tokio::test]
+    async fn the_wrapper_turns_a_trailing_call_into_a_structured_one() {
+        let earlier = Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "call_local_0".into(),
+                name: "read".into(),
+                arguments: "{}".into(),
+            }],
+            reasoning: Vec::new(),
+        };
+        let pieces = Pieces(
+            vec![
+                "I will read it.\n",
+                "{\"name\": \"re",
+                "ad\", \"arguments\": {\"file_path\": \"a\"}}",
+            ],
+            Vec::new(),
+        );
+        let (shown, completion) = run(pieces, &[earlier]).await;
+        assert_eq!(shown, "I will read it.\n");
+        assert_eq!(completion.text, "I will read it.");
+        assert_eq!(completion.stop_reason, Some(StopReason::ToolUse));
+        assert_eq!(
+            completion.tool_calls,
+            [ToolCall {
+                id: "call_local_1".into(),
+                name: "read".into(),
+                arguments: r#"{"file_path": "a"}"#.into(),
+            }],
+            "ids continue after the conversation's recovered calls"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_wrapper_leaves_replies_with_real_calls_and_plain_json_alone() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{}".into(),
+        };
+        let text = "{\"name\": \"read\", \"arguments\": {}}";
+        let (shown, completion) = run(Pieces(vec![text], vec![call.clone()]), &[]).await;
+        assert_eq!((shown.as_str(), completion.text.as_str()), (text, text));
+        assert_eq!(completion.tool_calls, [call]);
+        let text = "{\"response\": \"PLUM\"}";
+        let (shown, completion) = run(Pieces(vec!["{\"resp", "onse\": \"PLUM\"}"], Vec::new()), &[]).await;
+        assert_eq!(
+            (shown.as_str(), completion.text.as_str()),
+            (text, text),
+            "held, then shown at the end"
+        );
+        assert!(completion.tool_calls.is_empty());
     }
 
     #[test]
