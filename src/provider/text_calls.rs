@@ -100,6 +100,10 @@ impl Provider for TextCalls {
             Ok(completion)
         })
     }
+
+    fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u64>> {
+        self.inner.context_window(model)
+    }
 }
 
 /// The index of the next recovered call: one past those already in the conversation, so ids
@@ -686,6 +690,15 @@ mod tests {
                 })
             })
         }
+        fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<u64>> {
+            Box::pin(async { Some(4096) })
+        }
+    }
+
+    #[tokio::test]
+    async fn the_wrapper_passes_the_servers_context_window_on() {
+        let wrapped = TextCalls::new(Arc::new(Pieces(Vec::new(), Vec::new())));
+        assert_eq!(wrapped.context_window("m").await, Some(4096));
     }
 
     async fn run(provider: Pieces, history: &[Message]) -> (String, Completion) {
