@@ -12,6 +12,7 @@ use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
 use crate::provider::spec::Transport;
+use crate::provider::text_calls::{self, TextCalls};
 use crate::provider::{Provider, ProviderError};
 use crate::session;
 use crate::tool::adapter::{FileQueue, SnapshotFirst};
@@ -50,7 +51,8 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
                 })?,
                 None => DEMO_SCRIPT.to_owned(),
             };
-            return Ok(Arc::new(ReplayProvider::from_script(&script)?));
+            let replay: Arc<dyn Provider> = Arc::new(ReplayProvider::from_script(&script)?);
+            return Ok(with_text_calls(replay, settings.text_tool_calls.value.unwrap_or(false)));
         }
         Transport::Http(endpoint) => spec.endpoint_for(&settings.base_url.value).unwrap_or(endpoint),
     };
@@ -65,7 +67,21 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
         connect_timeout: settings.connect_timeout(),
         idle_timeout: settings.idle_timeout(),
     };
-    Ok(Arc::new(HttpProvider::new(endpoint, spec.name, http)?))
+    let text_calls = settings
+        .text_tool_calls
+        .value
+        .unwrap_or_else(|| text_calls::on_by_default(endpoint.wire, &http.base_url));
+    let http: Arc<dyn Provider> = Arc::new(HttpProvider::new(endpoint, spec.name, http)?);
+    Ok(with_text_calls(http, text_calls))
+}
+
+/// `provider`, recovering tool calls written as text when `on` (the `text_tool_calls` setting).
+fn with_text_calls(provider: Arc<dyn Provider>, on: bool) -> Arc<dyn Provider> {
+    if on {
+        Arc::new(TextCalls::new(provider))
+    } else {
+        provider
+    }
 }
 
 /// Wraps a mutating built-in so calls on one file are queued in call order and the file is

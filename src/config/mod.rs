@@ -162,7 +162,16 @@ settings! {
         /// How hard reasoning models think: `low`, `medium` or `high`; unset leaves the
         /// model's default (Claude's thinking off).
         reasoning_effort: Option<String> = None, check = effort_level;
+        /// Recover tool calls a model wrote as text (`{"name": ..., "arguments": ...}`, a
+        /// fenced `json` block, `<tool_call>` tags) as real calls; unset: on for
+        /// OpenAI-compatible servers other than api.openai.com, off elsewhere.
+        text_tool_calls: Option<bool> = None, show = show_auto;
     }
+}
+
+/// An optional switch whose absence means "brute decides".
+fn show_auto(value: &Option<bool>) -> String {
+    value.map_or_else(|| "auto".to_owned(), |on| on.to_string())
 }
 
 /// A share of the context window, above 0 and at most 1.
@@ -976,6 +985,7 @@ mod tests {
             ("compact_at", "compact_at = 0.7"),
             ("compact_to", "compact_to = 0.4"),
             ("reasoning_effort", "reasoning_effort = \"high\""),
+            ("text_tool_calls", "text_tool_calls = false"),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (

@@ -14,6 +14,7 @@ pub mod replay;
 pub mod responses;
 pub mod spec;
 pub mod sse;
+pub mod text_calls;
 pub mod window;
 
 use futures_util::future::BoxFuture;
