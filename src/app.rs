@@ -7,6 +7,7 @@ use crate::agent::conversation::{Conversation, Resumer};
 use crate::agent::requests::Requests;
 use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, Compaction, prompt, question::QuestionTool, skills};
+use crate::config::project::Workspace;
 use crate::config::{Settings, paths};
 use crate::protocol::EventSink;
 use crate::provider::http::{HttpProvider, HttpSettings};
@@ -219,9 +220,9 @@ pub enum SessionChoice {
     /// A new session.
     #[default]
     New,
-    /// The latest session of this directory (a new one when there is none).
+    /// The latest session of this project (a new one when there is none).
     Continue,
-    /// This session of this directory.
+    /// This session of this project.
     Resume(String),
 }
 
@@ -280,7 +281,7 @@ fn open_session(
         }
         SessionChoice::Continue | SessionChoice::New | SessionChoice::Off => {
             if *choice == SessionChoice::Continue {
-                notices.push("no earlier session in this directory; starting a new one".into());
+                notices.push("no earlier session in this project; starting a new one".into());
             }
             match store.create() {
                 Ok(file) => (file, session::Loaded::default()),
@@ -298,11 +299,13 @@ fn open_session(
     Ok(Some((recorder, loaded)))
 }
 
-/// Builds the agent for `root` from `settings`, with `extra` tools (library users' own)
-/// added after the built-ins and the configured command tools.
+/// Builds the agent for the workspace `place` from `settings`, with `extra` tools (library
+/// users' own) added after the built-ins and the configured command tools. The project root
+/// holds the session, the checkpoints and the sandbox's workspace; tools work from the
+/// working directory.
 pub fn build_agent_with(
     settings: &Settings,
-    root: &Path,
+    place: &Workspace,
     events: EventSink,
     requests: Requests,
     extra: Vec<Arc<dyn Tool>>,
@@ -328,15 +331,19 @@ pub fn build_agent_with(
         Some(list) => ToolFilter::Only(list.value.clone()),
     };
     notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
-    let user_skills = paths::config_dir().map(|d| d.join("skills"));
-    let skills = skills::discover(root, user_skills.as_deref());
+    let root = place.root.as_path();
+    let config_dir = paths::config_dir();
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let found = skills::discover(&skills::dirs(root, config_dir.as_deref(), home.as_deref()));
+    notices.extend(found.warnings);
+    let skills = found.skills;
     let summaries: Vec<_> = if registry.get("skill").is_some() {
         skills.iter().map(skills::Skill::summary).collect()
     } else {
         Vec::new()
     };
     let template = settings.system_prompt.value.as_deref().unwrap_or(prompt::TEMPLATE);
-    let system_prompt = prompt::build(template, root, &summaries);
+    let system_prompt = prompt::build(template, place, config_dir.as_deref(), &summaries);
     let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
     if let Some(dir) = &overflow_dir {
         crate::tool::truncate::clean_overflow(dir);
@@ -348,6 +355,7 @@ pub fn build_agent_with(
             settings.max_tokens.value,
             root.to_path_buf(),
         )
+        .with_cwd(place.cwd.clone())
         .with_effort(settings.reasoning_effort())
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
@@ -406,16 +414,16 @@ pub fn build_agent_with(
     })
 }
 
-/// Builds the agent for `root` from `settings` with the built-in and configured tools,
-/// recording into the chosen session.
+/// Builds the agent for the workspace `place` from `settings` with the built-in and configured
+/// tools, recording into the chosen session.
 pub fn build_agent(
     settings: &Settings,
-    root: &Path,
+    place: &Workspace,
     events: EventSink,
     requests: Requests,
     session: &SessionChoice,
 ) -> Result<Built, SetupError> {
-    build_agent_with(settings, root, events, requests, Vec::new(), session)
+    build_agent_with(settings, place, events, requests, Vec::new(), session)
 }
 
 /// Which front end starts a conversation: it decides who answers requests.
@@ -443,7 +451,7 @@ pub struct Started {
 /// sends ops to `handle.ops` and renders what arrives on the receiver of `events`.
 pub fn start(
     settings: &Settings,
-    root: &Path,
+    place: &Workspace,
     events: EventSink,
     front_end: FrontEnd,
     extra: Vec<Arc<dyn Tool>>,
@@ -453,7 +461,7 @@ pub fn start(
         FrontEnd::Ui | FrontEnd::HeadlessAtTerminal => Requests::new(events.clone()),
         FrontEnd::Headless => Requests::headless(),
     };
-    let built = build_agent_with(settings, root, events.clone(), requests.clone(), extra, session)?;
+    let built = build_agent_with(settings, place, events.clone(), requests.clone(), extra, session)?;
     let mut notices = built.notices;
     let agent = built.agent;
     let tools = agent.tool_names();
@@ -463,11 +471,11 @@ pub fn start(
         events.emit(agent.history_event());
     }
     let resumer: Resumer = {
-        let (settings, root, events) = (settings.clone(), root.to_path_buf(), events.clone());
+        let (settings, place, events) = (settings.clone(), place.clone(), events.clone());
         Box::new(move |id, requests| {
             build_agent(
                 &settings,
-                &root,
+                &place,
                 events.clone(),
                 requests.clone(),
                 &SessionChoice::Resume(id.to_owned()),

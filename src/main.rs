@@ -104,24 +104,35 @@ fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
 
 /// `brute` without `-p`: the terminal UI when a terminal is there.
 #[cfg(feature = "tui")]
-fn interactive(settings: &config::Settings, root: &std::path::Path, session: &SessionChoice) -> anyhow::Result<i32> {
+fn interactive(
+    settings: &config::Settings,
+    place: &config::project::Workspace,
+    session: &SessionChoice,
+) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         eprintln!("brute: the interactive UI needs a terminal; use `brute -p \"...\"` in scripts and pipes");
         return Ok(exit::USAGE);
     }
     init_logging();
-    block_on(brute::tui::run(settings, root, session))?
+    block_on(brute::tui::run(settings, place, session))?
 }
 
 #[cfg(not(feature = "tui"))]
-fn interactive(_settings: &config::Settings, _root: &std::path::Path, _session: &SessionChoice) -> anyhow::Result<i32> {
+fn interactive(
+    _settings: &config::Settings,
+    _place: &config::project::Workspace,
+    _session: &SessionChoice,
+) -> anyhow::Result<i32> {
     eprintln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
     Ok(exit::USAGE)
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
-    let root = std::env::current_dir()?;
+    // Started in a subdirectory, the project root (nearest `.git` or `.brute` below `$HOME`)
+    // holds the config, trust and sessions; tools work from the working directory.
+    let place = config::project::Workspace::discover(std::env::current_dir()?);
+    let root = place.root.clone();
     match &cli.command {
         Some(Command::Completions { shell }) => {
             std::io::stdout().write_all(&brute::cli::completions(*shell))?;
@@ -198,7 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         if ask_trust(&settings, &root)? {
             settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
         }
-        return interactive(&settings, &root, &session);
+        return interactive(&settings, &place, &session);
     };
     init_logging();
     let prompt = brute::oneshot::prompt_with_stdin(prompt)?;
@@ -208,7 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         quiet: cli.quiet,
         session,
     };
-    block_on(brute::oneshot::run(&settings, &root, options))?
+    block_on(brute::oneshot::run(&settings, &place, options))?
 }
 
 /// Before the UI starts in an untrusted project whose config has risky settings: asks at the
@@ -252,7 +263,7 @@ fn store(root: &std::path::Path) -> anyhow::Result<SessionStore> {
 fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
     let sessions = store(root)?.list();
     if sessions.is_empty() {
-        eprintln!("brute: no saved sessions in this directory");
+        eprintln!("brute: no saved sessions in this project");
         return Ok(None);
     }
     let lines: Vec<String> = sessions
@@ -292,7 +303,7 @@ struct Move {
     partial: bool,
 }
 
-/// `brute undo` / `brute redo`: the last turn of the latest session in this directory.
+/// `brute undo` / `brute redo`: the last turn of the latest session in this project.
 fn undo_command(
     cli: &Cli,
     root: &std::path::Path,
@@ -303,7 +314,7 @@ fn undo_command(
 ) -> anyhow::Result<i32> {
     let store = store(root)?;
     let Some(id) = store.latest() else {
-        eprintln!("brute: no saved session in this directory");
+        eprintln!("brute: no saved session in this project");
         return Ok(exit::ERROR);
     };
     // Only the checkpoint size cap matters here; no provider is needed.

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
-use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -12,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::app;
 use crate::cli::{OutputFormat, exit};
 use crate::config::Settings;
+use crate::config::project::Workspace;
 use crate::protocol::{Event, EventSink, Op, Question, RequestKind, Response, TurnOutcome, Usage};
 
 /// Options of one headless run.
@@ -255,7 +255,7 @@ fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
 }
 
 /// Runs one headless task and returns the exit code.
-pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::Result<i32> {
+pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> anyhow::Result<i32> {
     let started = Instant::now();
     // A confined mode that cannot be enforced here is a usage error at start, not a run where
     // every command is denied.
@@ -265,7 +265,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
         eprintln!("brute: {unavailable}. Run with --sandbox full-access to let commands run unconfined.");
         return Ok(exit::USAGE);
     }
-    if let Some(notice) = settings.untrusted_notice(root) {
+    if let Some(notice) = settings.untrusted_notice(&place.root) {
         eprintln!("brute: {notice}");
     }
     let (events, mut rx) = EventSink::channel();
@@ -274,7 +274,7 @@ pub async fn run(settings: &Settings, root: &Path, options: Options) -> anyhow::
     } else {
         app::FrontEnd::Headless
     };
-    let conversation = app::start(settings, root, events, front_end, Vec::new(), &options.session)?;
+    let conversation = app::start(settings, place, events, front_end, Vec::new(), &options.session)?;
     let ops_tx = conversation.handle.ops.clone();
     let mut printer = Printer {
         format: options.format,

@@ -7,6 +7,7 @@
 
 pub mod compact;
 pub mod conversation;
+pub mod instructions;
 pub mod pricing;
 pub mod prompt;
 pub mod question;

@@ -1,13 +1,14 @@
 //! The system prompt: the template in `assets/`, the environment, the project's instructions
-//! (AGENTS.md, else CLAUDE.md, capped) and the available skills.
+//! (AGENTS.md files, else CLAUDE.md, capped; see [`super::instructions`]) and the available
+//! skills.
 
 use std::path::Path;
 use std::time::SystemTime;
 
-/// The built-in template; `{cwd}`, `{git}`, `{platform}` and `{date}` are filled in.
+use crate::config::project::Workspace;
+
+/// The built-in template; `{cwd}`, `{root}`, `{git}`, `{platform}` and `{date}` are filled in.
 pub const TEMPLATE: &str = include_str!("../../assets/system_prompt.md");
-/// Project instructions longer than this are cut, saying so.
-pub const MAX_INSTRUCTIONS_BYTES: usize = 12_000;
 
 /// A skill as listed in the system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,55 +17,42 @@ pub struct SkillSummary {
     pub description: String,
 }
 
-/// Builds the system prompt for a project root.
-pub fn build(template: &str, root: &Path, skills: &[SkillSummary]) -> String {
-    let git = if root.ancestors().any(|d| d.join(".git").exists()) {
+/// Builds the system prompt for a workspace: the template, the project instructions (the
+/// global `AGENTS.md` in `global_dir`, then the project's; see [`super::instructions`]) and the
+/// skills.
+pub fn build(template: &str, place: &Workspace, global_dir: Option<&Path>, skills: &[SkillSummary]) -> String {
+    let git = if place.cwd.ancestors().any(|d| d.join(".git").exists()) {
         "yes"
     } else {
         "no"
     };
     let mut prompt = template
-        .replace("{cwd}", &root.display().to_string())
+        .replace("{cwd}", &place.cwd.display().to_string())
+        .replace("{root}", &place.root.display().to_string())
         .replace("{git}", git)
         .replace("{platform}", std::env::consts::OS)
         .replace("{date}", &today());
-    if let Some(section) = instructions(root) {
+    if place.root != place.cwd && !template.contains("{root}") {
+        prompt.push_str(&format!(
+            "\nProject root: {} (the workspace; relative paths and commands start in the working directory).",
+            place.root.display()
+        ));
+    }
+    if let Some(section) = super::instructions::section(global_dir, place, super::instructions::MAX_BYTES) {
         prompt.push_str(&section);
     }
     if !skills.is_empty() {
         prompt.push_str("\n\n# Skills\nLoad one with the `skill` tool when it fits the task:\n");
         for skill in skills {
-            prompt.push_str(&format!("- {}: {}\n", skill.name, skill.description));
+            // A literal (`|`) description keeps its lines, indented under its item.
+            prompt.push_str(&format!(
+                "- {}: {}\n",
+                skill.name,
+                skill.description.replace('\n', "\n  ")
+            ));
         }
     }
     prompt
-}
-
-fn instructions(root: &Path) -> Option<String> {
-    let (name, text) = ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
-        crate::tool::guard::read_text(&root.join(name), 4 * 1024 * 1024)
-            .ok()
-            .map(|t| (*name, t))
-    })?;
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    let mut section = format!("\n\n# Project instructions ({name})\n");
-    if text.len() > MAX_INSTRUCTIONS_BYTES {
-        let mut cut = MAX_INSTRUCTIONS_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        section.push_str(&text[..cut]);
-        section.push_str(&format!(
-            "\n[{name} cut at {cut} of {} bytes; read the file for the rest]",
-            text.len()
-        ));
-    } else {
-        section.push_str(text);
-    }
-    Some(section)
 }
 
 /// Today's date (UTC) as YYYY-MM-DD, from days since the epoch (civil-from-days).
@@ -101,25 +89,25 @@ mod tests {
     }
 
     #[test]
-    fn instructions_are_capped_with_a_note() {
+    fn prompt_has_the_place_instructions_and_skills() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("CLAUDE.md"), "x".repeat(MAX_INSTRUCTIONS_BYTES + 10)).unwrap();
-        let prompt = build("base {cwd}", dir.path(), &[]);
-        assert!(prompt.contains("# Project instructions (CLAUDE.md)"));
-        assert!(prompt.contains(&format!(
-            "cut at {MAX_INSTRUCTIONS_BYTES} of {} bytes",
-            MAX_INSTRUCTIONS_BYTES + 10
-        )));
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "use tabs").unwrap();
-        let prompt = build(
-            "base",
-            dir.path(),
-            &[SkillSummary {
-                name: "pdf".into(),
-                description: "PDF work".into(),
-            }],
-        );
-        assert!(prompt.contains("(AGENTS.md)\nuse tabs"));
+        let place = Workspace {
+            root: dir.path().to_path_buf(),
+            cwd: dir.path().join("sub"),
+        };
+        let skills = [SkillSummary {
+            name: "pdf".into(),
+            description: "PDF work".into(),
+        }];
+        let prompt = build("base {cwd}", &place, None, &skills);
+        assert!(prompt.starts_with(&format!("base {}", place.cwd.display())), "{prompt}");
+        assert!(prompt.contains(&format!("Project root: {}", place.root.display())));
+        assert!(prompt.contains("# Project instructions\n"));
+        assert!(prompt.contains("## AGENTS.md\nuse tabs"));
         assert!(prompt.contains("- pdf: PDF work"));
+        let prompt = build("base", &Workspace::at(dir.path()), None, &[]);
+        assert!(!prompt.contains("Project root:"));
     }
 }

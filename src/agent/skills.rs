@@ -1,10 +1,21 @@
-//! Skill discovery: `.brute/skills/**/SKILL.md` in the project and `skills/` in the user's
-//! config directory. A skill's front matter gives `name` (default: its folder's name) and a
-//! required `description`.
+//! Skill discovery: `SKILL.md` files under the skill directories ([`dirs`]) — the project's
+//! `.brute/skills/`, `.agents/skills/` and `.claude/skills/`, then the user's `skills/` in the
+//! brute config directory and `~/.agents/skills/`. Project directories come first and the first
+//! skill of a name wins, so a project can pin its own version of a skill the person also has.
+//!
+//! A skill's front matter is YAML (as Claude Code and Codex write it: folded `>` and literal
+//! `|` descriptions, quoted strings, extra keys): `name` (default: its folder's name) and a
+//! required `description`. A SKILL.md that cannot be used — malformed YAML, no front matter, no
+//! description — is skipped with a warning naming the file. Skills only add text to the prompt
+//! (their scripts run through the shell tool like any command), so project skills are read in
+//! untrusted projects too, as `AGENTS.md` is; every read is bounded.
 
 use std::path::{Path, PathBuf};
 
 use super::prompt::SkillSummary;
+
+/// The largest SKILL.md read.
+pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// A discovered skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,69 +35,151 @@ impl Skill {
     }
 }
 
-/// Finds skills; project skills win over user skills of the same name. Skills without a
-/// description are skipped (they could not be listed usefully).
-pub fn discover(project_root: &Path, user_skills_dir: Option<&Path>) -> Vec<Skill> {
-    let mut skills: Vec<Skill> = Vec::new();
-    let dirs = [
-        Some(project_root.join(".brute").join("skills")),
-        user_skills_dir.map(Path::to_path_buf),
-    ];
-    for dir in dirs.into_iter().flatten() {
+/// Why a SKILL.md was skipped.
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{} has no `---` front matter", path.display())]
+    NoFrontMatter { path: PathBuf },
+    #[error("{}: malformed YAML front matter: {message}", path.display())]
+    Yaml { path: PathBuf, message: String },
+    #[error("{} has no description in its front matter", path.display())]
+    NoDescription { path: PathBuf },
+}
+
+/// What discovery found: the skills, and a warning per SKILL.md it had to skip.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub skills: Vec<Skill>,
+    pub warnings: Vec<String>,
+}
+
+/// The skill directories in order of precedence: the project's (`.brute/skills`,
+/// `.agents/skills`, `.claude/skills` under `project_root`), then the user's (`skills` in the
+/// brute config directory, `.agents/skills` in `home`). A directory listed twice (brute started
+/// in home) is kept once.
+pub fn dirs(project_root: &Path, user_config_dir: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = [".brute", ".agents", ".claude"]
+        .iter()
+        .map(|d| project_root.join(d).join("skills"))
+        .collect();
+    dirs.extend(user_config_dir.map(|d| d.join("skills")));
+    dirs.extend(home.map(|h| h.join(".agents").join("skills")));
+    let mut seen = Vec::new();
+    dirs.retain(|d| {
+        let new = !seen.contains(d);
+        seen.push(d.clone());
+        new
+    });
+    dirs
+}
+
+/// Finds the skills in `dirs` (see [`dirs`]); the first skill of a name wins.
+pub fn discover(dirs: &[PathBuf]) -> Found {
+    let mut found = Found::default();
+    for dir in dirs {
         if !dir.is_dir() {
             continue;
         }
-        let walker = ignore::WalkBuilder::new(&dir)
+        let walker = ignore::WalkBuilder::new(dir)
             .standard_filters(false)
             .max_depth(Some(6))
             .build();
-        let mut found: Vec<PathBuf> = walker
+        let mut files: Vec<PathBuf> = walker
             .flatten()
             .filter(|e| e.file_name() == "SKILL.md")
             .map(|e| e.into_path())
             .collect();
-        found.sort();
-        for path in found {
-            if let Some(skill) = parse(&path)
-                && !skills.iter().any(|s| s.name == skill.name)
-            {
-                skills.push(skill);
+        files.sort();
+        for path in files {
+            match parse(&path) {
+                Ok(skill) => {
+                    if !found.skills.iter().any(|s| s.name == skill.name) {
+                        found.skills.push(skill);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("skill skipped: {e}");
+                    found.warnings.push(format!("skill skipped: {e}"));
+                }
             }
         }
     }
-    skills
+    found
 }
 
-/// Splits `---` front matter from the body; returns (front matter, body).
+/// Splits `---` front matter from the body; returns (front matter, body). The front matter
+/// runs from a first line `---` to the next line that is `---` (or YAML's `...`).
 pub fn split_front_matter(text: &str) -> (Option<&str>, &str) {
-    let Some(rest) = text.strip_prefix("---") else {
+    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = unmarked.split_inclusive('\n');
+    if lines.next().map(str::trim_end) != Some("---") {
         return (None, text);
-    };
-    let rest = rest.trim_start_matches(['\r', '\n']);
-    match rest.find("\n---") {
-        Some(end) => {
-            let body = &rest[end + 4..];
-            (Some(&rest[..end]), body.trim_start_matches(['-', '\r', '\n']))
-        }
-        None => (None, text),
     }
+    let start = unmarked.find('\n').map_or(unmarked.len(), |i| i + 1);
+    let mut at = start;
+    for line in lines {
+        if matches!(line.trim_end(), "---" | "...") {
+            let body = &unmarked[at + line.len()..];
+            return (Some(&unmarked[start..at]), body.trim_start_matches(['\r', '\n']));
+        }
+        at += line.len();
+    }
+    (None, text)
 }
 
-fn field(front: &str, key: &str) -> Option<String> {
-    front.lines().find_map(|line| {
-        let (k, v) = line.split_once(':')?;
-        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_owned())
-    })
+/// The front matter keys brute uses; others (license, allowed-tools, metadata…) are allowed.
+#[derive(Debug, Default, serde::Deserialize)]
+struct FrontMatter {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
 }
 
-fn parse(path: &Path) -> Option<Skill> {
-    let text = crate::tool::guard::read_text(path, 1024 * 1024).ok()?;
+/// Parses YAML front matter text (an empty document is no keys).
+fn front_matter(yaml: &str) -> Result<FrontMatter, String> {
+    if yaml.trim().is_empty() {
+        return Ok(FrontMatter::default());
+    }
+    serde_norway::from_str::<Option<FrontMatter>>(yaml)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| e.to_string())
+}
+
+/// Reads one SKILL.md.
+pub fn parse(path: &Path) -> Result<Skill, SkillError> {
+    let text = crate::tool::guard::read_text(path, MAX_SKILL_BYTES).map_err(|source| SkillError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let (front, _) = split_front_matter(&text);
-    let front = front?;
-    let description = field(front, "description").filter(|d| !d.is_empty())?;
-    let folder = path.parent()?.file_name()?.to_string_lossy().into_owned();
-    let name = field(front, "name").filter(|n| !n.is_empty()).unwrap_or(folder);
-    Some(Skill {
+    let front = front.ok_or_else(|| SkillError::NoFrontMatter {
+        path: path.to_path_buf(),
+    })?;
+    let front = front_matter(front).map_err(|message| SkillError::Yaml {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let description = front
+        .description
+        .map(|d| d.trim().to_owned())
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| SkillError::NoDescription {
+            path: path.to_path_buf(),
+        })?;
+    let folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = front
+        .name
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(folder);
+    Ok(Skill {
         name,
         description,
         path: path.to_path_buf(),
@@ -97,23 +190,91 @@ fn parse(path: &Path) -> Option<Skill> {
 mod tests {
     use super::*;
 
+    fn skill(root: &Path, dir: &str, text: &str) -> PathBuf {
+        let dir = root.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+        dir.join("SKILL.md")
+    }
+
     #[test]
     fn finds_project_skills_with_front_matter() {
         let dir = tempfile::tempdir().unwrap();
-        let skill_dir = dir.path().join(".brute/skills/deep/pdf-tools");
-        std::fs::create_dir_all(&skill_dir).unwrap();
-        std::fs::write(
-            skill_dir.join("SKILL.md"),
+        skill(
+            dir.path(),
+            ".brute/skills/deep/pdf-tools",
             "---\ndescription: Work with PDFs\n---\nBody",
-        )
-        .unwrap();
-        let other = dir.path().join(".brute/skills/nodesc");
-        std::fs::create_dir_all(&other).unwrap();
-        std::fs::write(other.join("SKILL.md"), "no front matter").unwrap();
-        let skills = discover(dir.path(), None);
-        assert_eq!(skills.len(), 1);
-        assert_eq!(skills[0].name, "pdf-tools");
-        assert_eq!(skills[0].description, "Work with PDFs");
-        assert_eq!(split_front_matter("---\na: b\n---\nBody").1, "Body");
+        );
+        skill(dir.path(), ".brute/skills/nodesc", "no front matter");
+        let found = discover(&dirs(dir.path(), None, None));
+        assert_eq!(found.skills.len(), 1);
+        assert_eq!(found.skills[0].name, "pdf-tools");
+        assert_eq!(found.skills[0].description, "Work with PDFs");
+        assert_eq!(found.warnings.len(), 1);
+        assert!(found.warnings[0].contains("nodesc/SKILL.md has no `---` front matter"));
+        assert_eq!(split_front_matter("---\na: b\n---\nBody"), (Some("a: b\n"), "Body"));
+        assert_eq!(
+            split_front_matter("---\r\na: b\r\n---\r\n\r\nBody"),
+            (Some("a: b\r\n"), "Body")
+        );
+        assert_eq!(split_front_matter("---\n---\nBody"), (Some(""), "Body"));
+        assert_eq!(split_front_matter("--- not\n---\n").0, None);
+        assert_eq!(split_front_matter("---\na: b\n----\n").0, None);
+    }
+
+    #[test]
+    fn yaml_folded_literal_and_quoted_descriptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let folded = skill(
+            dir.path(),
+            "a",
+            "---\nname: fold\ndescription: >\n  Folded lines\n  join with spaces.\nlicense: MIT\nmetadata:\n  version: 2\n---\nBody",
+        );
+        assert_eq!(parse(&folded).unwrap().description, "Folded lines join with spaces.");
+        let literal = skill(dir.path(), "b", "---\ndescription: |\n  Line one.\n  Line two.\n---\n");
+        assert_eq!(parse(&literal).unwrap().description, "Line one.\nLine two.");
+        let quoted = skill(
+            dir.path(),
+            "c",
+            "---\nname: \"quoted: name\"\ndescription: 'It''s: fine'\n---\n",
+        );
+        let parsed = parse(&quoted).unwrap();
+        assert_eq!(
+            (parsed.name.as_str(), parsed.description.as_str()),
+            ("quoted: name", "It's: fine")
+        );
+    }
+
+    #[test]
+    fn malformed_yaml_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = skill(dir.path(), "bad", "---\ndescription: [unclosed\nname: x\n---\n");
+        let err = parse(&bad).unwrap_err();
+        assert!(matches!(err, SkillError::Yaml { .. }), "{err}");
+        assert!(err.to_string().starts_with(&bad.display().to_string()), "{err}");
+        let empty = skill(dir.path(), "empty", "---\n---\nBody");
+        assert!(matches!(parse(&empty), Err(SkillError::NoDescription { .. })));
+        let list = skill(dir.path(), "list", "---\n- a\n- b\n---\n");
+        assert!(matches!(parse(&list), Err(SkillError::Yaml { .. })));
+    }
+
+    #[test]
+    fn project_dirs_win_over_user_dirs_first_name_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, config, home) = (dir.path().join("p"), dir.path().join("cfg"), dir.path().join("home"));
+        skill(&root, ".claude/skills/x", "---\ndescription: from claude\n---\n");
+        skill(&root, ".agents/skills/x", "---\ndescription: from agents\n---\n");
+        skill(&home, ".agents/skills/x", "---\ndescription: from home\n---\n");
+        skill(&home, ".agents/skills/y", "---\ndescription: only home\n---\n");
+        skill(&config, "skills/z", "---\ndescription: only config\n---\n");
+        let found = discover(&dirs(&root, Some(&config), Some(&home)));
+        let got: Vec<(&str, &str)> = found
+            .skills
+            .iter()
+            .map(|s| (s.name.as_str(), s.description.as_str()))
+            .collect();
+        assert_eq!(got, [("x", "from agents"), ("z", "only config"), ("y", "only home")]);
+        // Started in home, the project's and the user's `.agents/skills` are one directory.
+        assert_eq!(dirs(&home, None, Some(&home)).len(), 3);
     }
 }

@@ -14,7 +14,11 @@ pub struct AgentState {
     pub provider: Arc<dyn Provider>,
     model: Mutex<String>,
     pub max_tokens: u32,
+    /// The project root: the workspace the sandbox and the file-tool guards are about.
     pub root: PathBuf,
+    /// The working directory: relative tool paths resolve here and commands start here (the
+    /// root or a directory below it; see [`crate::config::project`]).
+    pub cwd: PathBuf,
     pub skills: Vec<Skill>,
     /// Where truncated outputs are saved in full.
     pub overflow_dir: Option<PathBuf>,
@@ -53,6 +57,7 @@ impl AgentState {
             provider,
             model: Mutex::new(model),
             max_tokens,
+            cwd: root.clone(),
             root,
             skills: Vec::new(),
             overflow_dir: None,
@@ -117,6 +122,12 @@ impl AgentState {
     /// Routes this agent's requests to the person (shared by its sub-agents).
     pub fn with_requests(mut self, requests: Requests) -> Self {
         self.requests = requests;
+        self
+    }
+
+    /// Sets the working directory (default: the root).
+    pub fn with_cwd(mut self, cwd: PathBuf) -> Self {
+        self.cwd = cwd;
         self
     }
 

@@ -9,6 +9,7 @@
 //! the same way but resolved by hand in `resolve`.
 
 pub mod paths;
+pub mod project;
 pub mod trust;
 #[macro_use]
 mod setting;

@@ -26,7 +26,7 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
     let tool = next.tool();
     let access = ctx.agent.access();
     if let Some(shown) = tool.mutated_path(args) {
-        let path = super::guard::real_path(&super::guard::normalize(&ctx.root, &ctx.resolve(&shown)));
+        let path = super::guard::real_path(&super::guard::normalize(&ctx.cwd, &ctx.resolve(&shown)));
         if !access.policy.allows_write(&path) {
             return Some(match access.policy.mode {
                 Mode::ReadOnly => "the sandbox is read-only".to_owned(),

@@ -177,7 +177,9 @@ impl Tool for CommandTool {
             let timeout = Duration::from_secs(self.spec.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
             let stdin = serde_json::to_vec(&args).unwrap_or_default();
             let ProcessRun { stdout, stderr, ending } =
-                run_process(&command, &ctx.root, Some(stdin), &envs, timeout, ctx).await?;
+                // Like the shell, in the working directory: path arguments the model gives
+                // are relative to it.
+                run_process(&command, &ctx.cwd, Some(stdin), &envs, timeout, ctx).await?;
             let notes: Vec<String> = [stdout.note(), stderr.note()].into_iter().flatten().collect();
             let mut stdout = stdout.text();
             let stderr = stderr.text();

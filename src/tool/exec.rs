@@ -164,10 +164,11 @@ impl Executor {
         // The queue place is taken now, in call order; the FileQueue middleware waits on it.
         let ticket = tool
             .mutated_path(&args)
-            .map(|p| self.queue.ticket(queue_key(&super::resolve(&self.agent.root, &p))));
+            .map(|p| self.queue.ticket(queue_key(&super::resolve(&self.agent.cwd, &p))));
         let ctx = ToolContext {
             call_id: call.id.clone(),
             root: self.agent.root.clone(),
+            cwd: self.agent.cwd.clone(),
             cancel: cancel.clone(),
             events: self.events.clone(),
             op: self.snapshots.next_op(),

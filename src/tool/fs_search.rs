@@ -75,7 +75,11 @@ impl Tool for SearchTool {
     fn parameters(&self) -> Value {
         Params::new()
             .string("pattern", "Regular expression to search for", false)
-            .string("path", "File or directory to search (default: project root)", false)
+            .string(
+                "path",
+                "File or directory to search (default: the working directory)",
+                false,
+            )
             .string(
                 "glob",
                 "Only files matching this glob, e.g. `*.rs` or `*.{js,ts}`",
@@ -92,7 +96,7 @@ impl Tool for SearchTool {
                 glob: args["glob"].as_str().filter(|g| !g.is_empty()).map(str::to_owned),
                 ignore_case: args["ignore_case"].as_bool().unwrap_or(false),
                 path: ctx.resolve(args["path"].as_str().unwrap_or(".")),
-                root: ctx.root.clone(),
+                root: ctx.cwd.clone(),
             };
             let stop = Stop::new(ctx.cancel.clone(), self.budget);
             let content = tokio::task::spawn_blocking(move || search(&query, &stop))

@@ -203,6 +203,29 @@ pub fn read_text(path: &Path, limit: u64) -> std::io::Result<String> {
     })
 }
 
+/// Reads at most the first `limit` bytes of a regular text file (lossy UTF-8, never ending in a
+/// split character): for repository files that are used in part when long (instructions).
+/// Returns the text and whether the file had more.
+pub fn read_head(path: &Path, limit: u64) -> std::io::Result<(String, bool)> {
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > limit;
+    bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // Only the last character was split by the cut: drop it.
+        Err(e) if e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).unwrap_or_default()
+        }
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok((text, cut))
+}
+
 /// Reads a whole regular file, refusing special files and anything over `limit` bytes (an
 /// `io::Error` of kind `FileTooLarge` saying so). Never reads more than `limit + 1` bytes.
 pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {

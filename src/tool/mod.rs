@@ -156,8 +156,10 @@ impl ToolError {
 #[derive(Clone)]
 pub struct ToolContext {
     pub call_id: String,
-    /// The project root; relative paths resolve against it.
+    /// The project root: the workspace the guards protect and the sandbox lets commands write.
     pub root: PathBuf,
+    /// The working directory: relative paths resolve against it, commands start in it.
+    pub cwd: PathBuf,
     /// Cancelled when the person interrupts the turn.
     pub cancel: CancellationToken,
     pub events: EventSink,
@@ -181,6 +183,7 @@ impl ToolContext {
         Self {
             call_id: "standalone".to_owned(),
             root: agent.root.clone(),
+            cwd: agent.cwd.clone(),
             cancel: CancellationToken::new(),
             events,
             op: snapshots.next_op(),
@@ -196,9 +199,9 @@ impl ToolContext {
         self.ticket.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    /// Resolves a path argument against the project root.
+    /// Resolves a path argument against the working directory.
     pub fn resolve(&self, path: &str) -> PathBuf {
-        resolve(&self.root, path)
+        resolve(&self.cwd, path)
     }
 
     /// Streams a chunk of live output to the call's pane.
@@ -215,9 +218,10 @@ impl ToolContext {
         self.agent.requests.ask(kind, &self.cancel).await
     }
 
-    /// Shows a path relative to the project root when it lies inside it.
+    /// Shows a path relative to the working directory when it lies inside it (the form the
+    /// model can pass back).
     pub fn display(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
+        path.strip_prefix(&self.cwd).unwrap_or(path).display().to_string()
     }
 }
 

@@ -57,7 +57,7 @@ impl Tool for PatchTool {
             let bytes = match super::guard::read_bounded(&path, super::guard::MAX_FILE_BYTES) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(super::read::not_found(&ctx.root, shown, &path));
+                    return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));
                 }
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };

@@ -42,7 +42,7 @@ impl Tool for ReadTool {
         Params::new()
             .string(
                 "file_path",
-                "Path to the file or directory (relative to the project root, or absolute)",
+                "Path to the file or directory (relative to the working directory, or absolute)",
                 true,
             )
             .schema(
@@ -70,8 +70,8 @@ impl Tool for ReadTool {
                 )));
             }
             let path = ctx.resolve(&file_path);
-            let root = ctx.root.clone();
-            let content = tokio::task::spawn_blocking(move || read_path(&root, &file_path, &path, start, end))
+            let (root, cwd) = (ctx.root.clone(), ctx.cwd.clone());
+            let content = tokio::task::spawn_blocking(move || read_path(&root, &cwd, &file_path, &path, start, end))
                 .await
                 .map_err(|e| ToolError::new("Internal", e.to_string()))??;
             Ok(ToolOutput {
@@ -83,11 +83,18 @@ impl Tool for ReadTool {
     }
 }
 
-fn read_path(root: &Path, shown: &str, path: &Path, start: u64, end: Option<u64>) -> Result<String, ToolError> {
+fn read_path(
+    root: &Path,
+    cwd: &Path,
+    shown: &str,
+    path: &Path,
+    start: u64,
+    end: Option<u64>,
+) -> Result<String, ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_found(root, shown, path));
+            return Err(not_found(root, cwd, shown, path));
         }
         Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
     };
@@ -228,9 +235,10 @@ fn list_dir(shown: &str, path: &Path) -> Result<String, ToolError> {
 }
 
 /// A "file not found" error with up to three close names from the same directory or, failing
-/// that, files of the same name elsewhere in the project.
-pub fn not_found(root: &Path, shown: &str, path: &Path) -> ToolError {
-    let suggestions = suggest(root, path);
+/// that, files of the same name elsewhere in the project (under `root`), shown relative to the
+/// working directory `cwd`.
+pub fn not_found(root: &Path, cwd: &Path, shown: &str, path: &Path) -> ToolError {
+    let suggestions = suggest(root, cwd, path);
     let mut message = format!("File not found: {shown}");
     if !suggestions.is_empty() {
         message.push_str(&format!(". Did you mean: {}?", suggestions.join(", ")));
@@ -238,12 +246,12 @@ pub fn not_found(root: &Path, shown: &str, path: &Path) -> ToolError {
     ToolError::not_found(message)
 }
 
-fn suggest(root: &Path, path: &Path) -> Vec<String> {
+fn suggest(root: &Path, cwd: &Path, path: &Path) -> Vec<String> {
     let Some(wanted) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
         return Vec::new();
     };
     let mut candidates: Vec<(usize, String)> = Vec::new();
-    let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    let shown = |p: &Path| p.strip_prefix(cwd).unwrap_or(p).display().to_string();
     // Nearest existing ancestor: typos usually sit in the last component.
     let mut dir = path.parent();
     while let Some(d) = dir {

@@ -47,7 +47,7 @@ impl Tool for RemoveTool {
             let meta = match std::fs::symlink_metadata(&path) {
                 Ok(meta) => meta,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(super::read::not_found(&ctx.root, shown, &path));
+                    return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));
                 }
                 Err(e) => return Err(ToolError::io(format!("cannot inspect {shown}"), &e)),
             };

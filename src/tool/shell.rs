@@ -24,7 +24,7 @@ impl Tool for ShellTool {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (bash -c) in the project root; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files."
+        "Run a shell command (bash -c) in the working directory; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files."
     }
 
     fn display(&self) -> crate::protocol::Display {
@@ -34,7 +34,7 @@ impl Tool for ShellTool {
     fn parameters(&self) -> Value {
         Params::new()
             .string("command", "The command line to run", true)
-            .string("cwd", "Working directory (default: project root)", false)
+            .string("cwd", "Working directory (default: the working directory brute started in)", false)
             .schema("timeout", serde_json::json!({"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 300)"}), false)
             .schema("sandbox", serde_json::json!({"type": "string", "enum": ["full"], "description": "Only when the sandbox blocks what the task needs (network, writing outside the project): \"full\" runs without it, after the user approves"}), false)
             .string("justification", "With sandbox=full: why the command needs it, shown to the user", false)

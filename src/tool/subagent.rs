@@ -96,6 +96,7 @@ impl Tool for SubAgentTool {
                     parent.max_tokens,
                     ctx.root.clone(),
                 )
+                .with_cwd(ctx.cwd.clone())
                 .with_effort(parent.effort())
                 .with_skills(parent.skills.clone())
                 .with_overflow_dir(parent.overflow_dir.clone())
@@ -109,7 +110,15 @@ impl Tool for SubAgentTool {
                 events.clone(),
             );
             let config = AgentConfig {
-                system_prompt: prompt::build(&self.system_prompt, &ctx.root, &skills),
+                system_prompt: prompt::build(
+                    &self.system_prompt,
+                    &crate::config::project::Workspace {
+                        root: ctx.root.clone(),
+                        cwd: ctx.cwd.clone(),
+                    },
+                    crate::config::paths::config_dir().as_deref(),
+                    &skills,
+                ),
                 max_turns: self.max_turns,
             };
             let mut agent = Agent::new(state, executor, config, events);

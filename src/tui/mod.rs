@@ -45,19 +45,24 @@ const TICK: Duration = Duration::from_millis(100);
 const MAX_FILES: usize = 20_000;
 
 /// Runs the interactive UI until the person quits; returns the exit code.
-pub async fn run(settings: &Settings, root: &Path, session: &crate::app::SessionChoice) -> anyhow::Result<i32> {
+pub async fn run(
+    settings: &Settings,
+    place: &crate::config::project::Workspace,
+    session: &crate::app::SessionChoice,
+) -> anyhow::Result<i32> {
+    let root = place.root.as_path();
     let (events, mut rx) = EventSink::channel();
-    let started = crate::app::start(settings, root, events, crate::app::FrontEnd::Ui, Vec::new(), session)?;
+    let started = crate::app::start(settings, place, events, crate::app::FrontEnd::Ui, Vec::new(), session)?;
     let info = SessionInfo {
         provider: started.provider.clone(),
         model: settings.model.value.clone(),
-        cwd: shorten_home(root),
+        cwd: shorten_home(&place.cwd),
         sandbox: settings.sandbox_mode(),
         base_url: settings.base_url.value.clone(),
         session_id: started.session_id.clone(),
         effort: settings.reasoning_effort(),
     };
-    let mut app = App::new(info, started.tools.clone(), list_files(root));
+    let mut app = App::new(info, started.tools.clone(), list_files(&place.cwd));
     app.sessions = list_sessions(root);
     for notice in started.notices.into_iter().chain(settings.untrusted_notice(root)) {
         app.notice(transcript::NoticeKind::Info, notice);
