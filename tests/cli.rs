@@ -556,11 +556,20 @@ fn provider_keys_do_not_reach_commands() {
         .assert()
         .success();
     assert_eq!(tool_results(&server.requests()[1])[0].1, "[][visible]\n");
-    let data = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
-    for project in data.flatten() {
-        for file in std::fs::read_dir(project.path()).unwrap().flatten() {
-            let text = std::fs::read_to_string(file.path()).unwrap();
-            assert!(!text.contains("sk-secret-for-test"), "the key reached the session file");
+    // Session files and the turn registry alike.
+    let mut dirs = vec![sb.home.path().join("data/sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(
+                !text.contains("sk-secret-for-test"),
+                "the key reached {:?}",
+                entry.path()
+            );
         }
     }
 }

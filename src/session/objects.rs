@@ -3,7 +3,10 @@
 //!
 //! Single objects are stored loose (`objects/ab/cdef…`). A checkpoint's many new blobs go
 //! into one pack (`objects/pack/<name>.pack`, made visible by its `.idx` written last), since
-//! creating thousands of small files is what makes a first checkpoint slow.
+//! creating thousands of small files is what makes a first checkpoint slow. Past
+//! [`MAX_PACKS`] packs, all but the biggest are merged into one ([`ObjectStore::consolidate`]),
+//! so a store that has seen thousands of turns still has a handful of packs, and a lookup is
+//! one hash-map probe (a miss reads only the indexes it has not read yet).
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -23,12 +26,23 @@ struct Location {
     len: u64,
 }
 
+/// More packs than this are merged (see [`ObjectStore::consolidate`]).
+pub const MAX_PACKS: usize = 16;
+
+/// Packed objects by id, and which `.idx` files they came from.
+#[derive(Debug, Default)]
+struct Index {
+    objects: HashMap<String, Location>,
+    read: HashSet<PathBuf>,
+    loaded: bool,
+}
+
 /// Objects under `<data dir>/objects/`.
 #[derive(Debug, Clone)]
 pub struct ObjectStore {
     dir: PathBuf,
-    /// Packed objects by id, loaded on first use and refreshed on a miss.
-    index: Arc<Mutex<Option<HashMap<String, Location>>>>,
+    /// Packed objects by id, loaded on first use; a miss reads the indexes added since.
+    index: Arc<Mutex<Index>>,
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -58,50 +72,81 @@ impl ObjectStore {
         self.dir.join("pack")
     }
 
-    /// Reads every `.idx` (one `id offset len` line per object).
-    fn read_index(&self) -> HashMap<String, Location> {
-        let mut index = HashMap::new();
+    /// The `.idx` files now in the pack directory.
+    fn index_files(&self) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(self.pack_dir()) else {
-            return index;
+            return Vec::new();
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "idx") {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let pack = path.with_extension("pack");
-            for line in text.lines() {
-                let mut parts = line.split(' ');
-                if let (Some(id), Some(Ok(offset)), Some(Ok(len))) =
-                    (parts.next(), parts.next().map(str::parse), parts.next().map(str::parse))
-                {
-                    index.insert(
-                        id.to_owned(),
-                        Location {
-                            pack: pack.clone(),
-                            offset,
-                            len,
-                        },
-                    );
-                }
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .collect()
+    }
+
+    /// Adds the objects of one `.idx` (one `id offset len` line per object) to `index`.
+    fn read_index_file(path: &Path, index: &mut Index) {
+        index.read.insert(path.to_path_buf());
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let pack = path.with_extension("pack");
+        for line in text.lines() {
+            let mut parts = line.split(' ');
+            if let (Some(id), Some(Ok(offset)), Some(Ok(len))) =
+                (parts.next(), parts.next().map(str::parse), parts.next().map(str::parse))
+            {
+                index.objects.insert(
+                    id.to_owned(),
+                    Location {
+                        pack: pack.clone(),
+                        offset,
+                        len,
+                    },
+                );
             }
         }
-        index
+    }
+
+    /// Brings `index` up to date with the pack directory: reads the indexes it has not read,
+    /// or all of them again when one it read is gone (merged or pruned since).
+    fn refresh(&self, index: &mut Index) {
+        let files = self.index_files();
+        let current: HashSet<&PathBuf> = files.iter().collect();
+        if index.read.iter().any(|read| !current.contains(read)) {
+            *index = Index::default();
+        }
+        for file in &files {
+            if !index.read.contains(file) {
+                Self::read_index_file(file, index);
+            }
+        }
+        index.loaded = true;
+    }
+
+    /// Every packed object, read fresh.
+    fn read_index(&self) -> HashMap<String, Location> {
+        let mut index = Index::default();
+        self.refresh(&mut index);
+        index.objects
     }
 
     fn locate(&self, id: &str) -> Option<Location> {
         let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = index.get_or_insert_with(|| self.read_index()).get(id) {
+        if !index.loaded {
+            self.refresh(&mut index);
+        }
+        if let Some(found) = index.objects.get(id) {
             return Some(found.clone());
         }
         // Another process (or an earlier writer) may have added a pack since.
-        let fresh = self.read_index();
-        let found = fresh.get(id).cloned();
-        *index = Some(fresh);
-        found
+        self.refresh(&mut index);
+        index.objects.get(id).cloned()
+    }
+
+    /// Forgets the cached index (a pack it points into was merged or pruned away).
+    fn forget_index(&self) {
+        *self.index.lock().unwrap_or_else(|e| e.into_inner()) = Index::default();
     }
 
     /// Stores `bytes` loose (if not already there) and returns its id. Written atomically.
@@ -139,13 +184,21 @@ impl ObjectStore {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(at_path(&loose)(e)),
             Err(_) => {}
         }
-        let Some(at) = self.locate(id) else {
-            return Err(std::io::Error::new(
+        let missing = || {
+            std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!("object {id} is missing from {}", self.dir.display()),
-            ));
+            )
         };
-        self.read_at(&at)
+        let at = self.locate(id).ok_or_else(missing)?;
+        match self.read_at(&at) {
+            // The pack was merged into another since this process read its index.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.forget_index();
+                self.read_at(&self.locate(id).ok_or_else(missing)?)
+            }
+            other => other,
+        }
     }
 
     /// Whether the store has `id` as far as this process last read the pack indexes (read
@@ -153,7 +206,60 @@ impl ObjectStore {
     /// costs a duplicate copy and a re-read of every index per new file costs seconds.
     fn contains_cached(&self, id: &str) -> bool {
         let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
-        index.get_or_insert_with(|| self.read_index()).contains_key(id) || self.path(id).exists()
+        if !index.loaded {
+            self.refresh(&mut index);
+        }
+        index.objects.contains_key(id) || self.path(id).exists()
+    }
+
+    /// How many packs the store has.
+    pub fn pack_count(&self) -> usize {
+        self.index_files().len()
+    }
+
+    /// Merges every pack but the biggest into one when there are more than [`MAX_PACKS`]
+    /// (each byte is copied about log(turns) times over a store's life). The merged pack is
+    /// visible before the old ones go, so a reader always finds each object; one holding a
+    /// stale location re-reads the indexes. The caller holds the store lock, so a prune does
+    /// not rewrite packs meanwhile. Returns whether it merged.
+    pub fn consolidate(&self) -> std::io::Result<bool> {
+        let mut packs: Vec<(u64, PathBuf)> = self
+            .index_files()
+            .into_iter()
+            .map(|idx| {
+                let size = std::fs::metadata(idx.with_extension("pack")).map_or(0, |m| m.len());
+                (size, idx)
+            })
+            .collect();
+        if packs.len() <= MAX_PACKS {
+            return Ok(false);
+        }
+        packs.sort();
+        packs.pop();
+        let mut writer = PackWriter {
+            dedupe: false,
+            ..self.pack()
+        };
+        for (_, idx) in &packs {
+            let mut one = Index::default();
+            Self::read_index_file(idx, &mut one);
+            let mut objects: Vec<Location> = one.objects.into_values().collect();
+            objects.sort_by_key(|at| at.offset);
+            for at in objects {
+                writer.add_bytes(&self.read_at(&at)?)?;
+            }
+        }
+        writer.finish()?;
+        for (_, idx) in &packs {
+            for path in [idx.clone(), idx.with_extension("pack")] {
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(at_path(&path)(e)),
+                    _ => {}
+                }
+            }
+        }
+        self.forget_index();
+        Ok(true)
     }
 
     pub fn contains(&self, id: &str) -> bool {
@@ -259,7 +365,7 @@ impl ObjectStore {
                 }
             }
         }
-        *self.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.forget_index();
         Ok((removed, freed))
     }
 
@@ -332,7 +438,21 @@ impl PackWriter {
         temp.write_all(index.as_bytes()).map_err(at_path(&idx))?;
         temp.as_file().sync_all().map_err(at_path(&idx))?;
         temp.persist(&idx).map_err(|e| at_path(&idx)(e.error))?;
-        *self.store.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // This process knows what it just wrote: no need to read any index again.
+        let mut cache = self.store.index.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.loaded {
+            cache.read.insert(idx);
+            for (id, offset, len) in self.entries {
+                cache.objects.insert(
+                    id,
+                    Location {
+                        pack: path.clone(),
+                        offset,
+                        len,
+                    },
+                );
+            }
+        }
         Ok(())
     }
 }
@@ -368,5 +488,32 @@ mod tests {
         assert_eq!(removed, 2);
         assert_eq!(store.get(&a).unwrap(), b"alpha", "the pack was rewritten with the rest");
         assert!(store.get(&b).is_err() && store.get(&loose).is_err());
+    }
+
+    #[test]
+    fn many_packs_are_merged_and_every_object_stays_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().to_path_buf());
+        let mut ids = Vec::new();
+        for turn in 0..(MAX_PACKS + 4) {
+            let mut pack = store.pack();
+            for k in 0..3 {
+                ids.push(pack.add_bytes(format!("turn {turn} file {k}").as_bytes()).unwrap());
+            }
+            pack.finish().unwrap();
+        }
+        // Another process that read the indexes before the merge.
+        let other = ObjectStore::new(dir.path().to_path_buf());
+        assert!(other.contains(&ids[0]));
+        assert_eq!(store.pack_count(), MAX_PACKS + 4);
+        assert!(store.consolidate().unwrap());
+        assert_eq!(store.pack_count(), 2, "the biggest pack and the merged one");
+        assert!(!store.consolidate().unwrap(), "nothing more to merge");
+        for (i, id) in ids.iter().enumerate() {
+            let expected = format!("turn {} file {}", i / 3, i % 3);
+            assert_eq!(store.get(id).unwrap(), expected.as_bytes());
+            assert_eq!(other.get(id).unwrap(), expected.as_bytes(), "a stale index re-reads");
+        }
+        assert_eq!(store.list().len(), ids.len());
     }
 }

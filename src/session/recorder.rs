@@ -137,7 +137,22 @@ impl Recorder {
     fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
         let scan = self.scanner.scan()?;
         let id = checkpoint::save_manifest(self.store.objects(), &scan.manifest)?;
+        self.consolidate();
         Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
+    }
+
+    /// Merges the store's packs when there are many (see `ObjectStore::consolidate`), unless
+    /// another process holds the store lock (a prune): then the next checkpoint does it.
+    fn consolidate(&self) {
+        let objects = self.store.objects();
+        if objects.pack_count() <= super::objects::MAX_PACKS {
+            return;
+        }
+        if let Ok(Some(_lock)) = lock::StoreLock::exclusive_now(self.store.data_dir())
+            && let Err(error) = objects.consolidate()
+        {
+            tracing::warn!(%error, "cannot merge the store's packs");
+        }
     }
 
     /// The checkpoint at the start of a user turn.

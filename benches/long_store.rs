@@ -1,0 +1,228 @@
+//! A store that has seen 2,000 turns (issue: state that survives anything):
+//! - the checkpoint of a small turn (3 files changed) at turn 1 and at turn 2,000, and of a
+//!   turn creating 2,000 files on a fresh store and after 2,000 turns (target ≤ 1.5×);
+//! - the store's size after 2,000 turns against the distinct content it holds;
+//! - `brute --continue` and `brute undo --list` on the 2,000-turn session (the real binary).
+//!
+//! Run: `cargo bench --bench long_store`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use brute::provider::Message;
+use brute::session::{Recorder, SessionStore};
+
+const TURNS: usize = 2000;
+const FILES: usize = 500;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Bytes and files under `dir`.
+fn usage(dir: &Path) -> (u64, usize) {
+    let (mut bytes, mut files) = (0, 0);
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                dirs.push(entry.path());
+            } else {
+                bytes += meta.len();
+                files += 1;
+            }
+        }
+    }
+    (bytes, files)
+}
+
+/// One turn of `recorder` in which `change` edits the tree; returns the checkpoint time
+/// (the end of the turn and the start of the next, halved).
+fn turn(recorder: &mut Recorder, n: usize, change: impl FnOnce()) -> Duration {
+    change();
+    let t = Instant::now();
+    recorder.end_turn(&[]).expect("checkpoint");
+    let spent = t.elapsed();
+    for message in [
+        Message::Assistant {
+            text: format!("Done with step {n}."),
+            tool_calls: Vec::new(),
+            reasoning: Vec::new(),
+        },
+        Message::User {
+            text: format!("step {}: change three files", n + 1),
+        },
+    ] {
+        recorder.message(&message).expect("message");
+    }
+    let t = Instant::now();
+    recorder
+        .begin_turn(&format!("step {}", n + 1), 2 * n + 1)
+        .expect("checkpoint");
+    (spent + t.elapsed()) / 2
+}
+
+/// Times a turn creating 2,000 new files.
+fn big_turn(recorder: &mut Recorder, project: &Path, tag: &str) -> Duration {
+    let dir = project.join(format!("generated-{tag}"));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for i in 0..2000 {
+        std::fs::write(dir.join(format!("g{i:04}.txt")), format!("{tag} generated file {i}\n")).expect("write");
+    }
+    let t = Instant::now();
+    recorder.end_turn(&[]).expect("checkpoint");
+    let spent = t.elapsed();
+    recorder.begin_turn("next", 0).expect("checkpoint");
+    spent
+}
+
+fn project_with_files(dir: &Path) {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    for i in 0..FILES {
+        let path = dir.join(format!("src/m{:02}/f{i:04}.rs", i / 50));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(
+            &path,
+            format!("// file {i}\n{}", "pub fn f() -> u32 { 42 }\n".repeat(40)),
+        )
+        .expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("mtime");
+    }
+}
+
+fn main() {
+    // A fresh store: the reference for the big turn.
+    let fresh_project = tempfile::tempdir().expect("temp dir");
+    let fresh_data = tempfile::tempdir().expect("temp dir");
+    project_with_files(fresh_project.path());
+    let fresh_store = SessionStore::new(fresh_data.path(), fresh_project.path());
+    let mut fresh = Recorder::new(
+        fresh_store.clone(),
+        fresh_store.create().expect("session"),
+        &Default::default(),
+        10 << 20,
+    );
+    fresh.begin_turn("first", 0).expect("checkpoint");
+    let fresh_big = big_turn(&mut fresh, fresh_project.path(), "fresh");
+
+    let project = tempfile::tempdir().expect("temp dir");
+    let data = tempfile::tempdir().expect("temp dir");
+    project_with_files(project.path());
+    let store = SessionStore::new(data.path(), project.path());
+    let mut recorder = Recorder::new(
+        store.clone(),
+        store.create().expect("session"),
+        &Default::default(),
+        10 << 20,
+    );
+    recorder
+        .message(&Message::User {
+            text: "step 1: change three files".into(),
+        })
+        .expect("message");
+    recorder.begin_turn("step 1", 1).expect("checkpoint");
+    let mut times = Vec::with_capacity(TURNS);
+    let mut distinct: u64 = (0..FILES)
+        .map(|i| format!("// file {i}\n").len() as u64 + 25 * 40)
+        .sum();
+    let started = Instant::now();
+    for n in 1..=TURNS {
+        let spent = turn(&mut recorder, n, || {
+            for k in 0..3 {
+                let i = (n * 3 + k) % FILES;
+                let text = format!("// file {i}, turn {n}\n{}", "pub fn f() -> u32 { 43 }\n".repeat(40));
+                distinct += text.len() as u64;
+                std::fs::write(project.path().join(format!("src/m{:02}/f{i:04}.rs", i / 50)), text).expect("edit");
+            }
+        });
+        times.push(spent);
+    }
+    let total = started.elapsed();
+    let first: Vec<Duration> = times[..20].to_vec();
+    let last: Vec<Duration> = times[TURNS - 20..].to_vec();
+    println!(
+        "small turn checkpoint (3 of {FILES} files changed): turns 1-20 median {:5.2} ms, turns {}-{TURNS} median {:5.2} ms ({:.2}×); {TURNS} turns in {:.1} s",
+        ms(median(first.clone())),
+        TURNS - 19,
+        ms(median(last.clone())),
+        median(last).as_secs_f64() / median(first).as_secs_f64(),
+        total.as_secs_f64()
+    );
+    let big = big_turn(&mut recorder, project.path(), "late");
+    println!(
+        "a turn creating 2,000 files: fresh store {:6.1} ms, after {TURNS} turns {:6.1} ms ({:.2}×, target ≤ 1.5×)",
+        ms(fresh_big),
+        ms(big),
+        big.as_secs_f64() / fresh_big.as_secs_f64()
+    );
+    let (bytes, files) = usage(&data.path().join("objects"));
+    let (session_bytes, _) = usage(&data.path().join("sessions"));
+    println!(
+        "store after {TURNS} turns: objects {:.1} MB in {files} files ({} packs), distinct file content {:.1} MB; session files {:.1} MB",
+        bytes as f64 / 1e6,
+        store.objects().pack_count(),
+        distinct as f64 / 1e6,
+        session_bytes as f64 / 1e6
+    );
+    let session_id = recorder.id().to_owned();
+    drop(recorder);
+
+    // The real binary on the 2,000-turn session.
+    let script = data.path().join("answer.jsonl");
+    std::fs::write(&script, "{\"text\": \"ok\"}\n".repeat(TURNS + 2)).expect("script");
+    let brute = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_brute"));
+        cmd.current_dir(project.path())
+            .env("BRUTE_DATA_DIR", data.path())
+            .env("BRUTE_CONFIG_DIR", data.path().join("config"))
+            .env("HOME", data.path())
+            .args(args);
+        let t = Instant::now();
+        let out = cmd.output().expect("brute");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (t.elapsed(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let mut lists = Vec::new();
+    for _ in 0..5 {
+        let (spent, out) = brute(&["undo", "--list"]);
+        assert!(
+            out.contains(&session_id) && out.contains(&format!("turn {}", TURNS + 1)),
+            "{out}"
+        );
+        lists.push(spent);
+    }
+    let script = script.to_string_lossy().into_owned();
+    let mut continues = Vec::new();
+    for _ in 0..5 {
+        let (spent, _) = brute(&[
+            "--provider",
+            "replay",
+            "--script",
+            &script,
+            "--continue",
+            "-p",
+            "and now?",
+        ]);
+        continues.push(spent);
+    }
+    println!(
+        "on the {TURNS}-turn session: `brute undo --list` median {:6.1} ms; `brute --continue -p` (replay provider) median {:6.1} ms",
+        ms(median(lists)),
+        ms(median(continues))
+    );
+}
