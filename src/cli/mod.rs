@@ -264,3 +264,35 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     clap_complete::generate(generator, &mut command, "brute", &mut out);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{EXIT_CODES, exit};
+
+    /// Every exit code brute uses is explained in `--help`, the man page and the README.
+    #[test]
+    fn every_exit_code_is_documented() {
+        let readme = include_str!("../../README.md");
+        for code in [
+            exit::OK,
+            exit::ERROR,
+            exit::USAGE,
+            exit::MAX_TURNS,
+            exit::INTERRUPTED,
+            exit::TERMINATED,
+            exit::HANGUP,
+        ] {
+            let code = code.to_string();
+            assert!(
+                EXIT_CODES.iter().any(|(codes, _)| codes.split(", ").any(|c| c == code)),
+                "exit code {code} is not in EXIT_CODES"
+            );
+            assert!(
+                readme
+                    .lines()
+                    .any(|l| l.starts_with('|') && l.contains(&format!(" {code} "))),
+                "exit code {code} is not in the README's table"
+            );
+        }
+    }
+}
