@@ -135,7 +135,9 @@ pub fn render(command: clap::Command) -> Vec<u8> {
     let _ = man.render_description_section(&mut out);
     let _ = man.render_options_section(&mut out);
     out.extend(own_sections(&command).to_roff().into_bytes());
-    let _ = man.render_version_section(&mut out);
+    if command.get_version().is_some() {
+        let _ = man.render_version_section(&mut out);
+    }
     out
 }
 
@@ -147,7 +149,7 @@ fn own_sections(command: &clap::Command) -> Roff {
         "A first argument that names a command runs that command; after -- it is a prompt.",
     )]);
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        commands_entry(&mut page, sub);
+        commands_entry(&mut page, "brute", sub);
     }
     page.control("TP", []);
     page.text([bold("brute help"), roman(" ["), italic("COMMAND"), roman("]")]);
@@ -186,10 +188,12 @@ fn own_sections(command: &clap::Command) -> Roff {
     page
 }
 
-/// One command: its synopsis, what it does and its options.
-fn commands_entry(page: &mut Roff, sub: &clap::Command) {
+/// One command: its synopsis, what it does and its options; then its own subcommands
+/// (`brute mcp add`), each as an entry of its own.
+fn commands_entry(page: &mut Roff, parent: &str, sub: &clap::Command) {
+    let name = format!("{parent} {}", sub.get_name());
     page.control("TP", []);
-    let mut line = vec![bold(format!("brute {}", sub.get_name()))];
+    let mut line = vec![bold(name.clone())];
     for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
         let id = arg.get_id().as_str();
         if id == "help" || id == "version" {
@@ -204,7 +208,10 @@ fn commands_entry(page: &mut Roff, sub: &clap::Command) {
         match arg.get_long() {
             Some(long) => line.push(bold(format!("--{long}"))),
             None => {
-                let names = arg.get_value_names().map(|n| n.join(" ")).unwrap_or_default();
+                let names = arg
+                    .get_value_names()
+                    .map(|n| n.join(" "))
+                    .unwrap_or_else(|| id.to_owned());
                 line.push(italic(names.to_uppercase()));
             }
         }
@@ -229,6 +236,12 @@ fn commands_entry(page: &mut Roff, sub: &clap::Command) {
         page.text([bold(format!("--{long}"))]);
         page.text([roman(help.to_string())]);
         page.control("RE", []);
+    }
+    for nested in sub
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        commands_entry(page, &name, nested);
     }
 }
 
@@ -269,6 +282,22 @@ mod tests {
         }
         assert!(page.contains("brute undo"), "{page}");
         assert!(page.contains("\\-\\-code\\-only"), "command options are listed: {page}");
+    }
+
+    /// A command with commands of its own (as `brute mcp add` will be) lists each of them.
+    #[test]
+    fn nested_commands_get_entries_of_their_own() {
+        let command = clap::Command::new("brute").subcommand(
+            clap::Command::new("mcp").about("MCP servers").subcommand(
+                clap::Command::new("add")
+                    .about("Add a server")
+                    .arg(clap::Arg::new("name").required(true)),
+            ),
+        );
+        let page = String::from_utf8(super::render(command)).unwrap();
+        assert!(page.contains("brute mcp add"), "{page}");
+        assert!(page.contains("<\\fINAME\\fR>"), "{page}");
+        assert!(!page.contains("(1)"), "{page}");
     }
 
     #[test]
