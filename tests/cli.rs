@@ -250,6 +250,15 @@ fn stream_json_starts_with_init_and_ends_with_the_result() {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).expect("every line is JSON"))
         .collect();
+    let raw = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(raw.starts_with(r#"{"type":"system","subtype":"init","#), "{raw}");
+    assert!(
+        raw.lines()
+            .last()
+            .unwrap()
+            .starts_with(r#"{"type":"result","subtype":"success","#),
+        "{raw}"
+    );
     let init = &lines[0];
     assert_eq!(init["type"], "system");
     assert_eq!(init["subtype"], "init");

@@ -252,7 +252,9 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             &conversation.provider,
             settings.sandbox_mode().as_str(),
         );
-        let _ = writeln!(std::io::stdout(), "{init}");
+        if let Ok(line) = serde_json::to_string(&init) {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
     }
     let mut report = Report::default();
     for notice in conversation.notices {
@@ -318,7 +320,9 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         // A closed stdout (e.g. `| head`) is not an error worth a panic.
-        let _ = writeln!(std::io::stdout(), "{result}");
+        if let Ok(line) = serde_json::to_string(&result) {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
     }
     let _ = std::io::stdout().flush();
     if let Some(code) = signal_code {

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::protocol::{Event, TurnOutcome, Usage};
@@ -67,55 +68,113 @@ impl Report {
     }
 
     /// The `result` object: Claude Code's fields first, then brute's.
-    pub fn result(&self, facts: &RunFacts<'_>) -> Value {
-        let mut result = json!({
-            "type": "result",
-            "subtype": subtype(facts.outcome),
-            "is_error": facts.outcome != TurnOutcome::Done,
-            "result": self.text,
-            "session_id": facts.session_id,
-            "num_turns": self.requests,
-            "duration_ms": facts.duration_ms,
-            "usage": usage(&self.usage),
-        });
-        if let Some(cost) = self.cost_usd {
-            result["total_cost_usd"] = json!(cost);
+    pub fn result<'a>(&'a self, facts: &RunFacts<'a>) -> ResultLine<'a> {
+        ResultLine {
+            kind: "result",
+            subtype: subtype(facts.outcome),
+            is_error: facts.outcome != TurnOutcome::Done,
+            result: &self.text,
+            session_id: facts.session_id,
+            num_turns: self.requests,
+            duration_ms: facts.duration_ms,
+            usage: UsageLine::from(&self.usage),
+            total_cost_usd: self.cost_usd,
+            outcome: facts.outcome,
+            tool_calls: &self.calls,
+            provider: facts.provider,
+            model: facts.model,
+            session: facts.session_id,
+            errors: &self.errors,
+            notices: &self.notices,
         }
-        let brute = json!({
-            "outcome": facts.outcome,
-            "tool_calls": self.calls,
-            "provider": facts.provider,
-            "model": facts.model,
-            "session": facts.session_id,
-            "errors": self.errors,
-            "notices": self.notices,
-        });
-        if let (Some(result), Value::Object(brute)) = (result.as_object_mut(), brute) {
-            result.extend(brute);
-        }
-        result
     }
 }
 
-/// The line that opens `stream-json`: what the run works with.
-pub fn init(
-    session_id: Option<&str>,
-    model: &str,
-    tools: &[String],
+/// The result object, its fields in Claude Code's order (a struct, so they print in that
+/// order), then brute's.
+#[derive(Debug, Serialize)]
+pub struct ResultLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    is_error: bool,
+    result: &'a str,
+    session_id: Option<&'a str>,
+    /// Model requests made.
+    num_turns: u64,
+    duration_ms: u64,
+    usage: UsageLine,
+    /// Only when the model's price is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_cost_usd: Option<f64>,
+    outcome: TurnOutcome,
+    tool_calls: &'a [Value],
+    provider: &'a str,
+    model: &'a str,
+    /// The same as `session_id`, under the name brute used first.
+    session: Option<&'a str>,
+    errors: &'a [String],
+    notices: &'a [String],
+}
+
+/// Token counts under Claude Code's names and brute's own. `input_tokens` counts every input
+/// token, the cached ones included (as OpenAI reports it; Anthropic's API reports them apart).
+#[derive(Debug, Serialize)]
+struct UsageLine {
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_read_input_tokens: u64,
+    cache_creation_input_tokens: u64,
+    cache_read_tokens: u64,
+    cache_write_tokens: u64,
+}
+
+impl From<&Usage> for UsageLine {
+    fn from(usage: &Usage) -> Self {
+        Self {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_input_tokens: usage.cache_read_tokens,
+            cache_creation_input_tokens: usage.cache_write_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+        }
+    }
+}
+
+/// The line that opens `stream-json`: what the run works with, in Claude Code's shape.
+#[derive(Debug, Serialize)]
+pub struct InitLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    subtype: &'static str,
+    session_id: Option<&'a str>,
+    model: &'a str,
+    tools: &'a [String],
+    cwd: String,
+    provider: &'a str,
+    sandbox: &'a str,
+}
+
+/// The init line of a run.
+pub fn init<'a>(
+    session_id: Option<&'a str>,
+    model: &'a str,
+    tools: &'a [String],
     cwd: &Path,
-    provider: &str,
-    sandbox: &str,
-) -> Value {
-    json!({
-        "type": "system",
-        "subtype": "init",
-        "session_id": session_id,
-        "model": model,
-        "tools": tools,
-        "cwd": cwd.display().to_string(),
-        "provider": provider,
-        "sandbox": sandbox,
-    })
+    provider: &'a str,
+    sandbox: &'a str,
+) -> InitLine<'a> {
+    InitLine {
+        kind: "system",
+        subtype: "init",
+        session_id,
+        model,
+        tools,
+        cwd: cwd.display().to_string(),
+        provider,
+        sandbox,
+    }
 }
 
 /// Claude Code's subtype for an outcome. It has none for an interrupt: that is an error
@@ -126,19 +185,6 @@ fn subtype(outcome: TurnOutcome) -> &'static str {
         TurnOutcome::MaxTurns => "error_max_turns",
         TurnOutcome::Error | TurnOutcome::Interrupted => "error_during_execution",
     }
-}
-
-/// Token counts under Claude Code's names and brute's own. `input_tokens` counts every input
-/// token, the cached ones included (as OpenAI reports it; Anthropic's API reports them apart).
-fn usage(usage: &Usage) -> Value {
-    json!({
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_read_input_tokens": usage.cache_read_tokens,
-        "cache_creation_input_tokens": usage.cache_write_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-    })
 }
 
 #[cfg(test)]
@@ -176,7 +222,9 @@ mod tests {
         ] {
             report.record(&event);
         }
-        let result = report.result(&facts(TurnOutcome::Done));
+        let line = serde_json::to_string(&report.result(&facts(TurnOutcome::Done))).unwrap();
+        assert!(line.starts_with(r#"{"type":"result","subtype":"success","#), "{line}");
+        let result: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(result["type"], "result");
         assert_eq!(result["subtype"], "success");
         assert_eq!(result["is_error"], false);
@@ -201,7 +249,7 @@ mod tests {
             (TurnOutcome::Error, "error_during_execution"),
             (TurnOutcome::Interrupted, "error_during_execution"),
         ] {
-            let result = report.result(&facts(outcome));
+            let result = serde_json::to_value(report.result(&facts(outcome))).unwrap();
             assert_eq!(result["subtype"], subtype);
             assert_eq!(result["is_error"], true);
         }
