@@ -686,13 +686,25 @@ fn provider_keys_do_not_reach_commands() {
         .assert()
         .success();
     assert_eq!(tool_results(&server.requests()[1])[0].1, "[][visible]\n");
-    let data = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
-    for project in data.flatten() {
-        for file in std::fs::read_dir(project.path()).unwrap().flatten() {
-            let text = std::fs::read_to_string(file.path()).unwrap();
-            assert!(!text.contains("sk-secret-for-test"), "the key reached the session file");
+    // Every file under sessions/: the session files and the turn records in turns/.
+    let mut dirs = vec![sb.home.path().join("data/sessions")];
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            assert!(
+                !text.contains("sk-secret-for-test"),
+                "the key reached {}",
+                entry.path().display()
+            );
         }
     }
+    assert!(files > 0, "no session file was written");
 }
 
 #[test]

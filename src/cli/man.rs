@@ -94,15 +94,22 @@ const FILES: &[(&str, &str)] = &[
         "$BRUTE_CONFIG_DIR/config.toml (e.g. ~/.config/brute/config.toml)",
         "User config: provider, model, limits, sandbox, permission rules, command tools. `brute config` shows the path searched and what each layer set.",
     ),
-    ("$BRUTE_CONFIG_DIR/skills/", "User skills (a SKILL.md per skill)."),
+    (
+        "$BRUTE_CONFIG_DIR/AGENTS.md",
+        "Your own instructions for every project, first in the system prompt.",
+    ),
+    (
+        "$BRUTE_CONFIG_DIR/skills/, ~/.agents/skills/",
+        "User skills (a SKILL.md per skill).",
+    ),
     (
         ".brute/config.toml",
-        "Project config, in the project directory. Settings that can run code, widen the sandbox or redirect traffic apply only once the project is trusted (`brute trust`).",
+        "Project config, in the project root (the nearest directory with .git or .brute, below $HOME). Settings that can run code, widen the sandbox or redirect traffic apply only once the project is trusted (`brute trust`).",
     ),
-    (".brute/skills/", "Project skills."),
+    (".brute/skills/, .agents/skills/, .claude/skills/", "Project skills."),
     (
         "AGENTS.md (or CLAUDE.md)",
-        "Project instructions, added to the system prompt.",
+        "Project instructions, from the project root down to the working directory, added to the system prompt.",
     ),
     (
         "$BRUTE_DATA_DIR/sessions/",
