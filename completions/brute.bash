@@ -71,7 +71,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -c -q -h -V --prompt --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
+            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -85,11 +85,23 @@ _brute() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --provider)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -126,6 +138,10 @@ _brute() {
                     return 0
                     ;;
                 --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -r)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

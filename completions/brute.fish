@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= provider= model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo effort= add-dir= output-format= c/continue resume= q/quiet h/help V/version
+    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo effort= add-dir= output-format= c/continue r/resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -24,9 +24,10 @@ function __fish_brute_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c brute -n "__fish_brute_needs_command" -s p -l prompt -d 'Run one task headless and print the answer (stdin, when piped, is added to the prompt)' -r
+complete -c brute -n "__fish_brute_needs_command" -s p -l prompt -d 'Run one task headless and print the answer. Piped stdin is added to PROMPT; `-p -`, or `-p` with no text and stdin piped, reads the whole prompt from stdin' -r
+complete -c brute -n "__fish_brute_needs_command" -s C -l cd -d 'Change to DIR before anything else (as `git -C`: other relative paths start there)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l provider -d 'Provider: openai, anthropic, responses, ollama or replay' -r
-complete -c brute -n "__fish_brute_needs_command" -l model -d 'Model name, as the provider spells it' -r
+complete -c brute -n "__fish_brute_needs_command" -s m -l model -d 'Model name, as the provider spells it' -r
 complete -c brute -n "__fish_brute_needs_command" -l base-url -d 'Provider base URL (OpenAI-style ends in /v1; Anthropic-style is the host root)' -r
 complete -c brute -n "__fish_brute_needs_command" -l max-turns -d 'Maximum model requests per user turn (default 100)' -r
 complete -c brute -n "__fish_brute_needs_command" -l script -d 'Script for the replay provider (default: the built-in demo)' -r -F
@@ -37,11 +38,11 @@ full-access\t''"
 complete -c brute -n "__fish_brute_needs_command" -l effort -d 'How hard reasoning models think (Claude\'s extended thinking, OpenAI\'s reasoning effort)' -r -f -a "low\t''
 medium\t''
 high\t''"
-complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directory commands and tools may write (repeatable)' -r -F
+complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directory commands and tools may write (repeatable; relative to -C\'s DIR)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
-json\t'One JSON object at the end'
-stream-json\t'Every event as a JSON line as it happens'"
-complete -c brute -n "__fish_brute_needs_command" -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
+json\t'One JSON object at the end: the result (Claude Code\'s shape, plus brute\'s fields)'
+stream-json\t'A system/init line, every event as a JSON line as it happens, then the result'"
+complete -c brute -n "__fish_brute_needs_command" -s r -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
 complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
 complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
 complete -c brute -n "__fish_brute_needs_command" -l yolo -d 'Full access and no approval prompts (only where you would run anything yourself)'
@@ -49,14 +50,14 @@ complete -c brute -n "__fish_brute_needs_command" -s c -l continue -d 'Continue 
 complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
 complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c brute -n "__fish_brute_needs_command" -s V -l version -d 'Print version'
-complete -c brute -n "__fish_brute_needs_command" -f -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
-complete -c brute -n "__fish_brute_needs_command" -f -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
-complete -c brute -n "__fish_brute_needs_command" -f -a "redo" -d 'Re-apply the turn the last undo took back'
-complete -c brute -n "__fish_brute_needs_command" -f -a "permissions" -d 'List the sandbox mode and the permission rules in effect here, with their sources'
-complete -c brute -n "__fish_brute_needs_command" -f -a "trust" -d 'Trust a project directory (default: this one): its .brute/config.toml may then set the provider, base URL, command tools, sandbox and permission rules'
-complete -c brute -n "__fish_brute_needs_command" -f -a "untrust" -d 'Stop trusting a project directory (default: this one)'
-complete -c brute -n "__fish_brute_needs_command" -f -a "completions" -d 'Print shell completions'
-complete -c brute -n "__fish_brute_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c brute -n "__fish_brute_needs_command" -a "config" -d 'Show the effective settings and where each came from (keys hidden)'
+complete -c brute -n "__fish_brute_needs_command" -a "undo" -d 'Undo the last turn of the latest session in this directory (files and conversation)'
+complete -c brute -n "__fish_brute_needs_command" -a "redo" -d 'Re-apply the turn the last undo took back'
+complete -c brute -n "__fish_brute_needs_command" -a "permissions" -d 'List the sandbox mode and the permission rules in effect here, with their sources'
+complete -c brute -n "__fish_brute_needs_command" -a "trust" -d 'Trust a project directory (default: this one): its .brute/config.toml may then set the provider, base URL, command tools, sandbox and permission rules'
+complete -c brute -n "__fish_brute_needs_command" -a "untrust" -d 'Stop trusting a project directory (default: this one)'
+complete -c brute -n "__fish_brute_needs_command" -a "completions" -d 'Print shell completions'
+complete -c brute -n "__fish_brute_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c brute -n "__fish_brute_using_subcommand config" -s h -l help -d 'Print help'
 complete -c brute -n "__fish_brute_using_subcommand undo" -l list -d 'List the checkpoints instead'
 complete -c brute -n "__fish_brute_using_subcommand undo" -l force -d 'Overwrite files changed since the agent\'s turn instead of skipping them'

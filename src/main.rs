@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use brute::app::SessionChoice;
+use brute::cli::prompt::{self, PromptError, Run};
 use brute::cli::{Cli, Command, exit};
 use brute::config::{self, Flags, paths};
 use brute::session::{self, SessionStore};
@@ -26,10 +27,18 @@ fn main() -> ExitCode {
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
     unsafe { brute::secrets::take_from_environment() };
     let cli = Cli::parse();
+    // -C first, as `git -C`: everything after, relative paths included, starts there.
+    if let Some(dir) = &cli.cd
+        && let Err(error) = std::env::set_current_dir(dir)
+    {
+        eprintln!("brute: cannot change to {}: {error}", dir.display());
+        return ExitCode::from(exit::USAGE as u8);
+    }
     let code = match run(cli) {
         Ok(code) => code,
         Err(error) => {
             let usage = error.downcast_ref::<config::ConfigError>().is_some()
+                || error.downcast_ref::<PromptError>().is_some()
                 || matches!(
                     error.downcast_ref::<brute::app::SetupError>(),
                     Some(
@@ -58,7 +67,13 @@ fn flags(cli: &Cli) -> Flags {
         no_tools: cli.no_tools,
         sandbox: cli.sandbox.clone(),
         yolo: cli.yolo,
-        add_dirs: cli.add_dir.clone(),
+        // Absolute now, so they mean the same to every tool and to the sandbox (relative ones
+        // start in -C's directory, like every other path).
+        add_dirs: cli
+            .add_dir
+            .iter()
+            .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+            .collect(),
         effort: cli.effort.clone(),
     }
 }
@@ -102,12 +117,14 @@ fn block_on<F: std::future::Future>(future: F) -> anyhow::Result<F::Output> {
     Ok(output)
 }
 
-/// `brute` without `-p`: the terminal UI when a terminal is there.
+/// `brute` without `-p`: the terminal UI when a terminal is there, with `first_prompt` sent
+/// once it starts.
 #[cfg(feature = "tui")]
 fn interactive(
     settings: &config::Settings,
     place: &config::project::Workspace,
     session: &SessionChoice,
+    first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -115,7 +132,7 @@ fn interactive(
         return Ok(exit::USAGE);
     }
     init_logging();
-    block_on(brute::tui::run(settings, place, session))?
+    block_on(brute::tui::run(settings, place, session, first_prompt))?
 }
 
 #[cfg(not(feature = "tui"))]
@@ -123,6 +140,7 @@ fn interactive(
     _settings: &config::Settings,
     _place: &config::project::Workspace,
     _session: &SessionChoice,
+    _first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
     eprintln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
     Ok(exit::USAGE)
@@ -133,55 +151,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     // holds the config, trust and sessions; tools work from the working directory.
     let place = config::project::Workspace::discover(std::env::current_dir()?);
     let root = place.root.clone();
-    match &cli.command {
-        Some(Command::Completions { shell }) => {
-            std::io::stdout().write_all(&brute::cli::completions(*shell))?;
-            return Ok(exit::OK);
-        }
-        Some(Command::Undo {
-            list,
-            force,
-            code_only,
-            partial,
-        }) => {
-            return undo_command(
-                &cli,
-                &root,
-                *list,
-                Move {
-                    force: *force,
-                    partial: *partial,
-                },
-                !*code_only,
-                false,
-            );
-        }
-        Some(Command::Redo { force, partial }) => {
-            return undo_command(
-                &cli,
-                &root,
-                false,
-                Move {
-                    force: *force,
-                    partial: *partial,
-                },
-                false,
-                true,
-            );
-        }
-        Some(Command::Trust { dir }) | Some(Command::Untrust { dir }) => {
-            let trusted = matches!(cli.command, Some(Command::Trust { .. }));
-            let dir = dir.clone().unwrap_or_else(|| root.clone());
-            let path = config::trust::set_trusted(&dir, trusted)?;
-            outln!(
-                "{} {}",
-                if trusted { "trusted" } else { "no longer trusted:" },
-                path.display()
-            );
-            return Ok(exit::OK);
-        }
-        _ => {}
+    if let Some(command) = &cli.command {
+        return subcommand(&cli, command, &root);
     }
+    // Usage errors in the prompt arguments come before anything else is looked at.
+    let run = prompt::resolve(cli.prompt.clone(), cli.first_prompt.clone(), &mut prompt::ProcessStdin)?;
     // Picking a session needs no provider; do it before the settings are checked.
     let session = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if id.is_empty() => match pick_session(&root)? {
@@ -192,34 +166,92 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         (None, true) => SessionChoice::Continue,
         (None, false) => SessionChoice::New,
     };
-    let user_config = paths::config_dir().map(|d| d.join("config.toml"));
-    if let Some(Command::Permissions) = cli.command {
-        let report = config::permissions_report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
-        let _ = write!(std::io::stdout(), "{report}");
-        return Ok(exit::OK);
-    }
-    if let Some(Command::Config) = cli.command {
-        // Also works with nothing configured: then it says where it looked and what to set.
-        let report = config::report(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
-        let _ = write!(std::io::stdout(), "{report}");
-        return Ok(exit::OK);
-    }
+    let user_config = user_config();
     let mut settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
-    let Some(prompt) = cli.prompt.clone() else {
-        if ask_trust(&settings, &root)? {
-            settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+    match run {
+        Run::Ui { first_prompt } => {
+            if ask_trust(&settings, &root)? {
+                settings = config::load(&root, &flags(&cli), &config::process_env, user_config.as_deref())?;
+            }
+            interactive(&settings, &place, &session, first_prompt)
         }
-        return interactive(&settings, &place, &session);
-    };
-    init_logging();
-    let prompt = brute::oneshot::prompt_with_stdin(prompt)?;
-    let options = brute::oneshot::Options {
-        prompt,
-        format: cli.output_format,
-        quiet: cli.quiet,
-        session,
-    };
-    block_on(brute::oneshot::run(&settings, &place, options))?
+        Run::Headless { prompt } => {
+            init_logging();
+            let options = brute::oneshot::Options {
+                prompt,
+                format: cli.output_format,
+                quiet: cli.quiet,
+                session,
+            };
+            block_on(brute::oneshot::run(&settings, &place, options))?
+        }
+    }
+}
+
+/// The user config file's path, when there is a config directory.
+fn user_config() -> Option<std::path::PathBuf> {
+    paths::config_dir().map(|d| d.join("config.toml"))
+}
+
+/// Runs a subcommand. Each gets its own arm, so a new one cannot be forgotten here.
+fn subcommand(cli: &Cli, command: &Command, root: &std::path::Path) -> anyhow::Result<i32> {
+    match command {
+        Command::Completions { shell } => {
+            std::io::stdout().write_all(&brute::cli::completions(*shell))?;
+            Ok(exit::OK)
+        }
+        Command::Undo {
+            list,
+            force,
+            code_only,
+            partial,
+        } => undo_command(
+            cli,
+            root,
+            *list,
+            Move {
+                force: *force,
+                partial: *partial,
+            },
+            !*code_only,
+            false,
+        ),
+        Command::Redo { force, partial } => undo_command(
+            cli,
+            root,
+            false,
+            Move {
+                force: *force,
+                partial: *partial,
+            },
+            false,
+            true,
+        ),
+        Command::Trust { dir } | Command::Untrust { dir } => {
+            let trusted = matches!(command, Command::Trust { .. });
+            let dir = dir.clone().unwrap_or_else(|| root.to_path_buf());
+            let path = config::trust::set_trusted(&dir, trusted)?;
+            outln!(
+                "{} {}",
+                if trusted { "trusted" } else { "no longer trusted:" },
+                path.display()
+            );
+            Ok(exit::OK)
+        }
+        Command::Permissions => {
+            let user_config = user_config();
+            let report = config::permissions_report(root, &flags(cli), &config::process_env, user_config.as_deref())?;
+            let _ = write!(std::io::stdout(), "{report}");
+            Ok(exit::OK)
+        }
+        Command::Config => {
+            // Also works with nothing configured: then it says where it looked and what to set.
+            let user_config = user_config();
+            let report = config::report(root, &flags(cli), &config::process_env, user_config.as_deref())?;
+            let _ = write!(std::io::stdout(), "{report}");
+            Ok(exit::OK)
+        }
+    }
 }
 
 /// Before the UI starts in an untrusted project whose config has risky settings: asks at the
@@ -318,7 +350,7 @@ fn undo_command(
         return Ok(exit::ERROR);
     };
     // Only the checkpoint size cap matters here; no provider is needed.
-    let user_config = paths::config_dir().map(|d| d.join("config.toml"));
+    let user_config = user_config();
     let max_file_bytes = config::load(root, &flags(cli), &config::process_env, user_config.as_deref())
         .map(|s| s.checkpoint_max_file_bytes.value)
         .unwrap_or(session::checkpoint::DEFAULT_MAX_FILE_BYTES);

@@ -180,6 +180,13 @@ fn json_output_shape() {
     assert_eq!(v["usage"]["input_tokens"], 22);
     assert_eq!(v["model"], "mock-model");
     assert!(v["duration_ms"].is_u64());
+    // Claude Code's result fields.
+    assert_eq!(v["type"], "result");
+    assert_eq!(v["subtype"], "success");
+    assert_eq!(v["is_error"], false);
+    assert_eq!(v["num_turns"], 2);
+    assert_eq!(v["session_id"], v["session"]);
+    assert!(v.get("total_cost_usd").is_none(), "no cost for an unknown price: {v}");
 }
 
 #[test]
@@ -205,18 +212,139 @@ fn stream_json_prints_every_event() {
     assert_eq!(
         kinds,
         [
+            "system",
             "turn_started",
             "request_started",
             "text_delta",
             "text_delta",
             "usage",
             "context_usage",
-            "turn_finished"
+            "turn_finished",
+            "result"
         ]
     );
-    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(last["outcome"], "done");
-    assert_eq!(last["text"], "Hello there");
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let finished = &lines[lines.len() - 2];
+    assert_eq!(finished["outcome"], "done");
+    assert_eq!(finished["text"], "Hello there");
+}
+
+/// The first line is Claude Code's `system`/`init` line, the last its `result` line; brute's
+/// own events stay in between.
+#[test]
+fn stream_json_starts_with_init_and_ends_with_the_result() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("r", "read", r#"{"file_path":"a.txt"}"#)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "x", "--tools", "read,shell", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let lines: Vec<Value> = out
+        .get_output()
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).expect("every line is JSON"))
+        .collect();
+    let raw = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(raw.starts_with(r#"{"type":"system","subtype":"init","#), "{raw}");
+    assert!(
+        raw.lines()
+            .last()
+            .unwrap()
+            .starts_with(r#"{"type":"result","subtype":"success","#),
+        "{raw}"
+    );
+    let init = &lines[0];
+    assert_eq!(init["type"], "system");
+    assert_eq!(init["subtype"], "init");
+    assert_eq!(init["model"], "mock-model");
+    assert_eq!(init["tools"], serde_json::json!(["read", "shell"]));
+    let cwd = std::fs::canonicalize(sb.project.path()).unwrap();
+    assert_eq!(std::fs::canonicalize(init["cwd"].as_str().unwrap()).unwrap(), cwd);
+    let session = init["session_id"].as_str().expect("a session id").to_owned();
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["result"], "Done.");
+    assert_eq!(result["session_id"], session.as_str());
+    assert_eq!(result["num_turns"], 2, "two model requests");
+    assert!(result["duration_ms"].is_u64());
+    assert_eq!(result["usage"]["input_tokens"], 22);
+    assert_eq!(result["usage"]["cache_read_input_tokens"], 0);
+    assert_eq!(result["tool_calls"][0]["name"], "read", "brute's fields stay");
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "result").count(),
+        1,
+        "one result line"
+    );
+}
+
+/// `jq` where it is installed; under CI it must be (`.ci/run` installs it), elsewhere the
+/// test says it skipped.
+fn jq(filter: &str, input: &[u8]) -> Option<String> {
+    use std::io::Write;
+    let child = std::process::Command::new("jq")
+        .args(["-c", filter])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "jq is not installed, and CI must run this test: {e}"
+            );
+            eprintln!("skipping the jq part: jq is not installed (apt-get install jq)");
+            return None;
+        }
+    };
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "jq failed: {out:?}");
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+/// What scripts written for Claude Code do: `jq 'select(.type=="result")'` on either format
+/// gives the one result object.
+#[test]
+fn jq_selects_the_result_from_stream_json_and_json() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for format in ["stream-json", "json"] {
+        server.push(Reply::sse(openai_sse("The answer.", &[])));
+        let out = sb
+            .brute(&server)
+            .args(["-p", "x", "--output-format", format])
+            .assert()
+            .success();
+        let stdout = &out.get_output().stdout;
+        // Parsed in Rust: exactly one line is the result.
+        let results: Vec<Value> = stdout
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice::<Value>(l).unwrap())
+            .filter(|v| v["type"] == "result")
+            .collect();
+        assert_eq!(results.len(), 1, "{format}");
+        assert_eq!(results[0]["result"], "The answer.");
+        let Some(selected) = jq(r#"select(.type=="result")"#, stdout) else {
+            continue;
+        };
+        assert_eq!(selected.lines().count(), 1, "{format}: {selected}");
+        let v: Value = serde_json::from_str(&selected).unwrap();
+        assert_eq!(v["subtype"], "success", "{format}");
+        assert_eq!(v["is_error"], false);
+        assert_eq!(v["result"], "The answer.");
+        let text = jq(r#"select(.type=="result") | .result"#, stdout).unwrap();
+        assert_eq!(text, "\"The answer.\"\n");
+    }
 }
 
 #[test]
@@ -321,6 +449,8 @@ fn iteration_cap_exits_3_with_every_call_answered() {
         .code(3);
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["outcome"], "max_turns");
+    assert_eq!(v["subtype"], "error_max_turns");
+    assert_eq!(v["is_error"], true);
     assert_eq!(v["tool_calls"][1]["result"], "two\n");
     assert!(v["notices"][0].as_str().unwrap().contains("iteration cap"));
     assert_eq!(server.requests().len(), 2);
@@ -556,22 +686,25 @@ fn provider_keys_do_not_reach_commands() {
         .assert()
         .success();
     assert_eq!(tool_results(&server.requests()[1])[0].1, "[][visible]\n");
-    // Session files and the turn registry alike.
+    // Every file under sessions/: the session files and the turn records in turns/.
     let mut dirs = vec![sb.home.path().join("data/sessions")];
+    let mut files = 0;
     while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             if entry.file_type().unwrap().is_dir() {
                 dirs.push(entry.path());
                 continue;
             }
+            files += 1;
             let text = std::fs::read_to_string(entry.path()).unwrap();
             assert!(
                 !text.contains("sk-secret-for-test"),
-                "the key reached {:?}",
-                entry.path()
+                "the key reached {}",
+                entry.path().display()
             );
         }
     }
+    assert!(files > 0, "no session file was written");
 }
 
 #[test]
@@ -601,4 +734,235 @@ fn replay_scripts_from_a_file() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot read the replay script missing.jsonl"));
+}
+
+#[test]
+fn short_m_sets_the_model() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    sb.bare()
+        .args([
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.url("/v1"),
+            "-m",
+            "other-model",
+            "-p",
+            "x",
+        ])
+        .assert()
+        .success();
+    assert_eq!(server.requests()[0].body["model"], "other-model");
+}
+
+#[test]
+fn short_r_resumes_a_session() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First answer.", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-p", "first question", "--output-format", "json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let id = v["session_id"].as_str().unwrap().to_owned();
+    server.push(Reply::sse(openai_sse("Second answer.", &[])));
+    sb.brute(&server)
+        .args(["-r", &id, "-p", "second question"])
+        .assert()
+        .success()
+        .stdout("Second answer.\n");
+    let users: Vec<Value> = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].clone())
+        .collect();
+    assert_eq!(users, ["first question", "second question"]);
+    sb.brute(&server)
+        .args(["-r", "no-such-session", "-p", "x"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn short_c_upper_runs_in_the_directory() {
+    let sb = Sandbox::new();
+    sb.write("sub/inner.txt", "from the subdirectory\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r", "read", r#"{"file_path":"inner.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Read it.", &[])));
+    let out = sb
+        .brute(&server)
+        .args(["-C", "sub", "-p", "read inner.txt", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let init: Value = serde_json::from_slice(out.get_output().stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(init["cwd"].as_str().unwrap()).unwrap(),
+        std::fs::canonicalize(sb.path("sub")).unwrap()
+    );
+    assert_eq!(
+        tool_results(&server.requests()[1]),
+        vec![("r".to_owned(), "1\tfrom the subdirectory\n".to_owned())]
+    );
+    // --cd is the long form; a missing directory is a usage error before anything runs.
+    sb.brute(&server)
+        .args(["--cd", "missing", "-p", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot change to missing"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// `--add-dir` opens another tree to the tools; with -C a relative one starts in -C's
+/// directory (as `git -C` takes paths).
+#[test]
+fn add_dir_works_with_cd() {
+    let sb = Sandbox::new();
+    // Outside the temp dir, which the sandbox lets everything write anyway.
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::create_dir_all(base.path().join("app")).unwrap();
+    std::fs::create_dir_all(base.path().join("shared")).unwrap();
+    let target = base.path().join("shared/out.txt");
+    let args = serde_json::json!({"file_path": target, "content": "written\n"}).to_string();
+    let server = MockServer::start();
+    // Without --add-dir the write is outside the project: asked, so refused without a person.
+    server.push(Reply::sse(openai_sse("", &[("w", "write", &args)])));
+    server.push(Reply::sse(openai_sse("Could not.", &[])));
+    sb.brute(&server)
+        .current_dir(base.path())
+        .args(["-C", "app", "-p", "write it"])
+        .assert()
+        .success();
+    assert!(!target.exists(), "written outside the project without --add-dir");
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(refused.contains("outside the writable roots"), "{refused}");
+    server.push(Reply::sse(openai_sse("", &[("w", "write", &args)])));
+    server.push(Reply::sse(openai_sse("Wrote it.", &[])));
+    sb.brute(&server)
+        .current_dir(base.path())
+        .args(["-C", "app", "--add-dir", "../shared", "-p", "write it"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "written\n");
+    let result = &tool_results(&server.requests()[3])[0].1;
+    assert!(!result.starts_with("Error"), "{result}");
+}
+
+#[test]
+fn p_dash_reads_the_prompt_from_stdin() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("a", &[])));
+    server.push(Reply::sse(openai_sse("b", &[])));
+    sb.brute(&server)
+        .args(["-p", "-"])
+        .write_stdin("the whole task\nfrom stdin\n")
+        .assert()
+        .success();
+    // `-p` without text and stdin piped: the same.
+    sb.brute(&server)
+        .arg("-p")
+        .write_stdin("another task")
+        .assert()
+        .success();
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].body["messages"][1]["content"],
+        "the whole task\nfrom stdin\n"
+    );
+    assert_eq!(requests[1].body["messages"][1]["content"], "another task");
+}
+
+#[test]
+fn an_empty_prompt_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for args in [&["-p", ""][..], &["-p", "  "], &["-p", "-"], &["-p"], &["--", ""]] {
+        sb.brute(&server)
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("the prompt is empty"));
+    }
+    sb.brute(&server)
+        .args(["-p", "a", "b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("two prompts"));
+    assert!(server.requests().is_empty());
+}
+
+/// A first argument naming a subcommand is the subcommand; after `--` it is a prompt.
+#[test]
+fn double_dash_makes_a_subcommand_name_a_prompt() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Nothing to undo yet.", &[])));
+    sb.brute(&server)
+        .args(["-p", "--", "undo that"])
+        .assert()
+        .success()
+        .stdout("Nothing to undo yet.\n");
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "undo that");
+    // Without `--`, `undo` is the subcommand: it undoes that turn.
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("undid turn 1 (\"undo that\")"));
+    // A positional prompt without -p opens the UI, which needs a terminal.
+    sb.brute(&server)
+        .args(["--", "undo that"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs a terminal"));
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// `brute config` in an empty home with no config directory set: where it looked (the
+/// platform paths), what to set and the file to create.
+#[test]
+fn config_command_in_an_empty_home_prints_the_searched_paths() {
+    let sb = Sandbox::new();
+    let home = tempfile::tempdir().unwrap();
+    let user = home.path().join(".config/brute/config.toml");
+    let data = home.path().join(".local/share/brute");
+    sb.bare()
+        .env("HOME", home.path())
+        .env_remove("BRUTE_CONFIG_DIR")
+        .env_remove("BRUTE_DATA_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .arg("config")
+        .assert()
+        .code(0)
+        .stdout(
+            predicate::str::starts_with("no model provider configured\n")
+                .and(predicate::str::contains(format!(
+                    "user config      {} (not found)",
+                    user.display()
+                )))
+                .and(predicate::str::contains(format!(
+                    "project config   {} (not found)",
+                    sb.path(".brute/config.toml").display()
+                )))
+                .and(predicate::str::contains(format!(
+                    "data directory (sessions, checkpoints, trust; BRUTE_DATA_DIR overrides): {}",
+                    data.display()
+                )))
+                .and(predicate::str::contains("BRUTE_CONFIG_DIR       not set"))
+                .and(predicate::str::contains("Set one of:\n  ANTHROPIC_API_KEY=..."))
+                .and(predicate::str::contains(format!("Or create {} with", user.display()))),
+        )
+        .stderr("");
 }

@@ -149,7 +149,11 @@ fn json_usage_reports_cached_input_tokens() {
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(
         v["usage"],
-        serde_json::json!({"input_tokens": 2503, "output_tokens": 7, "cache_read_tokens": 2000, "cache_write_tokens": 500})
+        serde_json::json!({
+            "input_tokens": 2503, "output_tokens": 7,
+            "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 500,
+            "cache_read_tokens": 2000, "cache_write_tokens": 500
+        })
     );
 }
 

@@ -778,3 +778,66 @@ fn effort_applies_from_the_next_request_and_default_removes_it() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+/// `brute "prompt"` opens the UI with that prompt sent: the request goes out without typing.
+#[test]
+fn a_positional_prompt_is_sent_when_the_ui_starts() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Hello back.", &[])));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "positional", "'hello there'") else {
+        return;
+    };
+    let screen = tmux.wait_for("the answer", |s| s.contains("Hello back.") && s.contains(" idle │"));
+    assert!(
+        screen.contains("› hello there"),
+        "the prompt is in the transcript: {screen}"
+    );
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "hello there");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+/// After `--` a subcommand's name is a prompt: `brute -- "undo that"` opens the UI with it sent.
+#[test]
+fn a_prompt_after_double_dash_is_not_a_subcommand() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Nothing to undo.", &[])));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "dashdash", "-- 'undo that'") else {
+        return;
+    };
+    tmux.wait_for("the answer", |s| {
+        s.contains("Nothing to undo.") && s.contains(" idle │")
+    });
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "undo that");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+/// On one terminal, a tool line on stderr after answer text that stopped mid-line starts on a
+/// line of its own, and the answer goes on without a blank line.
+#[test]
+fn headless_tool_lines_start_on_their_own_line() {
+    let sb = Sandbox::new();
+    sb.write("x.txt", "x\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "Let me look",
+        &[("r1", "read", r#"{"file_path":"x.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("It holds x.", &[])));
+    let Some(tmux) = Tmux::start_with(&sb, &server, "ownline", "-p 'what is in x.txt'") else {
+        return;
+    };
+    let screen = tmux.wait_for("the answer and exit", |s| s.contains("BRUTE-EXITED-0"));
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "Let me look")
+        .unwrap_or_else(|| panic!("the text has a line of its own: {screen}"));
+    assert!(lines[at + 1].starts_with("[read] x.txt — ok"), "{screen}");
+    assert_eq!(lines[at + 2], "It holds x.", "{screen}");
+}

@@ -780,8 +780,20 @@ fn unconfigured(layers: Layers, env: EnvLookup<'_>, problem: &ConfigError) -> Re
         let state = if env(var).is_some() { "set" } else { "not set" };
         out.push_str(&format!("  {var:<22} {state:<8} ({})\n", users.join(", ")));
     }
+    if let Some(data) = paths::data_dir() {
+        out.push_str(&format!(
+            "\ndata directory (sessions, checkpoints, trust; BRUTE_DATA_DIR overrides): {}\n",
+            data.display()
+        ));
+    }
     if matches!(problem, ConfigError::NoProvider) {
         out.push_str(&format!("\n{}\n", spec::setup_help()));
+        if let Some(user) = layers.searched.iter().find(|f| f.layer == "user config" && !f.found) {
+            out.push_str(&format!(
+                "Or create {} with e.g. provider = \"openai\" and model = \"...\" (keys belong in the environment).\n",
+                user.path.display()
+            ));
+        }
     }
     Ok(out)
 }
@@ -837,8 +849,9 @@ fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
     rows
 }
 
-/// Every environment variable configuration reads, with what reads it.
-fn env_vars() -> Vec<(&'static str, Vec<String>)> {
+/// Every environment variable configuration reads, with what reads it (`brute config` lists
+/// them; the man page's ENVIRONMENT must name each).
+pub fn env_vars() -> Vec<(&'static str, Vec<String>)> {
     let mut vars: Vec<(&str, Vec<String>)> = Gathered::ENV_VARS
         .iter()
         .map(|(var, key)| (*var, vec![(*key).to_owned()]))

@@ -727,6 +727,13 @@ impl App {
         };
     }
 
+    /// Submits `text` as if typed and sent with Enter (the positional prompt of
+    /// `brute "prompt"`); a `/command` runs as one.
+    pub fn submit_text(&mut self, text: &str) -> Vec<Action> {
+        self.composer.set(text);
+        self.submit()
+    }
+
     fn submit(&mut self) -> Vec<Action> {
         if self.composer.text().trim().is_empty() {
             return Vec::new();

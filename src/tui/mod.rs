@@ -44,11 +44,13 @@ const TICK: Duration = Duration::from_millis(100);
 /// Files offered for `@` completion, at most.
 const MAX_FILES: usize = 20_000;
 
-/// Runs the interactive UI until the person quits; returns the exit code.
+/// Runs the interactive UI until the person quits; returns the exit code. `first_prompt`
+/// (`brute "prompt"`) is sent as if typed once the UI is up.
 pub async fn run(
     settings: &Settings,
     place: &crate::config::project::Workspace,
     session: &crate::app::SessionChoice,
+    first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
     let root = place.root.as_path();
     let (events, mut rx) = EventSink::channel();
@@ -81,7 +83,8 @@ pub async fn run(
     } = started.handle;
 
     let mut terminal = enter()?;
-    let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx).await;
+    let first = first_prompt.map(|text| app.submit_text(&text)).unwrap_or_default();
+    let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx, first).await;
     leave(app.mouse_captured);
     // Stop the turn the way Esc does (commands get TERM, then KILL after a grace), give it
     // that long to record its results, then drop what is left.
@@ -104,11 +107,13 @@ pub async fn run(
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 
 /// Runs until the person quits (exit code 0) or a SIGTERM / SIGHUP arrives (143 / 129).
+/// `first` are actions to take before any input (those of the first prompt).
 async fn event_loop(
     terminal: &mut Term,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Event>,
     ops: &mpsc::UnboundedSender<Op>,
+    first: Vec<Action>,
 ) -> anyhow::Result<i32> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -116,7 +121,28 @@ async fn event_loop(
     let mut input = EventStream::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut actions = first;
     loop {
+        for action in std::mem::take(&mut actions) {
+            match action {
+                Action::Op(op) => {
+                    let _ = ops.send(op);
+                }
+                Action::Quit => return Ok(0),
+                Action::Copy(text) => copy_osc52(&text),
+                Action::ToggleMouse => {
+                    let _ = if app.mouse_captured {
+                        execute!(stdout(), EnableMouseCapture)
+                    } else {
+                        execute!(stdout(), DisableMouseCapture)
+                    };
+                }
+                Action::Redraw => {
+                    terminal.clear()?;
+                    app.dirty = true;
+                }
+            }
+        }
         if app.dirty {
             draw(terminal, app)?;
         }
@@ -126,7 +152,7 @@ async fn event_loop(
             let _ = write!(out, "\u{7}\u{1b}]9;brute: an approval is waiting\u{7}");
             let _ = out.flush();
         }
-        let actions = tokio::select! {
+        actions = tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => on_terminal_event(app, event),
                 Some(Err(e)) => return Err(e.into()),
@@ -149,26 +175,6 @@ async fn event_loop(
                 Vec::new()
             }
         };
-        for action in actions {
-            match action {
-                Action::Op(op) => {
-                    let _ = ops.send(op);
-                }
-                Action::Quit => return Ok(0),
-                Action::Copy(text) => copy_osc52(&text),
-                Action::ToggleMouse => {
-                    let _ = if app.mouse_captured {
-                        execute!(stdout(), EnableMouseCapture)
-                    } else {
-                        execute!(stdout(), DisableMouseCapture)
-                    };
-                }
-                Action::Redraw => {
-                    terminal.clear()?;
-                    app.dirty = true;
-                }
-            }
-        }
     }
 }
 

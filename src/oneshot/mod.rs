@@ -1,18 +1,22 @@
 //! `brute -p`: one task, headless. Streams the answer to stdout, tool activity to stderr,
-//! and maps the turn's outcome to an exit code. A renderer of the Event protocol like the TUI.
+//! and maps the turn's outcome to an exit code. A renderer of the Event protocol like the TUI;
+//! [`report`] holds the JSON it prints besides the events.
+
+pub mod report;
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::app;
 use crate::cli::{OutputFormat, exit};
 use crate::config::Settings;
 use crate::config::project::Workspace;
-use crate::protocol::{Event, EventSink, Op, Question, RequestKind, Response, TurnOutcome, Usage};
+use crate::protocol::{Event, EventSink, Op, Question, RequestKind, Response, TurnOutcome};
+use report::{Report, RunFacts};
 
 /// Options of one headless run.
 #[derive(Debug, Clone)]
@@ -23,66 +27,9 @@ pub struct Options {
     pub session: app::SessionChoice,
 }
 
-/// Adds piped stdin to the prompt (`git diff | brute -p "review this"`).
-pub fn prompt_with_stdin(prompt: String) -> std::io::Result<String> {
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(prompt);
-    }
-    let mut input = String::new();
-    stdin.lock().read_to_string(&mut input)?;
-    if input.trim().is_empty() {
-        return Ok(prompt);
-    }
-    Ok(format!("{prompt}\n\n<stdin>\n{}\n</stdin>", input.trim_end()))
-}
-
 /// Whether a person can answer questions: both stdin and stderr are terminals.
 pub fn interactive() -> bool {
     cfg!(feature = "tui") && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-/// Everything the json format reports at the end.
-#[derive(Default)]
-struct Report {
-    calls: Vec<Value>,
-    index: HashMap<String, usize>,
-    usage: Usage,
-    /// The session's cost so far, when the model's price is known.
-    cost_usd: Option<f64>,
-    errors: Vec<String>,
-    notices: Vec<String>,
-    text: String,
-}
-
-impl Report {
-    fn record(&mut self, event: &Event) {
-        match event {
-            Event::ToolCallStarted {
-                call_id,
-                name,
-                arguments,
-                ..
-            } => {
-                self.index.insert(call_id.clone(), self.calls.len());
-                self.calls
-                    .push(json!({"id": call_id, "name": name, "arguments": arguments}));
-            }
-            Event::ToolResult(result) => {
-                if let Some(call) = self.index.get(&result.call_id).and_then(|i| self.calls.get_mut(*i)) {
-                    call["result"] = json!(result.content);
-                    call["is_error"] = json!(result.is_error);
-                    call["duration_ms"] = json!(result.duration_ms);
-                }
-            }
-            Event::Usage { usage } => self.usage.add(*usage),
-            Event::Cost { total_usd } => self.cost_usd = Some(*total_usd),
-            Event::Error { message } => self.errors.push(message.clone()),
-            Event::Notice { message } => self.notices.push(message.clone()),
-            Event::TurnFinished { text, .. } => self.text = text.clone(),
-            _ => {}
-        }
-    }
 }
 
 /// Prints events as the chosen format wants.
@@ -119,7 +66,7 @@ impl Printer {
         }
         let text_mode = self.format == OutputFormat::Text;
         if let Event::Nested { parent_call_id, event } = event {
-            self.print_nested(parent_call_id, event, &mut err);
+            self.print_nested(parent_call_id, event, &mut out, &mut err);
             return;
         }
         match event {
@@ -153,10 +100,7 @@ impl Printer {
                     "ok".to_owned()
                 };
                 let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
-                if self.text_open && self.clean_out && self.clean_err {
-                    // On one terminal, tool lines start on their own line after answer text.
-                    let _ = writeln!(err);
-                }
+                self.own_line(&mut out);
                 let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
             }
             Event::Retrying {
@@ -165,15 +109,18 @@ impl Printer {
                 delay_ms,
                 reason,
             } => {
+                self.own_line(&mut out);
                 let _ = writeln!(
                     err,
                     "retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}"
                 );
             }
             Event::Notice { message } => {
+                self.own_line(&mut out);
                 let _ = writeln!(err, "note: {}", for_terminal(message, self.clean_err));
             }
             Event::Error { message } => {
+                self.own_line(&mut out);
                 let _ = writeln!(err, "error: {}", for_terminal(message, self.clean_err));
             }
             Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
@@ -186,10 +133,21 @@ impl Printer {
 }
 
 impl Printer {
+    /// Before a line on stderr: when the answer text stopped mid-line and both streams are
+    /// terminals (most likely the same one), ends that line, so the stderr line starts on its
+    /// own. Piped output is left as it is.
+    fn own_line(&mut self, out: &mut impl Write) {
+        if self.text_open && self.clean_out && self.clean_err {
+            let _ = writeln!(out);
+            let _ = out.flush();
+            self.text_open = false;
+        }
+    }
+
     /// A sub-agent's tool calls, indented under the call that started it.
-    fn print_nested(&mut self, parent: &str, event: &Event, err: &mut impl Write) {
+    fn print_nested(&mut self, parent: &str, event: &Event, out: &mut impl Write, err: &mut impl Write) {
         match event {
-            Event::Nested { parent_call_id, event } => self.print_nested(parent_call_id, event, err),
+            Event::Nested { parent_call_id, event } => self.print_nested(parent_call_id, event, out, err),
             Event::ToolCallStarted {
                 call_id, name, summary, ..
             } => {
@@ -204,6 +162,7 @@ impl Printer {
                     .unwrap_or_default();
                 let status = if result.is_error { "error" } else { "ok" };
                 let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
+                self.own_line(out);
                 let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
             }
             _ => {}
@@ -284,6 +243,19 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         clean_out: std::io::stdout().is_terminal(),
         clean_err: std::io::stderr().is_terminal(),
     };
+    if options.format == OutputFormat::StreamJson {
+        let init = report::init(
+            conversation.session_id.as_deref(),
+            &settings.model.value,
+            &conversation.tools,
+            &place.cwd,
+            &conversation.provider,
+            settings.sandbox_mode().as_str(),
+        );
+        if let Ok(line) = serde_json::to_string(&init) {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
+    }
     let mut report = Report::default();
     for notice in conversation.notices {
         let event = Event::Notice { message: notice };
@@ -339,22 +311,18 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     let _ = ops_tx.send(Op::Shutdown);
     drop(ops_tx);
     let _ = conversation.handle.task.await;
-    if options.format == OutputFormat::Json {
-        let summary = json!({
-            "outcome": outcome,
-            "result": report.text,
-            "tool_calls": report.calls,
-            "usage": report.usage,
-            "total_cost_usd": report.cost_usd,
-            "duration_ms": started.elapsed().as_millis() as u64,
-            "provider": conversation.provider,
-            "model": settings.model.value,
-            "session": conversation.session_id,
-            "errors": report.errors,
-            "notices": report.notices,
+    if options.format != OutputFormat::Text {
+        let result = report.result(&RunFacts {
+            outcome,
+            session_id: conversation.session_id.as_deref(),
+            provider: &conversation.provider,
+            model: &settings.model.value,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         // A closed stdout (e.g. `| head`) is not an error worth a panic.
-        let _ = writeln!(std::io::stdout(), "{summary}");
+        if let Ok(line) = serde_json::to_string(&result) {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
     }
     let _ = std::io::stdout().flush();
     if let Some(code) = signal_code {

@@ -1,5 +1,9 @@
 //! The command line, defined once with clap: the source of `--help`, the shell completions
-//! in `completions/` and (later) the man page.
+//! in `completions/` and the man page ([`man`]). [`prompt`] decides what the prompt
+//! arguments ask for (the UI, with or without a first prompt, or a headless run).
+
+pub mod man;
+pub mod prompt;
 
 use std::path::PathBuf;
 
@@ -23,33 +27,84 @@ pub mod exit {
     pub const HANGUP: i32 = 129;
 }
 
-const AFTER_HELP: &str = "\
-Exit codes:
-  0    done
-  1    provider or runtime error
-  2    usage or configuration error
-  3    the iteration cap (--max-turns) was reached
-  130  interrupted (Ctrl-C); pending tool calls still got results
+/// Exit codes and what they mean, for `--help` and the man page's EXIT STATUS.
+pub const EXIT_CODES: &[(&str, &str)] = &[
+    ("0", "done"),
+    ("1", "provider or runtime error"),
+    ("2", "usage or configuration error"),
+    ("3", "the iteration cap (--max-turns) was reached"),
+    ("130", "interrupted (Ctrl-C); pending tool calls still got results"),
+    (
+        "143, 129",
+        "ended by SIGTERM, SIGHUP (the turn was stopped like Ctrl-C first)",
+    ),
+];
 
-Examples:
-  brute -p \"find where the config is parsed and fix the off-by-one\"
-  git diff | brute -p \"review this\"
-  brute --provider replay -p \"show me around\"   (the demo; no key needed)";
+/// Examples (command, what it does), for `--help` and the man page.
+pub const EXAMPLES: &[(&str, &str)] = &[
+    ("brute \"add a --verbose flag\"", "open the UI with this prompt sent"),
+    (
+        "brute -p \"find where the config is parsed and fix the off-by-one\"",
+        "one task, headless",
+    ),
+    (
+        "git diff | brute -p \"review this\"",
+        "piped stdin is added to the prompt",
+    ),
+    ("brute -p - < task.md", "the whole prompt from stdin"),
+    (
+        "brute -p \"run the tests\" --output-format stream-json | jq 'select(.type==\"result\")'",
+        "the final result object",
+    ),
+    (
+        "brute -C ~/src/app -m gpt-5.1 -r",
+        "another directory and model; pick a session",
+    ),
+    ("brute -- \"undo that\"", "a prompt that starts with a command name"),
+    (
+        "brute --provider replay -p \"show me around\"",
+        "the demo; no key needed",
+    ),
+];
+
+/// `--help`'s epilogue: the exit codes and examples.
+fn after_help() -> String {
+    let mut out = String::from("Exit codes:\n");
+    for (code, meaning) in EXIT_CODES {
+        out.push_str(&format!("  {code:<9}{meaning}\n"));
+    }
+    out.push_str("\nExamples:\n");
+    for (command, what) in EXAMPLES {
+        out.push_str(&format!("  {command}\n      {what}\n"));
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
 
 /// brute: a terminal coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "brute", version, about, after_help = AFTER_HELP, args_conflicts_with_subcommands = true)]
+#[command(name = "brute", version, about, after_help = after_help(), args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// Run one task headless and print the answer (stdin, when piped, is added to the prompt)
-    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
-    pub prompt: Option<String>,
+    /// Open the UI with this prompt sent (a subcommand name is the subcommand: use `--` first
+    /// for a prompt like "undo that")
+    #[arg(value_name = "PROMPT")]
+    pub first_prompt: Option<String>,
+
+    /// Run one task headless and print the answer. Piped stdin is added to PROMPT; `-p -`, or
+    /// `-p` with no text and stdin piped, reads the whole prompt from stdin
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", num_args = 0..=1)]
+    pub prompt: Option<Option<String>>,
+
+    /// Change to DIR before anything else (as `git -C`: other relative paths start there)
+    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    pub cd: Option<PathBuf>,
 
     /// Provider: openai, anthropic, responses, ollama or replay
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
 
     /// Model name, as the provider spells it
-    #[arg(long, value_name = "MODEL")]
+    #[arg(short = 'm', long, value_name = "MODEL")]
     pub model: Option<String>,
 
     /// Provider base URL (OpenAI-style ends in /v1; Anthropic-style is the host root)
@@ -88,7 +143,7 @@ pub struct Cli {
     #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"])]
     pub effort: Option<String>,
 
-    /// Another directory commands and tools may write (repeatable)
+    /// Another directory commands and tools may write (repeatable; relative to -C's DIR)
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<std::path::PathBuf>,
 
@@ -101,7 +156,7 @@ pub struct Cli {
     pub continue_session: bool,
 
     /// Resume a session of this directory; without an ID, list them to pick one
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// With -p: no tool activity lines on stderr
@@ -117,12 +172,14 @@ pub struct Cli {
 pub enum OutputFormat {
     /// The answer streamed as text; tool activity on stderr
     Text,
-    /// One JSON object at the end
+    /// One JSON object at the end: the result (Claude Code's shape, plus brute's fields)
     Json,
-    /// Every event as a JSON line as it happens
+    /// A system/init line, every event as a JSON line as it happens, then the result
     StreamJson,
 }
 
+/// The subcommands. A first argument that names one is that subcommand, never a prompt
+/// (`brute -- "undo that"` is the prompt); each is dispatched in `main.rs`'s `subcommand`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show the effective settings and where each came from (keys hidden)
@@ -202,12 +259,40 @@ pub fn completions(shell: Shell) -> Vec<u8> {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Fish => clap_complete::Shell::Fish,
-        Shell::Man => {
-            // Writing to a Vec cannot fail.
-            let _ = clap_mangen::Man::new(command).render(&mut out);
-            return out;
-        }
+        Shell::Man => return man::render(command),
     };
     clap_complete::generate(generator, &mut command, "brute", &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EXIT_CODES, exit};
+
+    /// Every exit code brute uses is explained in `--help`, the man page and the README.
+    #[test]
+    fn every_exit_code_is_documented() {
+        let readme = include_str!("../../README.md");
+        for code in [
+            exit::OK,
+            exit::ERROR,
+            exit::USAGE,
+            exit::MAX_TURNS,
+            exit::INTERRUPTED,
+            exit::TERMINATED,
+            exit::HANGUP,
+        ] {
+            let code = code.to_string();
+            assert!(
+                EXIT_CODES.iter().any(|(codes, _)| codes.split(", ").any(|c| c == code)),
+                "exit code {code} is not in EXIT_CODES"
+            );
+            assert!(
+                readme
+                    .lines()
+                    .any(|l| l.starts_with('|') && l.contains(&format!(" {code} "))),
+                "exit code {code} is not in the README's table"
+            );
+        }
+    }
 }
