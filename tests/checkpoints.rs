@@ -16,19 +16,45 @@ use brute::provider::replay::ReplayProvider;
 use brute::session::{Recorder, SessionStore};
 use brute::tool::exec::Executor;
 
-/// Every file and directory under `root` (except `.git`) with its bytes.
-fn tree(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+/// What one path holds, byte for byte: its kind, content or link target, and mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Dir { mode: u32 },
+    File { bytes: Vec<u8>, mode: u32 },
+    Link { target: std::path::PathBuf },
+}
+
+/// Every file, directory and symlink under `root` (except `.git`), links not followed.
+fn tree(root: &Path) -> BTreeMap<String, Node> {
+    use std::os::unix::fs::PermissionsExt;
     let mut out = BTreeMap::new();
     for entry in walk(root) {
         let rel = entry.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        let content = if entry.is_dir() {
-            None
+        let meta = std::fs::symlink_metadata(&entry).unwrap();
+        let mode = meta.permissions().mode() & 0o7777;
+        let node = if meta.file_type().is_symlink() {
+            Node::Link {
+                target: std::fs::read_link(&entry).unwrap(),
+            }
+        } else if meta.is_dir() {
+            Node::Dir { mode }
         } else {
-            Some(std::fs::read(&entry).unwrap())
+            Node::File {
+                bytes: std::fs::read(&entry).unwrap(),
+                mode,
+            }
         };
-        out.insert(rel, content);
+        out.insert(rel, node);
     }
     out
+}
+
+/// A file node's bytes.
+fn bytes(node: &Node) -> &[u8] {
+    match node {
+        Node::File { bytes, .. } => bytes,
+        other => panic!("not a file: {other:?}"),
+    }
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -38,7 +64,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         if entry.file_name() == ".git" {
             continue;
         }
-        if path.is_dir() {
+        if entry.file_type().unwrap().is_dir() {
             out.extend(walk(&path));
         }
         out.push(path);
@@ -56,6 +82,19 @@ impl Project {
         Self {
             root: tempfile::tempdir().unwrap(),
             data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A project and data dir in memory (`/dev/shm`) where there is one: for long histories,
+    /// where thousands of fsyncs to a disk would be most of the time.
+    fn in_memory() -> Self {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            return Self::new();
+        }
+        Self {
+            root: tempfile::tempdir_in(shm).unwrap(),
+            data: tempfile::tempdir_in(shm).unwrap(),
         }
     }
 
@@ -146,9 +185,9 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
     let mut agent = p.agent(TURN);
     run(&mut agent, "change things");
     let after = tree(p.root());
-    assert_eq!(after["new.txt"].as_deref(), Some(&b"created\n"[..]));
-    assert_eq!(after["made/moved.txt"].as_deref(), Some(&b"moving\n"[..]));
-    assert_eq!(after["sed.txt"].as_deref(), Some(&b"ALPHA\nbeta\n"[..]));
+    assert_eq!(bytes(&after["new.txt"]), b"created\n");
+    assert_eq!(bytes(&after["made/moved.txt"]), b"moving\n");
+    assert_eq!(bytes(&after["sed.txt"]), b"ALPHA\nbeta\n");
 
     let (message, rewound) = agent.undo(true, false, false);
     assert!(rewound);
@@ -158,9 +197,9 @@ fn undo_takes_back_tools_and_shell_changes_and_redo_reapplies() {
     );
     let mut expected = before.clone();
     // The .gitignore'd build output is left alone.
-    expected.insert("build/out.log".into(), Some(b"ignored\n".to_vec()));
+    expected.insert("build/out.log".into(), after["build/out.log"].clone());
     // So is what the nested sub/.gitignore ignores; sub/new.txt is not ignored and goes.
-    expected.insert("sub/scratch.tmp".into(), Some(b"scratch\n".to_vec()));
+    expected.insert("sub/scratch.tmp".into(), after["sub/scratch.tmp"].clone());
     assert_eq!(tree(p.root()), expected, "{message}");
     assert!(message.contains("restored edit.txt (+1 -1)"), "{message}");
     assert!(message.contains("re-created gone.txt (+1 -0)"), "{message}");
@@ -288,7 +327,43 @@ fn randomized_changes_and_undos_restore_identical_trees() {
 }
 
 fn random_change(rng: &mut fastrand::Rng, root: &Path) {
-    let files: Vec<std::path::PathBuf> = walk(root).into_iter().filter(|p| p.is_file()).collect();
+    use std::os::unix::fs::PermissionsExt;
+    let all = walk(root);
+    let is = |p: &std::path::PathBuf, f: fn(&std::fs::FileType) -> bool| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| f(&m.file_type()))
+    };
+    let files: Vec<std::path::PathBuf> = all.iter().filter(|p| is(p, |t| t.is_file())).cloned().collect();
+    let dirs: Vec<std::path::PathBuf> = all.iter().filter(|p| is(p, |t| t.is_dir())).cloned().collect();
+    let links: Vec<std::path::PathBuf> = all.iter().filter(|p| is(p, |t| t.is_symlink())).cloned().collect();
+    match rng.usize(0..10) {
+        // A link (to a file of the tree, a directory, or nothing), or a link retargeted.
+        6 => {
+            let path = root.join(format!("l{}", rng.usize(0..3)));
+            let target = ["start.txt", "a", "missing", "../outside"][rng.usize(0..4)];
+            let _ = std::fs::remove_file(&path);
+            if std::fs::symlink_metadata(&path).is_err() {
+                std::os::unix::fs::symlink(target, &path).unwrap();
+            }
+            return;
+        }
+        7 if !links.is_empty() => {
+            std::fs::remove_file(&links[rng.usize(0..links.len())]).unwrap();
+            return;
+        }
+        8 if !dirs.is_empty() => {
+            let mode = [0o700, 0o755, 0o750][rng.usize(0..3)];
+            let dir = &dirs[rng.usize(0..dirs.len())];
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            return;
+        }
+        9 if !files.is_empty() => {
+            let mode = [0o600, 0o644, 0o755][rng.usize(0..3)];
+            let file = &files[rng.usize(0..files.len())];
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+            return;
+        }
+        _ => {}
+    }
     let name = |rng: &mut fastrand::Rng| {
         let dir = ["", "a/", "a/b/", "c/"][rng.usize(0..4)];
         format!("{dir}f{}.txt", rng.usize(0..6))
@@ -325,7 +400,7 @@ fn random_change(rng: &mut fastrand::Rng, root: &Path) {
 /// readable, and the last turn undoable after a restart.
 #[test]
 fn a_2000_turn_store_stays_small_and_every_turn_stays_readable() {
-    let p = Project::new();
+    let p = Project::in_memory();
     p.write("f.txt", "v0\n");
     p.write("stable.txt", "never changes\n");
     let mut recorder = p.recorder();

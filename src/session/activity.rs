@@ -168,6 +168,18 @@ impl Activity {
         }
     }
 
+    /// Whether a turn other than the one at `own` is running (its file's lock is held).
+    fn any_running(&self, own: &Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return false;
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p != own)
+            .any(|path| File::open(&path).is_ok_and(|file| !flock(&file, libc::LOCK_SH | libc::LOCK_NB)))
+    }
+
     /// The turns of other sessions whose time overlapped `[start_ms, end_ms]` (a session's
     /// own turns follow one another: it has one writer).
     fn overlapping(&self, session: &str, start_ms: u64, end_ms: u64) -> Vec<Overlap> {
@@ -201,7 +213,14 @@ impl RunningTurn {
         }
         let end_ms = now_ms();
         append(&mut self.file, &Line::End { at_ms: end_ms }).map_err(at_path(&self.path))?;
-        Ok(activity.overlapping(&self.session, self.start_ms, end_ms))
+        let others = activity.overlapping(&self.session, self.start_ms, end_ms);
+        // Only a turn running now can still need this record (a turn starting later begins
+        // after everything this one did): with none, it goes, so the directory stays small
+        // however many turns a project sees.
+        if !activity.any_running(&self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        Ok(others)
     }
 }
 
@@ -218,9 +237,17 @@ mod tests {
         let from_b = b.finish(&activity, &["b.txt".to_owned()]).unwrap();
         assert_eq!(from_b.len(), 1, "B saw A running");
         assert_eq!((from_b[0].session.as_str(), from_b[0].wrote.is_empty()), ("A", true));
+        assert!(
+            dir.path().join("turns").read_dir().unwrap().count() == 2,
+            "B's record stays for A"
+        );
         let from_a = a.finish(&activity, &[]).unwrap();
         assert_eq!(from_a.len(), 1, "A saw B, which ended within it");
         assert_eq!(from_a[0].wrote, ["b.txt"], "with what B's tools wrote");
+        assert!(
+            dir.path().join("turns").read_dir().unwrap().count() == 1,
+            "A, the last running, needs no record kept: only B's is left"
+        );
     }
 
     #[test]

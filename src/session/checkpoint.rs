@@ -4,6 +4,7 @@
 //! hash without being read. Works in any directory, git repository or not, and never touches git.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -94,12 +95,18 @@ pub struct FileState {
     pub ctime_ns: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dir: bool,
+    /// A symbolic link; `id` holds its target (as bytes), never what it points to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub link: bool,
 }
 
 impl FileState {
-    /// Same content and permissions (timestamps aside).
+    /// Same content, kind and permissions (timestamps aside; a link's own mode means nothing).
     pub fn same_content(&self, other: &FileState) -> bool {
-        self.id == other.id && self.dir == other.dir && (self.dir || self.mode & 0o777 == other.mode & 0o777)
+        self.id == other.id
+            && self.dir == other.dir
+            && self.link == other.link
+            && (self.link || self.mode & 0o7777 == other.mode & 0o7777)
     }
 }
 
@@ -212,12 +219,31 @@ impl Scanner {
                     mtime_ns: 0,
                     ctime_ns: 0,
                     dir: true,
+                    link: false,
+                };
+                scan.manifest.insert(rel, state);
+                continue;
+            }
+            if kind.is_symlink() {
+                // The link itself (its target path), never what it points to.
+                let Ok(target) = std::fs::read_link(entry.path()) else {
+                    continue;
+                };
+                let target = target.into_os_string().into_encoded_bytes();
+                let state = FileState {
+                    id: pack.add_bytes(&target)?,
+                    size: target.len() as u64,
+                    mode: 0o777,
+                    mtime_ns: 0,
+                    ctime_ns: 0,
+                    dir: false,
+                    link: true,
                 };
                 scan.manifest.insert(rel, state);
                 continue;
             }
             if !kind.is_file() {
-                continue; // symlinks and special files are not checkpointed
+                continue; // FIFOs, sockets and devices are not checkpointed
             }
             if meta.len() > self.max_file_bytes {
                 scan.skipped.push((rel, meta.len()));
@@ -259,6 +285,7 @@ impl Scanner {
                     mtime_ns: mtime,
                     ctime_ns: ctime,
                     dir: false,
+                    link: false,
                 },
             );
         }
@@ -465,6 +492,17 @@ fn apply_or_preview(
             report.concurrent.push(change.path.clone());
             continue;
         }
+        // A directory on the way that is a link now would carry the write out of the tree:
+        // never, forced or not (the directory's own change restores it first where it can).
+        if under_a_link(root, &change.path, |dir| {
+            changes.iter().any(|c| {
+                let to = if reverse { &c.before } else { &c.after };
+                c.path == dir && to.as_ref().is_some_and(|s| s.dir)
+            })
+        }) {
+            report.conflicts.push(change.path.clone());
+            continue;
+        }
         let (from, to) = if reverse {
             (&change.after, &change.before)
         } else {
@@ -502,16 +540,20 @@ fn apply_or_preview(
     let mut creates: Vec<&(&str, Option<&FileState>)> =
         plan.iter().filter(|(_, to)| to.is_some_and(|s| s.dir)).collect();
     creates.sort_by_key(|(p, _)| *p);
-    for (path, _) in creates {
+    for (path, to) in &creates {
         let full = root.join(path);
-        let existed = full.is_dir();
+        let existed = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
         if !dry_run {
+            if !existed && std::fs::symlink_metadata(&full).is_ok() {
+                std::fs::remove_file(&full).map_err(super::at_path(&full))?;
+            }
             std::fs::create_dir_all(&full).map_err(super::at_path(&full))?;
         }
-        if !existed {
+        let action = if existed { "restored the mode of" } else { "re-created" };
+        if !existed || to.is_some_and(|s| dir_mode(&full) != Some(s.mode & 0o7777)) {
             report.moved.push(Moved {
                 path: (*path).to_owned(),
-                action: "re-created",
+                action,
                 added: 0,
                 removed: 0,
             });
@@ -520,15 +562,39 @@ fn apply_or_preview(
     for (path, to) in plan.iter().filter(|(_, to)| to.is_some_and(|s| !s.dir)) {
         let Some(state) = to else { continue };
         let full = root.join(path);
-        let old = current_bytes(&full);
+        if !dry_run && under_a_link(root, path, |_| false) {
+            report.conflicts.push((*path).to_owned());
+            continue;
+        }
+        let now_link = std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
+        // A link's +/- counts would read what it points to: never.
+        let old = if now_link { None } else { current_bytes(&full) };
         let bytes = objects.get(&state.id)?;
         if !dry_run {
-            if full.is_dir() {
+            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
                 std::fs::remove_dir_all(&full).map_err(super::at_path(&full))?;
             }
-            crate::tool::mutation::write_atomic(&full, &bytes).map_err(super::at_path(&full))?;
-            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
-                .map_err(super::at_path(&full))?;
+            if state.link {
+                let target = std::ffi::OsString::from_vec(bytes.clone());
+                link_atomic(&target, &full).map_err(super::at_path(&full))?;
+            } else {
+                crate::tool::mutation::write_atomic(&full, &bytes).map_err(super::at_path(&full))?;
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
+                    .map_err(super::at_path(&full))?;
+            }
+        }
+        if state.link {
+            report.moved.push(Moved {
+                path: (*path).to_owned(),
+                action: if now_link || old.is_some() {
+                    "restored the link"
+                } else {
+                    "re-created the link"
+                },
+                added: 0,
+                removed: 0,
+            });
+            continue;
         }
         let (added, removed) = line_counts(old.as_deref().unwrap_or_default(), &bytes);
         let action = if old.is_some() { "restored" } else { "re-created" };
@@ -543,6 +609,10 @@ fn apply_or_preview(
     removals.sort_by(|a, b| b.cmp(a));
     for path in removals {
         let full = root.join(path);
+        if !dry_run && under_a_link(root, path, |_| false) {
+            report.conflicts.push(path.to_owned());
+            continue;
+        }
         match std::fs::symlink_metadata(&full) {
             Ok(meta) if meta.is_dir() => {
                 // Only an empty directory goes (anything left in it is not ours to delete).
@@ -561,8 +631,13 @@ fn apply_or_preview(
                     });
                 }
             }
-            Ok(_) => {
-                let old = current_bytes(&full).unwrap_or_default();
+            Ok(meta) => {
+                // A link is removed as a link; what it points to is never read.
+                let old = if meta.file_type().is_symlink() {
+                    Vec::new()
+                } else {
+                    current_bytes(&full).unwrap_or_default()
+                };
                 if !dry_run {
                     std::fs::remove_file(&full).map_err(super::at_path(&full))?;
                 }
@@ -577,6 +652,52 @@ fn apply_or_preview(
             Err(_) => {}
         }
     }
+    // Directory modes last: a read-only directory must not stop its files being restored.
+    if !dry_run {
+        for (path, to) in &creates {
+            let (full, Some(state)) = (root.join(path), to) else {
+                continue;
+            };
+            if dir_mode(&full) != Some(state.mode & 0o7777) {
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
+                    .map_err(super::at_path(&full))?;
+            }
+        }
+    }
     report.moved.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(report)
+}
+
+/// Whether a parent directory of `rel` is a symbolic link now, unless `becomes_dir` says
+/// this move turns it back into a directory first.
+fn under_a_link(root: &Path, rel: &str, becomes_dir: impl Fn(&str) -> bool) -> bool {
+    let mut parent = Path::new(rel).parent();
+    while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
+        let is_link = std::fs::symlink_metadata(root.join(dir)).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && !becomes_dir(&dir.to_string_lossy()) {
+            return true;
+        }
+        parent = dir.parent();
+    }
+    false
+}
+
+/// The permission bits of the directory at `path` (not following a link).
+fn dir_mode(path: &Path) -> Option<u32> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| m.permissions().mode() & 0o7777)
+}
+
+/// Makes `path` a symbolic link to `target`, replacing what is there at once (a link made
+/// beside it, then renamed over it).
+fn link_atomic(target: &std::ffi::OsStr, path: &Path) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temp = dir.join(format!(".brute-link-{:08x}", fastrand::u32(..)));
+    std::os::unix::fs::symlink(target, &temp)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
 }
