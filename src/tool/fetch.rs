@@ -73,10 +73,8 @@ impl FetchTool {
     fn client(&self) -> Result<&reqwest::Client, ToolError> {
         self.client
             .get_or_init(|| {
-                crate::provider::http::install_crypto_provider();
-                reqwest::Client::builder()
+                crate::net::client_builder()
                     .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
-                    .user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")))
                     .build()
                     .map_err(|e| e.to_string())
             })
