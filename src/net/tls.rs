@@ -21,7 +21,7 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, OtherError, RootCertStore, SignatureScheme};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 /// Where the roots come from, as the person would name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,16 +75,6 @@ fn detail(problems: &[String]) -> String {
     } else {
         format!(" ({})", problems.join("; "))
     }
-}
-
-/// The server's certificate chains to no trusted root: says which roots were used and what
-/// to set for a private CA.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "UnknownIssuer: the certificate's issuer is not among the trusted roots ({from}); for a private CA, set SSL_CERT_FILE or SSL_CERT_DIR to its PEM certificate"
-)]
-struct Untrusted {
-    from: Source,
 }
 
 /// Loaded roots: the verifier built from them and where they came from.
@@ -143,16 +133,12 @@ impl ServerCertVerifier for LazyVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let roots = self.roots().map_err(|e| other(e.clone()))?;
+        // rustls shows its other certificate errors by their debug form; a plain message reads
+        // better ("unexpected error: no trusted root certificates ...").
+        let roots = self.roots().map_err(|e| rustls::Error::General(e.to_string()))?;
         roots
             .verifier
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-            .map_err(|e| match e {
-                rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => other(Untrusted {
-                    from: roots.source.clone(),
-                }),
-                e => e,
-            })
     }
 
     fn verify_tls12_signature(
@@ -178,9 +164,28 @@ impl ServerCertVerifier for LazyVerifier {
     }
 }
 
-/// A certificate problem rustls reports as `invalid peer certificate: <error>`.
-fn other(error: impl std::error::Error + Send + Sync + 'static) -> rustls::Error {
-    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(error))))
+/// What to add to a connection error that says the server's certificate has an unknown
+/// issuer (rustls: `invalid peer certificate: UnknownIssuer`): which roots were used and what
+/// to set for a private CA. `None` for other errors.
+pub fn hint(error: &str) -> Option<String> {
+    if !error.contains("UnknownIssuer") {
+        return None;
+    }
+    let from = match shared_verifier().roots.get() {
+        Some(Ok(roots)) => roots.source.clone(),
+        _ => Source::from_env(),
+    };
+    Some(format!(
+        "the certificate's issuer is not among the trusted roots ({from}); for a private CA, set SSL_CERT_FILE or SSL_CERT_DIR to its PEM certificate"
+    ))
+}
+
+/// `error` with its [`hint`], if it has one.
+pub fn explain(error: String) -> String {
+    match hint(&error) {
+        Some(hint) => format!("{error} ({hint})"),
+        None => error,
+    }
 }
 
 /// Installs rustls' ring crypto provider once per process (reqwest is built without one so
@@ -319,7 +324,7 @@ mod tests {
                 .unwrap_err();
             assert_eq!(
                 err.to_string(),
-                "invalid peer certificate: no trusted root certificates could be loaded from SSL_CERT_FILE=/nowhere (no such file)"
+                "unexpected error: no trusted root certificates could be loaded from SSL_CERT_FILE=/nowhere (no such file)"
             );
         }
         assert!(verifier.loaded());
@@ -327,11 +332,14 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_issuer_names_the_roots_and_the_variables() {
-        let err = other(Untrusted { from: Source::System });
-        assert_eq!(
-            err.to_string(),
-            "invalid peer certificate: UnknownIssuer: the certificate's issuer is not among the trusted roots (the system store); for a private CA, set SSL_CERT_FILE or SSL_CERT_DIR to its PEM certificate"
+    fn an_unknown_issuer_is_explained_and_other_errors_are_not() {
+        let explained = explain("invalid peer certificate: UnknownIssuer".to_owned());
+        assert!(
+            explained.starts_with(
+                "invalid peer certificate: UnknownIssuer (the certificate's issuer is not among the trusted roots ("
+            ) && explained.ends_with("); for a private CA, set SSL_CERT_FILE or SSL_CERT_DIR to its PEM certificate)"),
+            "{explained}"
         );
+        assert_eq!(explain("Connection refused".to_owned()), "Connection refused");
     }
 }

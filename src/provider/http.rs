@@ -296,7 +296,7 @@ impl HttpProvider {
                 // reqwest names the URL in its own message; the error names it once.
                 let mut attempt = Attempt::retry(ProviderError::Connect {
                     url: self.url(),
-                    message: root_cause(&e),
+                    message: crate::net::tls::explain(root_cause(&e)),
                 });
                 attempt.connect = true;
                 attempt

@@ -244,7 +244,11 @@ fn network(error: reqwest::Error) -> ToolError {
         );
     }
     let kind = if error.is_timeout() { "Timeout" } else { "Network" };
-    ToolError::new(kind, crate::provider::http::error_chain(&error)).retryable()
+    ToolError::new(
+        kind,
+        crate::net::tls::explain(crate::provider::http::error_chain(&error)),
+    )
+    .retryable()
 }
 
 /// A response body as text: HTML still to be converted (that takes a thread and a budget), or
