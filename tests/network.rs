@@ -85,6 +85,21 @@ fn no_proxy_sends_the_hosts_it_names_direct() {
 }
 
 #[test]
+fn all_proxy_takes_a_socks5_proxy() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let proxy = Proxy::start();
+    server.push(Reply::sse(openai_sse("by socks", &[])));
+    sb.brute(&server)
+        .env("ALL_PROXY", format!("socks5://127.0.0.1:{}", proxy.port))
+        .args(["-p", "x"])
+        .assert()
+        .success()
+        .stdout(contains("by socks"));
+    assert_eq!(proxy.seen(), [format!("SOCKS5 127.0.0.1:{}", server.port)]);
+}
+
+#[test]
 fn ssl_cert_file_trusts_a_private_ca_and_without_it_the_error_names_the_problem() {
     let sb = Sandbox::new();
     let ca = TestCa::new();

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Binds 127.0.0.1 on a free port and runs `serve` for each connection on a runtime of its
@@ -37,9 +37,10 @@ where
     port
 }
 
-/// An HTTP proxy: `CONNECT host:port` tunnels, and a request with an absolute URL
-/// (`GET http://host:port/path`) is sent on to that host in origin form. Each request line it
-/// received is recorded (`CONNECT 127.0.0.1:4431`, `POST http://127.0.0.1:4430/v1/...`).
+/// A proxy: HTTP `CONNECT host:port` tunnels, a request with an absolute URL
+/// (`GET http://host:port/path`) is sent on to that host in origin form, and a SOCKS5
+/// `CONNECT` (no authentication) tunnels too. Each request it received is recorded
+/// (`CONNECT 127.0.0.1:4431`, `POST http://127.0.0.1:4430/v1/...`, `SOCKS5 127.0.0.1:4430`).
 #[derive(Clone)]
 pub struct Proxy {
     pub port: u16,
@@ -67,6 +68,9 @@ impl Proxy {
 
 async fn proxy(client: TcpStream, seen: Arc<Mutex<Vec<String>>>) {
     let mut client = BufReader::new(client);
+    if client.fill_buf().await.is_ok_and(|b| b.first() == Some(&5)) {
+        return socks5(client, seen).await;
+    }
     let mut head = String::new();
     loop {
         let before = head.len();
@@ -126,6 +130,57 @@ async fn proxy(client: TcpStream, seen: Arc<Mutex<Vec<String>>>) {
         return;
     }
     let mut client = client.into_inner();
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+}
+
+/// The SOCKS5 side of [`Proxy`]: no authentication, `CONNECT` to an IPv4 address or a name.
+async fn socks5(mut client: BufReader<TcpStream>, seen: Arc<Mutex<Vec<String>>>) {
+    let mut greeting = [0u8; 2];
+    if client.read_exact(&mut greeting).await.is_err() {
+        return;
+    }
+    let mut methods = vec![0u8; usize::from(greeting[1])];
+    if client.read_exact(&mut methods).await.is_err() || client.write_all(&[5, 0]).await.is_err() {
+        return;
+    }
+    let mut request = [0u8; 4];
+    if client.read_exact(&mut request).await.is_err() || request[1] != 1 {
+        return;
+    }
+    let host = match request[3] {
+        1 => {
+            let mut ip = [0u8; 4];
+            if client.read_exact(&mut ip).await.is_err() {
+                return;
+            }
+            std::net::Ipv4Addr::from(ip).to_string()
+        }
+        3 => {
+            let mut len = [0u8; 1];
+            if client.read_exact(&mut len).await.is_err() {
+                return;
+            }
+            let mut name = vec![0u8; usize::from(len[0])];
+            if client.read_exact(&mut name).await.is_err() {
+                return;
+            }
+            String::from_utf8_lossy(&name).into_owned()
+        }
+        _ => return,
+    };
+    let mut port = [0u8; 2];
+    if client.read_exact(&mut port).await.is_err() {
+        return;
+    }
+    let target = format!("{host}:{}", u16::from_be_bytes(port));
+    seen.lock().unwrap().push(format!("SOCKS5 {target}"));
+    let Ok(mut upstream) = TcpStream::connect(target.as_str()).await else {
+        let _ = client.write_all(&[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]).await;
+        return;
+    };
+    if client.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await.is_err() {
+        return;
+    }
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
 }
 
