@@ -33,16 +33,14 @@ pub enum Source {
 }
 
 impl Source {
-    /// Reads `SSL_CERT_FILE` and `SSL_CERT_DIR` (empty values count as unset, as they do for
-    /// the loader).
+    /// Reads `SSL_CERT_FILE` and `SSL_CERT_DIR` as the loader (`rustls-native-certs`) does:
+    /// a set `SSL_CERT_FILE` counts even when empty, `SSL_CERT_DIR` only with a directory in it.
     pub fn from_env() -> Self {
-        let named: Vec<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
-            .into_iter()
-            .filter_map(|var| {
-                let value = std::env::var_os(var).filter(|v| !v.is_empty())?;
-                Some(format!("{var}={}", value.to_string_lossy()))
-            })
-            .collect();
+        let file = std::env::var_os("SSL_CERT_FILE").map(|v| format!("SSL_CERT_FILE={}", v.to_string_lossy()));
+        let dir = std::env::var_os("SSL_CERT_DIR")
+            .filter(|v| std::env::split_paths(v).any(|p| !p.as_os_str().is_empty()))
+            .map(|v| format!("SSL_CERT_DIR={}", v.to_string_lossy()));
+        let named: Vec<String> = file.into_iter().chain(dir).collect();
         if named.is_empty() {
             Source::System
         } else {
