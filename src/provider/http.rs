@@ -215,19 +215,20 @@ impl HttpProvider {
     /// Builds the provider and its HTTP client; `endpoint` comes from the provider's
     /// [`ProviderSpec`](super::spec::ProviderSpec).
     pub fn new(endpoint: Endpoint, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
-        install_crypto_provider();
         // reqwest is built with gzip and brotli for `fetch`; provider streams stay
         // uncompressed, so a server cannot hold events back in a compression buffer.
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .no_gzip()
             .no_brotli()
             .connect_timeout(settings.connect_timeout)
-            .user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ProviderError::Connect {
                 url: settings.base_url.clone(),
                 message: e.to_string(),
             })?;
+        if settings.base_url.starts_with("https:") {
+            crate::net::tls::preload();
+        }
         Ok(Self {
             endpoint,
             label: label.into(),
@@ -295,7 +296,7 @@ impl HttpProvider {
                 // reqwest names the URL in its own message; the error names it once.
                 let mut attempt = Attempt::retry(ProviderError::Connect {
                     url: self.url(),
-                    message: root_cause(&e),
+                    message: crate::net::tls::explain(root_cause(&e)),
                 });
                 attempt.connect = true;
                 attempt
@@ -598,12 +599,6 @@ impl Provider for HttpProvider {
             }
         })
     }
-}
-
-/// Installs rustls' ring crypto provider once per process (reqwest is built without one so
-/// that no C toolchain beyond ring's is needed).
-pub(crate) fn install_crypto_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 fn retry_after(response: &Response) -> Option<Duration> {

@@ -73,10 +73,8 @@ impl FetchTool {
     fn client(&self) -> Result<&reqwest::Client, ToolError> {
         self.client
             .get_or_init(|| {
-                crate::provider::http::install_crypto_provider();
-                reqwest::Client::builder()
+                crate::net::client_builder()
                     .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
-                    .user_agent(concat!("brute/", env!("CARGO_PKG_VERSION")))
                     .build()
                     .map_err(|e| e.to_string())
             })
@@ -246,7 +244,11 @@ fn network(error: reqwest::Error) -> ToolError {
         );
     }
     let kind = if error.is_timeout() { "Timeout" } else { "Network" };
-    ToolError::new(kind, crate::provider::http::error_chain(&error)).retryable()
+    ToolError::new(
+        kind,
+        crate::net::tls::explain(crate::provider::http::error_chain(&error)),
+    )
+    .retryable()
 }
 
 /// A response body as text: HTML still to be converted (that takes a thread and a budget), or

@@ -633,6 +633,17 @@ impl Sandbox {
             "OPENAI_API_KEY",
             "OPENAI_BASE_URL",
             "OLLAMA_HOST",
+            // The person's proxy and certificate settings: tests talk to 127.0.0.1 directly.
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
         ] {
             cmd.env_remove(var);
         }
