@@ -59,10 +59,17 @@ fn a_provider_request_and_a_fetch_go_through_http_proxy() {
         .success()
         .stdout(contains("done"));
     let chat = server.url("/v1/chat/completions");
+    // The server's own window reports (`/props`, `/api/show`) are asked through it too, at
+    // start and concurrently with the first request.
+    let (probes, conversation): (Vec<String>, Vec<String>) = proxy
+        .seen()
+        .into_iter()
+        .partition(|r| r.ends_with("/props") || r.ends_with("/api/show"));
     assert_eq!(
-        proxy.seen(),
+        conversation,
         [format!("POST {chat}"), format!("GET {page}"), format!("POST {chat}")]
     );
+    assert_eq!(probes.len(), 2, "{probes:?}");
     let results = tool_results(&server.requests()[2]);
     assert!(results[0].1.ends_with("\n\nthe page"), "{results:?}");
 }
@@ -96,7 +103,13 @@ fn all_proxy_takes_a_socks5_proxy() {
         .assert()
         .success()
         .stdout(contains("by socks"));
-    assert_eq!(proxy.seen(), [format!("SOCKS5 127.0.0.1:{}", server.port)]);
+    // Every connection went through it (the conversation's, and the window reports').
+    let seen = proxy.seen();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter().all(|s| *s == format!("SOCKS5 127.0.0.1:{}", server.port)),
+        "{seen:?}"
+    );
 }
 
 #[test]

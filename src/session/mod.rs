@@ -380,9 +380,27 @@ impl SessionFile {
         self.file.flush().map_err(at_path(&self.path))
     }
 
-    /// Makes what was appended durable (at turn ends).
+    /// Makes what was appended durable against power loss, now (undo and redo).
     pub fn sync(&self) -> std::io::Result<()> {
         self.file.sync_data().map_err(at_path(&self.path))
+    }
+
+    /// Makes what was appended durable against power loss off the critical path (turn
+    /// ends): every record is already with the kernel, so a killed brute loses nothing; a
+    /// process that exits first leaves the flush to the kernel.
+    pub fn sync_later(&self) {
+        let (file, path) = match self.file.try_clone() {
+            Ok(file) => (file, self.path.clone()),
+            Err(error) => {
+                tracing::warn!(%error, "cannot sync {}", self.path.display());
+                return;
+            }
+        };
+        std::thread::spawn(move || {
+            if let Err(error) = file.sync_data() {
+                tracing::warn!(%error, "cannot sync {}", path.display());
+            }
+        });
     }
 
     pub fn path(&self) -> &Path {

@@ -209,7 +209,8 @@ impl Recorder {
     pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
         let running = self.running.take();
         if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
-            return self.file.sync();
+            self.file.sync_later();
+            return Ok(());
         }
         let (manifest, skipped) = self.snapshot()?;
         let own = self.relative(own);
@@ -233,7 +234,8 @@ impl Recorder {
             skipped,
             held,
         })?;
-        self.file.sync()
+        self.file.sync_later();
+        Ok(())
     }
 
     /// `paths` as the checkpoints spell them: relative to the project root.
