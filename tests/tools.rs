@@ -772,9 +772,13 @@ fn undo_after_writing_through_a_symlink_restores_the_target_and_keeps_the_link()
     std::fs::create_dir_all(h.path("tree")).unwrap();
     h.write("outside.txt", "keep\n");
     std::os::unix::fs::symlink(h.path("outside.txt"), h.path("tree/link")).unwrap();
+    // A link to a directory too: removed as a link, the directory and its files untouched.
+    h.write("elsewhere/kept.txt", "kept\n");
+    std::os::unix::fs::symlink(h.path("elsewhere"), h.path("tree/dirlink")).unwrap();
     let (out, err) = h.call("remove", serde_json::json!({"path": "tree", "recursive": true}));
     assert!(!err, "{out}");
     assert_eq!(h.read("outside.txt"), "keep\n");
+    assert_eq!(h.read("elsewhere/kept.txt"), "kept\n");
     let (out, err) = h.call("undo", serde_json::json!({"path": "tree"}));
     assert!(!err, "{out}");
     assert!(
@@ -783,6 +787,11 @@ fn undo_after_writing_through_a_symlink_restores_the_target_and_keeps_the_link()
             .file_type()
             .is_symlink(),
         "{out}"
+    );
+    assert_eq!(
+        std::fs::read_link(h.path("tree/dirlink")).unwrap(),
+        h.path("elsewhere"),
+        "the directory link is back as a link: {out}"
     );
     assert_eq!(h.read("outside.txt"), "keep\n");
 }
