@@ -207,6 +207,17 @@ enum Scan<'a> {
     Not,
 }
 
+impl<'a> Scan<'a> {
+    /// A run that reached the end of the text: complete if it found values, else still open.
+    fn ended(values: Vec<(Value, Option<&'a str>)>) -> Self {
+        if values.is_empty() {
+            Scan::Open
+        } else {
+            Scan::Complete(values)
+        }
+    }
+}
+
 /// Scans `text` as a run of candidates (see the module docs).
 fn scan(text: &str) -> Scan<'_> {
     let mut values = Vec::new();
@@ -214,11 +225,7 @@ fn scan(text: &str) -> Scan<'_> {
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
-            return if values.is_empty() {
-                Scan::Open
-            } else {
-                Scan::Complete(values)
-            };
+            return Scan::ended(values);
         }
         if let Some(body) = rest.strip_prefix(TAG_OPEN) {
             let Some(end) = body.find(TAG_CLOSE) else {
@@ -303,11 +310,7 @@ fn json_values(text: &str) -> Scan<'_> {
     loop {
         rest = rest.trim_start();
         if rest.is_empty() {
-            return if values.is_empty() {
-                Scan::Open
-            } else {
-                Scan::Complete(values)
-            };
+            return Scan::ended(values);
         }
         if !rest.starts_with(['{', '[']) {
             return Scan::Not;
