@@ -1,6 +1,8 @@
 //! `brute -p` end to end against the mock provider with no added latency: a task of two
 //! model requests and three tool calls. Reports wall time and peak RSS of the real binary,
-//! `brute --version` time, and the first request's size.
+//! `brute --version` time, and the first request's size; and, from brute's own timestamps
+//! (`BRUTE_TIMINGS=1`), when the first request left and how long exit took after the last
+//! byte of the last answer.
 //!
 //! Run: `cargo bench --bench oneshot` (numbers go to BENCHMARKS.md by hand).
 
@@ -14,13 +16,14 @@ use support::{MockServer, Reply, Sandbox, openai_sse};
 
 const RUNS: usize = 30;
 
-/// Runs the command, returning wall time and peak RSS in KiB (from wait4's rusage).
+/// Runs the command, returning wall time and peak RSS in KiB (from wait4's rusage). Its
+/// stderr goes to `stderr_to` (brute's timings line lands there).
 #[allow(clippy::zombie_processes)] // the child is reaped by wait4 below
-fn measure(cmd: &mut Command) -> (Duration, i64) {
+fn measure_to(cmd: &mut Command, stderr_to: Stdio) -> (Duration, i64) {
     let started = Instant::now();
     let child = cmd
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr_to)
         .spawn()
         .expect("spawn brute");
     let mut status = 0;
@@ -36,6 +39,20 @@ fn measure(cmd: &mut Command) -> (Duration, i64) {
         "brute failed: status {status}"
     );
     (elapsed, usage.ru_maxrss)
+}
+
+fn measure(cmd: &mut Command) -> (Duration, i64) {
+    measure_to(cmd, Stdio::null())
+}
+
+/// The value of `key=` in brute's timings line, in ms.
+fn timing(line: &str, key: &str) -> Duration {
+    let value = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"));
+    Duration::from_secs_f64(value / 1000.0)
 }
 
 fn summary(name: &str, mut times: Vec<Duration>, rss_kib: Option<i64>) {
@@ -63,6 +80,8 @@ fn main() {
 
     let mut times = Vec::new();
     let mut peak = 0;
+    let (mut first_request, mut after_last_byte) = (Vec::new(), Vec::new());
+    let timings = sb.home.path().join("timings.txt");
     for _ in 0..RUNS {
         server.push(Reply::sse(openai_sse(
             "Looking. ",
@@ -73,11 +92,26 @@ fn main() {
             ],
         )));
         server.push(Reply::sse(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
-        let (time, rss) = measure(sb.std_brute(&server).args(["-p", "where is LIMIT defined?"]));
+        let stderr = std::fs::File::create(&timings).expect("timings file");
+        let (time, rss) = measure_to(
+            sb.std_brute(&server)
+                .env(brute::timing::VAR, "1")
+                .args(["-p", "where is LIMIT defined?"]),
+            Stdio::from(stderr),
+        );
+        let text = std::fs::read_to_string(&timings).expect("timings");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("brute timings:"))
+            .expect("a timings line");
+        first_request.push(timing(line, "first_request_ms"));
+        after_last_byte.push(timing(line, "exit_after_last_byte_ms"));
         times.push(time);
         peak = peak.max(rss);
     }
     summary("task: 2 requests, 3 tools", times, Some(peak));
+    summary("  start to first request", first_request, None);
+    summary("  last byte to exit", after_last_byte, None);
 
     let mut times = Vec::new();
     let mut peak = 0;

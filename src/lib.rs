@@ -17,6 +17,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod secrets;
 pub mod session;
+pub mod timing;
 pub mod tool;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     if let Some(code) = brute::sandbox::dispatch_init() {
         return ExitCode::from(code);
     }
+    brute::timing::start();
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
     unsafe { brute::secrets::take_from_environment() };
     let cli = Cli::parse();
@@ -52,6 +53,9 @@ fn main() -> ExitCode {
         }
     };
     let _ = std::io::stdout().flush();
+    if let Some(timings) = brute::timing::report() {
+        eprintln!("{timings}");
+    }
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 

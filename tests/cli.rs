@@ -966,3 +966,34 @@ fn config_command_in_an_empty_home_prints_the_searched_paths() {
         )
         .stderr("");
 }
+
+/// `BRUTE_TIMINGS=1` prints brute's own timestamps at exit, in order; without it, nothing.
+#[test]
+fn timings_are_reported_on_request() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("one", &[])));
+    server.push(Reply::sse(openai_sse("two", &[])));
+    let out = sb
+        .brute(&server)
+        .env("BRUTE_TIMINGS", "1")
+        .args(["-p", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.starts_with("brute timings:")).expect(&stderr);
+    let value = |key: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{key} in {line}"))
+    };
+    let (first, last, exit) = (value("first_request_ms"), value("last_byte_ms"), value("exit_ms"));
+    assert!(0.0 < first && first <= last && last <= exit, "{line}");
+    assert!(
+        (value("exit_after_last_byte_ms") - (exit - last)).abs() < 0.02,
+        "{line}"
+    );
+    let out = sb.brute(&server).args(["-p", "x"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("brute timings"));
+}

@@ -289,6 +289,7 @@ impl HttpProvider {
     async fn send(&self, body: &Value) -> Result<Response, Attempt> {
         // A server that accepts the connection but never answers is as dead as one that refuses it.
         let limit = self.settings.idle_timeout;
+        crate::timing::request_sent();
         let response = tokio::time::timeout(limit, self.request(body).send())
             .await
             .map_err(|_| Attempt::retry(ProviderError::IdleTimeout(limit.as_secs())))?
@@ -567,7 +568,10 @@ impl Provider for HttpProvider {
             let mut attempt = 1;
             loop {
                 match self.attempt(&body, on_delta).await {
-                    Ok(completion) => return Ok(completion),
+                    Ok(completion) => {
+                        crate::timing::answer_ended();
+                        return Ok(completion);
+                    }
                     // A refused parameter is changed once and remembered; refused again
                     // after that, the error stands.
                     Err(Attempt {
