@@ -389,15 +389,11 @@ impl SessionFile {
     /// ends): every record is already with the kernel, so a killed brute loses nothing; a
     /// process that exits first leaves the flush to the kernel.
     pub fn sync_later(&self) {
-        let (file, path) = match self.file.try_clone() {
-            Ok(file) => (file, self.path.clone()),
-            Err(error) => {
-                tracing::warn!(%error, "cannot sync {}", self.path.display());
-                return;
-            }
-        };
+        let path = self.path.clone();
+        // A file opened anew, not this one's duplicate: a duplicate would share (and keep, until
+        // the sync ends) the lock that makes this process the session's one writer.
         std::thread::spawn(move || {
-            if let Err(error) = file.sync_data() {
+            if let Err(error) = std::fs::File::open(&path).and_then(|file| file.sync_data()) {
                 tracing::warn!(%error, "cannot sync {}", path.display());
             }
         });
