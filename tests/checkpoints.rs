@@ -432,3 +432,33 @@ fn a_2000_turn_store_stays_small_and_every_turn_stays_readable() {
         "never changes\n"
     );
 }
+
+/// Links to special files and FIFOs in the tree are never opened: a turn that removes a link
+/// to `/dev/zero` and one to a FIFO is checkpointed and undone without reading either.
+#[test]
+fn links_to_special_files_are_kept_as_links_and_never_read() {
+    let p = Project::new();
+    let fifo = p.root().join("pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink("/dev/zero", p.root().join("zero")).unwrap();
+    std::os::unix::fs::symlink("pipe", p.root().join("to-pipe")).unwrap();
+    let mut recorder = p.recorder();
+    recorder.begin_turn("remove the links", 0).unwrap();
+    std::fs::remove_file(p.root().join("zero")).unwrap();
+    std::fs::remove_file(p.root().join("to-pipe")).unwrap();
+    recorder.end_turn(&[]).unwrap();
+    let mut history = Vec::new();
+    let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
+    assert_eq!(
+        std::fs::read_link(p.root().join("zero")).unwrap(),
+        Path::new("/dev/zero")
+    );
+    assert_eq!(std::fs::read_link(p.root().join("to-pipe")).unwrap(), Path::new("pipe"));
+    assert!(
+        moved.describe("undid").contains("re-created the link zero"),
+        "{}",
+        moved.describe("undid")
+    );
+}

@@ -398,3 +398,32 @@ fn prompt_caches_keep_hitting_after_a_compaction() {
         "the whole compacted request ({compacted_tokens} tokens) is read from the cache, reported as {cached}"
     );
 }
+
+/// A server whose window report is not one to believe (over 1 MB) is not believed: no window.
+#[test]
+fn an_oversized_window_report_is_ignored() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let padding = "x".repeat(2 << 20);
+    server.route(
+        "/props",
+        Reply::json(
+            200,
+            format!(r#"{{"default_generation_settings":{{"n_ctx":3000}},"pad":"{padding}"}}"#),
+        ),
+    );
+    server.push(Reply::sse(openai_sse("fine", &[])));
+    let output = sb
+        .brute(&server)
+        .args(["-p", "x", "--output-format", "stream-json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let usage = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "context_usage")
+        .expect("context usage");
+    assert_eq!(usage["window"], Value::Null, "{usage}");
+    assert!(server.probes().iter().any(|p| p.path == "/props"));
+}
