@@ -129,7 +129,8 @@ fn the_scanner_reuses_only_what_did_not_change() {
     // session (Recorder::new remembers the previous session's last checkpoint).
     assert_eq!(scanner.scan().unwrap().hashed, 0);
     let mut seeded = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20);
-    seeded.remember(first.manifest.clone());
+    let stored = brute::session::checkpoint::save_manifest(&objects, &first.manifest).unwrap();
+    seeded.remember(&objects, &stored).unwrap();
     let again = seeded.scan().unwrap();
     assert_eq!(again.hashed, 0, "the seeded scanner reads nothing");
     assert_eq!(again.manifest, first.manifest);

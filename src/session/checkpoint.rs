@@ -129,6 +129,8 @@ pub struct Scanner {
     objects: ObjectStore,
     max_file_bytes: u64,
     previous: Manifest,
+    /// Where `previous` is stored, and how many deltas deep (see [`save_manifest_after`]).
+    stored: Option<(String, u32)>,
     /// The last scan stopped at [`MAX_ENTRIES`].
     too_big: bool,
 }
@@ -154,6 +156,7 @@ impl Scanner {
             objects,
             max_file_bytes,
             previous: Manifest::new(),
+            stored: None,
             too_big: false,
         }
     }
@@ -168,9 +171,28 @@ impl Scanner {
         !self.previous.is_empty()
     }
 
-    /// Seeds the metadata cache (e.g. with the last manifest of a resumed session).
-    pub fn remember(&mut self, manifest: Manifest) {
-        self.previous = manifest;
+    /// Seeds the metadata cache with a stored manifest (e.g. the last of a resumed session);
+    /// the next checkpoint is stored as the changes from it.
+    pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
+        let (manifest, depth) = load_with_depth(objects, id)?;
+        self.previous = (*manifest).clone();
+        self.stored = Some((id.to_owned(), depth));
+        Ok(())
+    }
+
+    /// Scans the tree and stores the manifest (as the changes from the last one stored, where
+    /// that is small); returns its id and the scan.
+    pub fn checkpoint(&mut self) -> std::io::Result<(String, Scan)> {
+        let scan = self.walk()?;
+        let after = self.stored.as_ref().map(|(id, depth)| Base {
+            id,
+            manifest: &self.previous,
+            depth: *depth,
+        });
+        let (id, depth) = save_manifest_after(&self.objects, &scan.manifest, after)?;
+        self.previous = scan.manifest.clone();
+        self.stored = Some((id.clone(), depth));
+        Ok((id, scan))
     }
 
     pub fn objects(&self) -> &ObjectStore {
@@ -181,8 +203,18 @@ impl Scanner {
         &self.root
     }
 
-    /// Walks the tree and records every file and directory.
+    /// Walks the tree and records every file and directory (not stored; see
+    /// [`Scanner::checkpoint`]).
     pub fn scan(&mut self) -> std::io::Result<Scan> {
+        let scan = self.walk()?;
+        self.previous = scan.manifest.clone();
+        // What is stored no longer describes `previous`.
+        self.stored = None;
+        Ok(scan)
+    }
+
+    /// The walk itself: files whose metadata matches `previous` are not read again.
+    fn walk(&mut self) -> std::io::Result<Scan> {
         let mut scan = Scan::default();
         let now = SystemTime::now();
         let mut pack = self.objects.pack();
@@ -290,9 +322,119 @@ impl Scanner {
             );
         }
         pack.finish()?;
-        self.previous = scan.manifest.clone();
         Ok(scan)
     }
+}
+
+/// A stored manifest the next one may be stored against.
+pub struct Base<'a> {
+    pub id: &'a str,
+    pub manifest: &'a Manifest,
+    pub depth: u32,
+}
+
+/// Marks a manifest stored as the changes from another (a whole one is plain JSON).
+const DELTA_MAGIC: &[u8] = b"brute-manifest-delta\n";
+/// Deltas on deltas stop here (a load reads at most this many objects).
+const MAX_DEPTH: u32 = 32;
+
+/// A manifest stored as the changes from `base`.
+#[derive(Serialize, Deserialize)]
+struct Delta {
+    base: String,
+    depth: u32,
+    #[serde(default)]
+    set: Manifest,
+    #[serde(default)]
+    del: Vec<String>,
+}
+
+/// Stores `manifest` whole, or, when `after` is given and the changes from it are few, as
+/// those changes: each turn then costs disk in proportion to what it changed, not to the size
+/// of the tree. Returns the id and the depth of deltas.
+pub fn save_manifest_after(
+    objects: &ObjectStore,
+    manifest: &Manifest,
+    after: Option<Base<'_>>,
+) -> std::io::Result<(String, u32)> {
+    if let Some(base) = after.filter(|b| b.depth < MAX_DEPTH) {
+        let set: Manifest = manifest
+            .iter()
+            .filter(|(path, state)| base.manifest.get(*path) != Some(*state))
+            .map(|(path, state)| (path.clone(), state.clone()))
+            .collect();
+        let del: Vec<String> = base
+            .manifest
+            .keys()
+            .filter(|p| !manifest.contains_key(*p))
+            .cloned()
+            .collect();
+        if set.len() + del.len() <= manifest.len() / 4 {
+            let delta = Delta {
+                base: base.id.to_owned(),
+                depth: base.depth + 1,
+                set,
+                del,
+            };
+            let mut bytes = DELTA_MAGIC.to_vec();
+            serde_json::to_writer(&mut bytes, &delta).map_err(std::io::Error::other)?;
+            return Ok((objects.put(&bytes)?, delta.depth));
+        }
+    }
+    Ok((save_manifest(objects, manifest)?, 0))
+}
+
+/// The last manifests loaded, by id (listing or undoing turns in order loads each one's base
+/// just before it).
+static LOADED: std::sync::Mutex<Vec<(String, std::sync::Arc<Manifest>, u32)>> = std::sync::Mutex::new(Vec::new());
+const LOADED_KEPT: usize = 8;
+
+fn load_with_depth(objects: &ObjectStore, id: &str) -> std::io::Result<(std::sync::Arc<Manifest>, u32)> {
+    {
+        let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, manifest, depth)) = loaded.iter().find(|(known, ..)| known == id) {
+            return Ok((manifest.clone(), *depth));
+        }
+    }
+    let bytes = objects.get(id)?;
+    let (manifest, depth) = match bytes.strip_prefix(DELTA_MAGIC) {
+        Some(json) => {
+            let delta: Delta = serde_json::from_slice(json).map_err(std::io::Error::other)?;
+            let (base, _) = load_with_depth(objects, &delta.base)?;
+            let mut manifest = (*base).clone();
+            for path in &delta.del {
+                manifest.remove(path);
+            }
+            manifest.extend(delta.set);
+            (manifest, delta.depth)
+        }
+        None => (serde_json::from_slice(&bytes).map_err(std::io::Error::other)?, 0),
+    };
+    let manifest = std::sync::Arc::new(manifest);
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if loaded.len() >= LOADED_KEPT {
+        loaded.remove(0);
+    }
+    loaded.push((id.to_owned(), manifest.clone(), depth));
+    Ok((manifest, depth))
+}
+
+/// The ids a stored manifest needs besides its contents: itself and the manifests its
+/// changes are stored against (for pruning). Stops at one that cannot be read.
+pub fn manifest_chain(objects: &ObjectStore, id: &str) -> Vec<String> {
+    let mut chain = vec![id.to_owned()];
+    while let Some(base) = objects
+        .get(chain.last().map_or(id, String::as_str))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Delta>(bytes.strip_prefix(DELTA_MAGIC)?).ok())
+        .map(|delta| delta.base)
+    {
+        if chain.len() > MAX_DEPTH as usize + 1 || chain.contains(&base) {
+            break;
+        }
+        chain.push(base);
+    }
+    chain
 }
 
 /// Stores a manifest as an object; returns its id.
@@ -301,10 +443,9 @@ pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Res
     objects.put(&bytes)
 }
 
-/// Loads a stored manifest.
+/// Loads a stored manifest (following the changes it is stored as, if any).
 pub fn load_manifest(objects: &ObjectStore, id: &str) -> std::io::Result<Manifest> {
-    let bytes = objects.get(id)?;
-    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+    load_with_depth(objects, id).map(|(manifest, _)| (*manifest).clone())
 }
 
 /// One path that differs between two manifests.
@@ -700,4 +841,70 @@ fn link_atomic(target: &std::ffi::OsStr, path: &Path) -> std::io::Result<()> {
     std::fs::rename(&temp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&temp);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(id: &str) -> FileState {
+        FileState {
+            id: id.to_owned(),
+            size: 1,
+            mode: 0o644,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            dir: false,
+            link: false,
+        }
+    }
+
+    #[test]
+    fn manifests_are_stored_as_small_changes_and_load_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        let mut m0 = Manifest::new();
+        for i in 0..100 {
+            m0.insert(format!("f{i:03}"), file(&format!("{i:064}")));
+        }
+        let (id0, depth0) = save_manifest_after(&objects, &m0, None).unwrap();
+        assert_eq!(depth0, 0);
+        let mut m1 = m0.clone();
+        m1.insert("f000".into(), file(&"a".repeat(64)));
+        m1.remove("f001");
+        m1.insert("new".into(), file(&"b".repeat(64)));
+        let base = Base {
+            id: &id0,
+            manifest: &m0,
+            depth: depth0,
+        };
+        let (id1, depth1) = save_manifest_after(&objects, &m1, Some(base)).unwrap();
+        assert_eq!(depth1, 1);
+        let stored = objects.get(&id1).unwrap();
+        assert!(
+            stored.starts_with(DELTA_MAGIC) && stored.len() < 600,
+            "{} bytes",
+            stored.len()
+        );
+        // A fresh process (no cached loads) gets the whole manifest back.
+        LOADED.lock().unwrap().clear();
+        assert_eq!(load_manifest(&objects, &id1).unwrap(), m1);
+        assert_eq!(manifest_chain(&objects, &id1), [id1.clone(), id0.clone()]);
+        // Many changes: stored whole.
+        let m2: Manifest = (0..100).map(|i| (format!("g{i}"), file(&"c".repeat(64)))).collect();
+        let base = Base {
+            id: &id1,
+            manifest: &m1,
+            depth: depth1,
+        };
+        let (id2, depth2) = save_manifest_after(&objects, &m2, Some(base)).unwrap();
+        assert_eq!((depth2, manifest_chain(&objects, &id2)), (0, vec![id2.clone()]));
+        // Deltas stop at MAX_DEPTH: then a whole one again.
+        let base = Base {
+            id: &id0,
+            manifest: &m0,
+            depth: MAX_DEPTH,
+        };
+        assert_eq!(save_manifest_after(&objects, &m1, Some(base)).unwrap().1, 0);
+    }
 }

@@ -79,9 +79,11 @@ fn hex_ids(bytes: &[u8]) -> impl Iterator<Item = String> + '_ {
 
 /// Marks what `manifest` reaches: itself and the contents it lists.
 fn mark_manifest(objects: &ObjectStore, manifest: &str, refs: &mut HashSet<String>) {
-    if !refs.insert(manifest.to_owned()) {
+    if refs.contains(manifest) {
         return;
     }
+    // A manifest stored as changes needs the manifests it is stored against.
+    refs.extend(super::checkpoint::manifest_chain(objects, manifest));
     if let Ok(manifest) = load_manifest(objects, manifest) {
         refs.extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
     }

@@ -101,8 +101,9 @@ impl Recorder {
             seed = lock::Seed::register(store.data_dir(), &manifest).ok();
             Some(manifest)
         });
-        if let Some(manifest) = known.and_then(|id| checkpoint::load_manifest(store.objects(), &id).ok()) {
-            scanner.remember(manifest);
+        if let Some(id) = known {
+            // Unreadable (a damaged store): the next checkpoint reads every file.
+            let _ = scanner.remember(store.objects(), &id);
         }
         Self {
             _seed: seed,
@@ -135,8 +136,7 @@ impl Recorder {
     }
 
     fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
-        let scan = self.scanner.scan()?;
-        let id = checkpoint::save_manifest(self.store.objects(), &scan.manifest)?;
+        let (id, scan) = self.scanner.checkpoint()?;
         self.consolidate();
         Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
     }
