@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use super::app::{App, Modal};
 use super::confirm::Confirm;
 use super::dialog::Dialog;
-use super::wrap::{wrap, wrap_all};
+use super::wrap::{wrap, wrap_all, wrap_flat};
 
 /// Most queued prompts listed above the composer.
 const MAX_QUEUED_LINES: usize = 3;
@@ -161,7 +161,7 @@ fn draw_popup(frame: &mut Frame<'_>, app: &App, area: Rect) {
 fn composer_rows(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
     for line in app.composer.lines() {
-        rows.extend(wrap(&Line::from(line.clone()), usize::from(width)));
+        rows.extend(wrap_flat(&Line::from(line.clone()), usize::from(width)));
     }
     rows
 }
@@ -187,7 +187,7 @@ fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let (row, _) = app.composer.cursor();
     let mut cursor_row = 0;
     for line in &app.composer.lines()[..row] {
-        cursor_row += wrap(&Line::from(line.clone()), width).len();
+        cursor_row += wrap_flat(&Line::from(line.clone()), width).len();
     }
     let x = app.composer.cursor_x();
     cursor_row += x / width;
