@@ -12,6 +12,7 @@ pub mod confirm;
 pub mod dialog;
 pub mod fatal;
 pub mod markdown;
+pub mod modal_view;
 pub mod sanitize;
 pub mod transcript;
 pub mod view;
