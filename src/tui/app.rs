@@ -261,7 +261,7 @@ impl App {
             Event::ToolResult(result) => {
                 self.running_tools = self.running_tools.saturating_sub(1);
                 if let Some((pane, _)) = self.pane_mut(&result.call_id) {
-                    pane.result = sanitize(&result.content);
+                    pane.result = super::sanitize::sanitize_keep_tabs(&result.content);
                     pane.status = ToolStatus::Done {
                         is_error: result.is_error,
                         duration_ms: result.duration_ms,
@@ -410,7 +410,7 @@ impl App {
                     ..
                 } => {
                     if let Some((pane, _)) = self.pane_mut(call_id) {
-                        pane.result = sanitize(content);
+                        pane.result = super::sanitize::sanitize_keep_tabs(content);
                         pane.status = ToolStatus::Done {
                             is_error: *is_error,
                             duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown;
-use super::sanitize::sanitize;
+use super::sanitize::{sanitize, sanitize_keep_tabs};
 use super::wrap::wrap_all;
 
 /// Lines of a result shown in a collapsed pane.
@@ -62,7 +62,7 @@ impl ToolPane {
 
     /// Appends live output, keeping the end.
     pub fn push_live(&mut self, chunk: &str) {
-        self.live.push_str(&sanitize(chunk));
+        self.live.push_str(&sanitize_keep_tabs(chunk));
         if self.live.len() > LIVE_CAP {
             let mut cut = self.live.len() - LIVE_CAP;
             while !self.live.is_char_boundary(cut) {
@@ -245,9 +245,7 @@ impl Welcome {
     fn lines(&self) -> Vec<Line<'static>> {
         let dim = Style::new().fg(Color::DarkGray);
         let label = |name: &str| Span::styled(format!("  {name:<10} "), dim);
-        let tip = |first: bool, text: &str| {
-            Line::from(vec![label(if first { "tips" } else { "" }), Span::raw(text.to_owned())])
-        };
+        let tip = |text: &str| Line::from(vec![Span::styled("  • ", dim), Span::raw(text.to_owned())]);
         vec![
             Line::from(vec![
                 Span::styled("brute", Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)),
@@ -262,9 +260,10 @@ impl Welcome {
                 label("sandbox"),
                 Span::styled(self.sandbox.clone(), Style::new().fg(Color::Cyan)),
             ]),
-            tip(true, "/help lists commands and keys"),
-            tip(false, "the mouse wheel scrolls; Shift+drag selects text"),
-            tip(false, "@ adds a file · Esc interrupts a turn"),
+            Line::styled("  tips", dim),
+            tip("/help lists commands and keys"),
+            tip("the mouse wheel scrolls; Shift+drag selects text"),
+            tip("@ adds a file · Esc interrupts a turn"),
         ]
     }
 }
