@@ -685,7 +685,9 @@ fn local_zone(secs: i64) -> Option<(i64, String)> {
             .to_string_lossy()
             .into_owned()
     };
-    Some((i64::from(tm.tm_gmtoff), zone))
+    #[allow(clippy::useless_conversion)] // `c_long` is 32 bits on 32-bit targets
+    let offset = i64::from(tm.tm_gmtoff);
+    Some((offset, zone))
 }
 
 #[cfg(not(unix))]

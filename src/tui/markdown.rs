@@ -485,7 +485,7 @@ fn table_lines(table: &Table) -> Vec<Line<'static>> {
         out.push(Line::from(spans));
         if r == 0 {
             let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-            out.push(Line::styled(rule.join("─┼─"), DIM));
+            out.push(Line::from(Span::styled(rule.join("─┼─"), DIM)));
         }
     }
     out

@@ -159,7 +159,12 @@ pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Re
                 (false, _) => "",
             };
             let mut spans = vec![Span::styled(
-                format!("{} {}. {check}{}", if selected { "›" } else { " " }, i + 1, option.label),
+                format!(
+                    "{} {}. {check}{}",
+                    if selected { "›" } else { " " },
+                    i + 1,
+                    option.label
+                ),
                 if selected { SELECTED } else { Style::new() },
             )];
             if let Some(description) = &option.description {
@@ -185,7 +190,11 @@ pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Re
         &Line::from(vec![
             Span::styled(
                 format!("{} {other_label}: ", if on_other { "›" } else { " " }),
-                if on_other { SELECTED } else { Style::new().fg(Color::Gray) },
+                if on_other {
+                    SELECTED
+                } else {
+                    Style::new().fg(Color::Gray)
+                },
             ),
             Span::raw(typed),
         ]),
@@ -243,7 +252,13 @@ pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area:
             let selected = i == confirm.selected;
             wrap(
                 &Line::styled(
-                    format!("{} {} ({}) {}", if selected { "›" } else { " " }, i + 1, choice.key, choice.label),
+                    format!(
+                        "{} {} ({}) {}",
+                        if selected { "›" } else { " " },
+                        i + 1,
+                        choice.key,
+                        choice.label
+                    ),
                     if selected { SELECTED } else { Style::new() },
                 ),
                 inner,
@@ -340,13 +355,20 @@ mod tests {
             text(&window(&items(60), 59, 4)),
             ["  ↑ 57 more", "option 57", "option 58", "option 59"]
         );
-        assert_eq!(text(&window(&items(60), 99, 4)).last().map(String::as_str), Some("option 59"));
+        assert_eq!(
+            text(&window(&items(60), 99, 4)).last().map(String::as_str),
+            Some("option 59")
+        );
         assert!(window(&items(60), 5, 0).is_empty());
     }
 
     #[test]
     fn titles_and_hints_shorten_to_the_width() {
-        let parts = ["Question 1/3".to_owned(), "Setup".to_owned(), "2 more waiting".to_owned()];
+        let parts = [
+            "Question 1/3".to_owned(),
+            "Setup".to_owned(),
+            "2 more waiting".to_owned(),
+        ];
         assert_eq!(fit_title(&parts, 80), " Question 1/3 · Setup · 2 more waiting ");
         assert_eq!(fit_title(&parts, 24), " Question 1/3 · Setup ");
         let hints = ["a long hint text", "short", "s"];

@@ -17,7 +17,10 @@ mod tests {
 
     #[test]
     fn tabs_stay_and_escapes_go() {
-        assert_eq!(sanitize_keep_tabs("1\tfn\u{1b}[31m main\t\u{1b}]0;x\u{7}ok"), "1\tfn main\tok");
+        assert_eq!(
+            sanitize_keep_tabs("1\tfn\u{1b}[31m main\t\u{1b}]0;x\u{7}ok"),
+            "1\tfn main\tok"
+        );
         assert_eq!(sanitize_keep_tabs("\u{1b}]0;a\tb\u{7}c"), "\tbc");
     }
 }
