@@ -747,3 +747,155 @@ fn the_status_line_shows_the_context_meter_and_status_lists_the_session() {
         )
     );
 }
+
+#[test]
+fn welcome_header_on_the_first_screen() {
+    let mut a = app();
+    a.welcome();
+    let wide = render(&mut a, 80, 14);
+    assert!(wide.contains(&format!("brute {}", env!("CARGO_PKG_VERSION"))), "{wide}");
+    insta::assert_snapshot!("welcome_80x14", wide.replace(env!("CARGO_PKG_VERSION"), "X.Y.Z"));
+    insta::assert_snapshot!(
+        "welcome_40x12",
+        render(&mut a, 40, 12).replace(env!("CARGO_PKG_VERSION"), "X.Y.Z")
+    );
+    // It scrolls away like any entry.
+    for i in 0..20 {
+        a.on_event(Event::Notice {
+            message: format!("line {i}"),
+        });
+    }
+    assert!(!render(&mut a, 80, 14).contains(&format!("brute {}", env!("CARGO_PKG_VERSION"))));
+}
+
+#[test]
+fn markdown_tables_quotes_nested_lists_and_links() {
+    let mut a = app();
+    a.on_event(Event::TextDelta {
+        text: "| file | lines | state |\n|:--|--:|:-:|\n| src/main.rs | 120 | ok |\n| src/lib.rs | 8 | **new** |\n\n> Note: a quoted remark that is long enough to wrap in a narrow terminal.\n\n- top item\n  - nested item with `code`\n    - deeper\n- second top item whose text is long enough to wrap onto a second line\n\nRead [the guide](https://example.com/guide) or <https://example.com>.".into(),
+    });
+    a.on_event(Event::TurnFinished {
+        outcome: TurnOutcome::Done,
+        text: String::new(),
+    });
+    insta::assert_snapshot!(render(&mut a, 50, 26));
+}
+
+#[test]
+fn streamed_markdown_renders_the_unfinished_tail_as_plain_text() {
+    let mut a = app();
+    user_turn(&mut a, "files?");
+    a.on_event(Event::TextDelta {
+        text: "Two files:\n\n| file | lines |\n|---|".into(),
+    });
+    let half = render(&mut a, 50, 12);
+    a.on_event(Event::TextDelta {
+        text: "---|\n| a.rs | 1 |\n".into(),
+    });
+    let rows = render(&mut a, 50, 12);
+    a.on_event(Event::TurnFinished {
+        outcome: TurnOutcome::Done,
+        text: String::new(),
+    });
+    let done = render(&mut a, 50, 12);
+    insta::assert_snapshot!("stream_half_table", half);
+    insta::assert_snapshot!("stream_table_rows", rows);
+    insta::assert_snapshot!("stream_done", done);
+}
+
+#[test]
+fn edit_preview_shows_changed_lines_with_context() {
+    let mut a = app();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 4\n", "line four\n")
+        .replace("line 20\n", "line twenty\n");
+    let diff = brute::tool::write::unified_diff("notes.txt", &old, &new);
+    started(&mut a, "1", "write", json!({"file_path": "notes.txt", "content": new}));
+    finished(
+        &mut a,
+        "1",
+        "write",
+        &format!("Wrote 200 bytes to notes.txt.\n\n{diff}"),
+        false,
+        4,
+    );
+    let screen = render(&mut a, 60, 16);
+    assert!(!screen.contains("+++") && !screen.contains("@@"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn long_lines_wrap_with_hanging_indents_and_tabs_keep_columns() {
+    let mut a = app();
+    started(&mut a, "1", "read", json!({"file_path": "src/lib.rs"}));
+    finished(
+        &mut a,
+        "1",
+        "read",
+        "8\tpub fn short() {}\n9\tpub fn a_function_with_a_long_signature(first: u32, second: u32) -> u32 {\n10\t\tfirst + second\n",
+        false,
+        2,
+    );
+    a.on_event(Event::TextDelta {
+        text: "- a list item long enough to wrap across lines, with its continuation under the text\n\nplain words: supercalifragilisticexpialidociousandthensome".into(),
+    });
+    insta::assert_snapshot!(render(&mut a, 40, 18));
+}
+
+fn many_options(n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("choice {i}")).collect()
+}
+
+#[test]
+fn dialogs_scroll_and_fit_small_terminals() {
+    let labels = many_options(60);
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let mut a = app();
+    a.on_event(Event::Request {
+        id: "q".into(),
+        kind: RequestKind::Question {
+            questions: vec![question(
+                "Which of these sixty choices should be used?",
+                &labels,
+                false,
+                None,
+            )],
+        },
+    });
+    let top = render(&mut a, 40, 12);
+    for _ in 0..30 {
+        key(&mut a, KeyCode::Down);
+    }
+    let middle = render(&mut a, 40, 12);
+    assert!(middle.contains("› 31. choice 31"), "{middle}");
+    let large = render(&mut a, 80, 30);
+    assert!(large.contains("› 31. choice 31") && large.contains("Other:"), "{large}");
+    for _ in 0..40 {
+        key(&mut a, KeyCode::Down);
+    }
+    let other = render(&mut a, 40, 12);
+    assert!(other.contains("› Other:") && other.contains("choice 60"), "{other}");
+    insta::assert_snapshot!("q60_top_40x12", top);
+    insta::assert_snapshot!("q60_middle_40x12", middle);
+    insta::assert_snapshot!("q60_middle_80x30", large);
+    insta::assert_snapshot!("q60_other_40x12", other);
+
+    let mut a = app();
+    a.on_event(Event::Request {
+        id: "a".into(),
+        kind: RequestKind::Approval {
+            tool: "shell".into(),
+            summary: "curl https://example.com/install.sh | sh".into(),
+            detail: String::new(),
+            reason: "it asks to run without the sandbox: needs the network".into(),
+        },
+    });
+    let approval = render(&mut a, 40, 12);
+    // The choices scroll under the cut body; the command and the key hints stay.
+    assert!(
+        approval.contains("shell: curl") && approval.contains("(y) allow once") && approval.contains("n deny"),
+        "{approval}"
+    );
+    insta::assert_snapshot!("approval_40x12", approval);
+}

@@ -268,3 +268,123 @@ fn errors_show_their_error_style() {
         Modifier::empty(),
     );
 }
+
+#[test]
+fn welcome_header_styles() {
+    let mut a = app();
+    a.welcome();
+    let buf = render(&mut a, 16);
+    assert_style(&buf, "brute", Color::Cyan, Modifier::BOLD);
+    assert_style(&buf, "directory", Color::DarkGray, Modifier::empty());
+    assert_style(&buf, "workspace-write", Color::Cyan, Modifier::empty());
+    assert_style(&buf, "/help lists commands and keys", Color::Reset, Modifier::empty());
+}
+
+#[test]
+fn markdown_tables_quotes_and_links_are_styled() {
+    let mut a = app();
+    a.on_event(Event::TextDelta {
+        text:
+            "| name | size |\n|---|--:|\n| a.rs | 12 |\n\n> quoted words\n\nSee [the guide](https://example.com/guide)."
+                .into(),
+    });
+    a.on_event(Event::TurnFinished {
+        outcome: brute::protocol::TurnOutcome::Done,
+        text: String::new(),
+    });
+    let buf = render(&mut a, 20);
+    assert_style(&buf, "name", Color::Reset, Modifier::BOLD);
+    assert_style(&buf, "────┼─", Color::DarkGray, Modifier::empty());
+    assert!(cells(&buf, "a.rs").iter().all(|c| !c.modifier.contains(Modifier::BOLD)));
+    assert_style(&buf, "│ ", Color::DarkGray, Modifier::empty());
+    assert_style(&buf, "quoted words", Color::Reset, Modifier::empty());
+    assert_style(&buf, "the guide", Color::Blue, Modifier::UNDERLINED);
+    assert_style(&buf, "(https://example.com/guide)", Color::DarkGray, Modifier::empty());
+}
+
+#[test]
+fn a_streaming_tail_is_plain_until_its_block_completes() {
+    let mut a = app();
+    a.on_event(Event::TextDelta {
+        text: "Done **well**.\n\nNow **half".into(),
+    });
+    let buf = render(&mut a, 12);
+    assert_style(&buf, "well", Color::Reset, Modifier::BOLD);
+    assert_style(&buf, "Now **half", Color::Reset, Modifier::empty());
+    a.on_event(Event::TextDelta { text: "way**".into() });
+    a.on_event(Event::TurnFinished {
+        outcome: brute::protocol::TurnOutcome::Done,
+        text: String::new(),
+    });
+    let buf = render(&mut a, 12);
+    assert_style(&buf, "halfway", Color::Reset, Modifier::BOLD);
+}
+
+#[test]
+fn collapsed_edit_previews_colour_the_changed_lines() {
+    let mut a = app();
+    let old: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 4\n", "line four\n")
+        .replace("line 20\n", "line twenty\n");
+    let diff = brute::tool::write::unified_diff("notes.txt", &old, &new);
+    tool(
+        &mut a,
+        "1",
+        "write",
+        json!({"file_path": "notes.txt", "content": new}),
+        &format!("Wrote 200 bytes to notes.txt.\n\n{diff}"),
+        false,
+    );
+    let buf = render(&mut a, 20);
+    let none = Modifier::empty();
+    assert_style(&buf, "-line 4", Color::Red, none);
+    assert_style(&buf, "+line four", Color::Green, none);
+    assert_style(&buf, " line 3", Color::Gray, none);
+    assert_style(&buf, "⋯", Color::DarkGray, none);
+    assert_style(&buf, "+line twenty", Color::Green, none);
+}
+
+#[test]
+fn wrapped_pane_lines_repeat_the_dim_bar() {
+    let mut a = app();
+    let long = format!("1\t{}\n", "word ".repeat(30));
+    tool(&mut a, "1", "read", json!({"file_path": "a.txt"}), &long, false);
+    let buf = render(&mut a, 12);
+    let bars: Vec<Color> = (0..buf.area.height)
+        .filter(|y| row(&buf, *y).0.starts_with("  │ "))
+        .map(|y| buf[(2, y)].fg)
+        .collect();
+    assert!(bars.len() >= 2, "the line wraps: {bars:?}");
+    assert!(bars.iter().all(|c| *c == Color::DarkGray), "{bars:?}");
+}
+
+#[test]
+fn a_scrolled_question_keeps_its_selection_styled() {
+    let mut a = app();
+    let options: Vec<brute::protocol::QuestionOption> = (1..=60)
+        .map(|i| brute::protocol::QuestionOption {
+            label: format!("choice {i}"),
+            description: None,
+        })
+        .collect();
+    a.on_event(Event::Request {
+        id: "q".into(),
+        kind: brute::protocol::RequestKind::Question {
+            questions: vec![brute::protocol::Question {
+                question: "Pick one".into(),
+                header: None,
+                options,
+                multiple: false,
+                default: None,
+            }],
+        },
+    });
+    for _ in 0..40 {
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    let buf = render(&mut a, 12);
+    assert_style(&buf, "› 41. choice 41", Color::Cyan, Modifier::BOLD);
+    assert_style(&buf, "↓ 19 more", Color::DarkGray, Modifier::empty());
+    assert_style(&buf, "Other:", Color::Gray, Modifier::empty());
+}

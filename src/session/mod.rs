@@ -646,15 +646,53 @@ fn lock_writer(file: &std::fs::File, id: &str, path: &Path) -> std::io::Result<(
     Err(at_path(path)(error))
 }
 
-/// Formats milliseconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).
+/// Formats milliseconds since the epoch in local time with the zone, `YYYY-MM-DD HH:MM CET`
+/// (session lists, `/resume`, undo lists): a person reads times in their own zone. The zone
+/// comes from the C library (`TZ`, else `/etc/localtime`), which already sits under every
+/// process: no date crate to build. Without zone data the time shows in UTC, saying so.
 pub fn format_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (y, m, d) = crate::agent::prompt::civil_from_days((secs / 86_400) as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        (secs % 86_400) / 3600,
-        (secs % 3600) / 60
-    )
+    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+    let (offset, zone) = local_zone(secs).unwrap_or((0, "UTC".to_owned()));
+    format_time_at(ms, offset, &zone)
+}
+
+/// Formats milliseconds since the epoch for a zone `offset_secs` east of UTC named `zone`.
+pub fn format_time_at(ms: u64, offset_secs: i64, zone: &str) -> String {
+    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX).saturating_add(offset_secs);
+    let (y, m, d) = crate::agent::prompt::civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    let zone = if zone.is_empty() { "UTC" } else { zone };
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} {zone}", rem / 3600, (rem % 3600) / 60)
+}
+
+/// The local zone's offset (seconds east of UTC) and abbreviation at `secs`.
+#[cfg(unix)]
+fn local_zone(secs: i64) -> Option<(i64, String)> {
+    let time = libc::time_t::try_from(secs).ok()?;
+    // SAFETY: `tm` is plain data, zeroed is a valid value; `localtime_r` writes only into it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call (glibc and musl read `TZ` and the zone
+    // files on first use).
+    let ok = unsafe { !libc::localtime_r(&time, &mut tm).is_null() };
+    if !ok {
+        return None;
+    }
+    let zone = if tm.tm_zone.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a non-null `tm_zone` points at a NUL-terminated abbreviation owned by libc.
+        unsafe { std::ffi::CStr::from_ptr(tm.tm_zone) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    #[allow(clippy::useless_conversion)] // `c_long` is 32 bits on 32-bit targets
+    let offset = i64::from(tm.tm_gmtoff);
+    Some((offset, zone))
+}
+
+#[cfg(not(unix))]
+fn local_zone(_secs: i64) -> Option<(i64, String)> {
+    None
 }
 
 #[cfg(test)]
@@ -723,6 +761,12 @@ mod tests {
         assert!(loaded.turns[0].undone);
         let text = format!("{text}{}\n", serde_json::to_string(&Record::Redo { turn: 1 }).unwrap());
         assert_eq!(replay(&text).history.len(), 2);
-        assert_eq!(format_time(0), "1970-01-01 00:00");
+        assert_eq!(format_time_at(0, 0, "UTC"), "1970-01-01 00:00 UTC");
+        assert_eq!(format_time_at(90_000, 3600, "CET"), "1970-01-01 01:01 CET");
+        assert_eq!(format_time_at(0, -5 * 3600, "EST"), "1969-12-31 19:00 EST");
+        assert_eq!(format_time_at(0, 0, ""), "1970-01-01 00:00 UTC");
+        // The local form always names its zone.
+        let local = format_time(1_700_000_000_000);
+        assert!(local.len() > "2023-11-14 22:13 ".len(), "{local}");
     }
 }

@@ -142,7 +142,27 @@ impl App {
     }
 
     fn push(&mut self, entry: Entry) {
-        self.entries.push(Cached::new(entry));
+        self.push_cached(Cached::new(entry));
+    }
+
+    /// Adds an entry; the one before it is complete now (a streamed answer renders in full).
+    fn push_cached(&mut self, cached: Cached) {
+        if let Some(last) = self.entries.last_mut() {
+            last.close();
+        }
+        self.entries.push(cached);
+    }
+
+    /// Adds the welcome header (version, model, directory, sandbox, tips).
+    pub fn welcome(&mut self) {
+        self.push(Entry::Welcome(super::transcript::Welcome {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            provider: self.session.provider.clone(),
+            model: self.session.model.clone(),
+            cwd: self.session.cwd.clone(),
+            sandbox: self.session.sandbox.as_str().to_owned(),
+        }));
+        self.dirty = true;
     }
 
     /// Adds a notice line to the transcript.
@@ -192,10 +212,10 @@ impl App {
                 _ => {}
             }
         }
-        self.push(if reasoning {
-            Entry::Reasoning(text)
+        self.push_cached(if reasoning {
+            Cached::new(Entry::Reasoning(text))
         } else {
-            Entry::Assistant(text)
+            Cached::streaming(Entry::Assistant(text))
         });
     }
 
@@ -241,7 +261,7 @@ impl App {
             Event::ToolResult(result) => {
                 self.running_tools = self.running_tools.saturating_sub(1);
                 if let Some((pane, _)) = self.pane_mut(&result.call_id) {
-                    pane.result = sanitize(&result.content);
+                    pane.result = super::sanitize::sanitize_keep_tabs(&result.content);
                     pane.status = ToolStatus::Done {
                         is_error: result.is_error,
                         duration_ms: result.duration_ms,
@@ -317,6 +337,9 @@ impl App {
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
+                if let Some(last) = self.entries.last_mut() {
+                    last.close();
+                }
                 self.busy = false;
                 self.running_tools = 0;
                 self.last_answer = text;
@@ -387,7 +410,7 @@ impl App {
                     ..
                 } => {
                     if let Some((pane, _)) = self.pane_mut(call_id) {
-                        pane.result = sanitize(content);
+                        pane.result = super::sanitize::sanitize_keep_tabs(content);
                         pane.status = ToolStatus::Done {
                             is_error: *is_error,
                             duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),

@@ -1,10 +1,21 @@
-//! Markdown to styled lines: headings, lists, emphasis, inline code, links, block quotes and
-//! fenced code blocks with syntax highlighting (syntect, pure-Rust regex). The result is
-//! unwrapped; the transcript wraps it to the width.
+//! Markdown to styled lines: headings, nested lists, emphasis, inline code, links, block
+//! quotes, aligned tables and fenced code blocks with syntax highlighting (syntect, pure-Rust
+//! regex). The result is unwrapped; the transcript wraps it to the width (with hanging
+//! indents, see `wrap.rs`).
+//!
+//! Links show their text followed by the address in dim parentheses (once, when the text is
+//! not the address itself). No OSC 8 hyperlink escapes are written: ratatui's cells cannot
+//! carry an escape without breaking width accounting, terminals that do not know OSC 8 (and
+//! tmux without `terminal-features hyperlinks`) would print garbage, and every terminal lets
+//! one click or copy a printed address.
+//!
+//! Streaming: [`render_streaming`] renders only complete blocks as Markdown and the tail
+//! still being received as plain text, so a half-received table, list or emphasis never
+//! toggles between renderings as chunks arrive.
 
 use std::sync::OnceLock;
 
-use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -61,14 +72,102 @@ pub fn render(text: &str) -> Vec<Line<'static>> {
         r.event(event);
     }
     r.flush();
-    while r
-        .lines
+    trim_blank_end(&mut r.lines);
+    r.lines
+}
+
+fn trim_blank_end(lines: &mut Vec<Line<'static>>) {
+    while lines
         .last()
         .is_some_and(|l| l.spans.iter().all(|s| s.content.trim().is_empty()))
     {
-        r.lines.pop();
+        lines.pop();
     }
-    r.lines
+}
+
+/// Renders a message that is still arriving: the complete blocks as Markdown, then the tail
+/// as plain text (an open code fence as a code block: its lines only ever grow). Returns the
+/// lines and how many of them belong to the complete blocks; those never change as more
+/// text arrives, and they are the first lines of the finished message's rendering.
+pub fn render_streaming(text: &str) -> (Vec<Line<'static>>, usize) {
+    let split = stable_len(text);
+    let mut lines = render(&text[..split]);
+    let stable = lines.len();
+    let tail = &text[split..];
+    if tail.trim().is_empty() {
+        return (lines, stable);
+    }
+    if stable > 0 {
+        lines.push(Line::default());
+    }
+    if fence_open(tail.lines().next().unwrap_or("")).is_some() {
+        lines.extend(render(tail));
+    } else {
+        lines.extend(tail.lines().map(|l| Line::raw(l.to_owned())));
+    }
+    (lines, stable)
+}
+
+/// A fence opening line (up to three spaces, then three or more backticks or tildes): its
+/// character and length.
+fn fence_open(line: &str) -> Option<(char, usize)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let c = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = trimmed.chars().take_while(|x| *x == c).count();
+    (n >= 3 && !(c == '`' && trimmed[n..].contains('`'))).then_some((c, n))
+}
+
+/// The length of the prefix of `text` made of complete blocks: up to the last blank line
+/// outside a code fence, the end of a closed fence, the start of an open one, or the end of
+/// an ATX heading. Only whole lines count.
+pub fn stable_len(text: &str) -> usize {
+    let mut boundary = 0;
+    let mut pos = 0;
+    let mut fence: Option<(char, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        if !line.ends_with('\n') {
+            break;
+        }
+        let start = pos;
+        pos += line.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        if let Some((c, n)) = fence {
+            let trimmed = content.trim_start_matches(' ');
+            let run = trimmed.chars().take_while(|x| *x == c).count();
+            if run >= n && trimmed[run..].trim().is_empty() {
+                fence = None;
+                boundary = pos;
+            }
+        } else if let Some(open) = fence_open(content) {
+            fence = Some(open);
+            boundary = start;
+        } else if content.trim().is_empty() || is_atx_heading(content) {
+            boundary = pos;
+        }
+    }
+    boundary
+}
+
+fn is_atx_heading(line: &str) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    let hashes = trimmed.chars().take_while(|c| *c == '#').count();
+    line.len() - trimmed.len() <= 3
+        && (1..=6).contains(&hashes)
+        && trimmed[hashes..].chars().next().is_none_or(|c| c == ' ')
+}
+
+const DIM: Style = Style::new().fg(Color::DarkGray);
+
+/// A table being collected: column alignments, finished rows (the first is the header) and
+/// the row and cell being filled.
+#[derive(Default)]
+struct Table {
+    alignments: Vec<Alignment>,
+    rows: Vec<Vec<Vec<Span<'static>>>>,
+    row: Vec<Vec<Span<'static>>>,
 }
 
 #[derive(Default)]
@@ -79,9 +178,13 @@ struct Renderer {
     /// Stack of list counters (`None` for bullets).
     lists: Vec<Option<u64>>,
     quote: usize,
+    /// The index of the last bar-only line a quote's paragraph break added.
+    quote_blank: Option<usize>,
     code: Option<(String, String)>,
-    link: Option<String>,
+    /// The address of the link being rendered and its text so far.
+    link: Option<(String, String)>,
     pending_item: bool,
+    table: Option<Table>,
 }
 
 impl Renderer {
@@ -89,28 +192,37 @@ impl Renderer {
         self.styles.iter().fold(Style::new(), |acc, s| acc.patch(*s))
     }
 
+    /// Quote bars and list indentation.
     fn prefix(&self) -> Vec<Span<'static>> {
         let mut prefix = Vec::new();
         for _ in 0..self.quote {
-            prefix.push(Span::styled("│ ", Style::new().fg(Color::DarkGray)));
+            prefix.push(Span::styled("│ ", DIM));
         }
-        if !self.lists.is_empty() {
+        if self.lists.len() > 1 {
             prefix.push(Span::raw("  ".repeat(self.lists.len() - 1)));
         }
         prefix
     }
 
     fn push_text(&mut self, text: &str) {
+        if let Some((_, link_text)) = &mut self.link {
+            link_text.push_str(text);
+        }
+        if self.table.is_some() {
+            self.current.push(Span::styled(text.to_owned(), self.style()));
+            return;
+        }
         if self.current.is_empty() {
             self.current.extend(self.prefix());
             if self.pending_item {
                 self.pending_item = false;
+                let depth = self.lists.len();
                 let marker = match self.lists.last_mut() {
                     Some(Some(n)) => {
                         *n += 1;
                         format!("{}. ", *n - 1)
                     }
-                    _ => "• ".to_owned(),
+                    _ => format!("{} ", ["•", "◦", "▪"][(depth.max(1) - 1) % 3]),
                 };
                 self.current.push(Span::styled(marker, Style::new().fg(Color::Cyan)));
             } else if !self.lists.is_empty() {
@@ -121,15 +233,22 @@ impl Renderer {
     }
 
     fn flush(&mut self) {
-        if !self.current.is_empty() {
+        if !self.current.is_empty() && self.table.is_none() {
             self.lines.push(Line::from(std::mem::take(&mut self.current)));
         }
     }
 
+    /// A paragraph break: a blank line (inside a quote, one that keeps the bars).
     fn blank(&mut self) {
         self.flush();
         if self.lines.last().is_some_and(|l| !l.spans.is_empty()) && self.lists.is_empty() {
-            self.lines.push(Line::default());
+            if self.quote > 0 {
+                self.quote_blank = Some(self.lines.len());
+                let bars: Vec<Span<'static>> = (0..self.quote).map(|_| Span::styled("│", DIM)).collect();
+                self.lines.push(Line::from(bars));
+            } else {
+                self.lines.push(Line::default());
+            }
         }
     }
 
@@ -137,24 +256,7 @@ impl Renderer {
         if let Some((_, code)) = &mut self.code {
             match event {
                 Md::Text(text) => code.push_str(&text),
-                Md::End(TagEnd::CodeBlock) => {
-                    let (language, code) = self.code.take().unwrap_or_default();
-                    self.flush();
-                    let label = if language.is_empty() {
-                        "code".to_owned()
-                    } else {
-                        language.clone()
-                    };
-                    self.lines
-                        .push(Line::styled(format!("╭─ {label}"), Style::new().fg(Color::DarkGray)));
-                    for line in highlight(&code, &language) {
-                        let mut spans = vec![Span::styled("│ ", Style::new().fg(Color::DarkGray))];
-                        spans.extend(line.spans);
-                        self.lines.push(Line::from(spans));
-                    }
-                    self.lines.push(Line::styled("╰─", Style::new().fg(Color::DarkGray)));
-                    self.lines.push(Line::default());
-                }
+                Md::End(TagEnd::CodeBlock) => self.code_block(),
                 _ => {}
             }
             return;
@@ -178,18 +280,47 @@ impl Renderer {
                 if self.current.is_empty() {
                     self.push_text("");
                 }
+                if let Some((_, link_text)) = &mut self.link {
+                    link_text.push_str(&code);
+                }
                 self.current.push(Span::styled(format!("`{code}`"), style));
             }
             Md::SoftBreak => self.push_text(" "),
             Md::HardBreak => self.flush(),
             Md::Rule => {
                 self.flush();
-                self.lines
-                    .push(Line::styled("─".repeat(40), Style::new().fg(Color::DarkGray)));
+                self.lines.push(Line::styled("─".repeat(40), DIM));
             }
             Md::TaskListMarker(done) => self.push_text(if done { "[x] " } else { "[ ] " }),
             Md::Html(html) | Md::InlineHtml(html) => self.push_text(&html),
             _ => {}
+        }
+    }
+
+    fn code_block(&mut self) {
+        let (language, code) = self.code.take().unwrap_or_default();
+        self.flush();
+        let label = if language.is_empty() {
+            "code".to_owned()
+        } else {
+            language.clone()
+        };
+        let prefix = self.prefix();
+        let with_prefix = |spans: Vec<Span<'static>>| {
+            let mut all = prefix.clone();
+            all.extend(spans);
+            Line::from(all)
+        };
+        self.lines
+            .push(with_prefix(vec![Span::styled(format!("╭─ {label}"), DIM)]));
+        for line in highlight(&code, &language) {
+            let mut spans = vec![Span::styled("│ ", DIM)];
+            spans.extend(line.spans);
+            self.lines.push(with_prefix(spans));
+        }
+        self.lines.push(with_prefix(vec![Span::styled("╰─", DIM)]));
+        if self.lists.is_empty() {
+            self.lines.push(Line::default());
         }
     }
 
@@ -232,10 +363,18 @@ impl Renderer {
             Tag::Strong => self.styles.push(Style::new().add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.styles.push(Style::new().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Link { dest_url, .. } => {
-                self.link = Some(dest_url.to_string());
+                self.link = Some((dest_url.to_string(), String::new()));
                 self.styles
                     .push(Style::new().fg(Color::Blue).add_modifier(Modifier::UNDERLINED));
             }
+            Tag::Table(alignments) => {
+                self.flush();
+                self.table = Some(Table {
+                    alignments,
+                    ..Table::default()
+                });
+            }
+            Tag::TableHead | Tag::TableRow | Tag::TableCell => self.current.clear(),
             _ => {}
         }
     }
@@ -249,6 +388,9 @@ impl Renderer {
             }
             TagEnd::BlockQuote(_) => {
                 self.flush();
+                if self.quote_blank.take().is_some_and(|i| i + 1 == self.lines.len()) {
+                    self.lines.pop();
+                }
                 self.quote = self.quote.saturating_sub(1);
                 self.blank();
             }
@@ -265,9 +407,33 @@ impl Renderer {
             }
             TagEnd::Link => {
                 self.styles.pop();
-                if let Some(url) = self.link.take() {
-                    self.current
-                        .push(Span::styled(format!(" ({url})"), Style::new().fg(Color::DarkGray)));
+                if let Some((url, text)) = self.link.take() {
+                    let shown = url.strip_prefix("mailto:").unwrap_or(&url);
+                    if !url.is_empty() && text.trim() != shown {
+                        self.current.push(Span::styled(format!(" ({url})"), DIM));
+                    }
+                }
+            }
+            TagEnd::TableCell => {
+                if let Some(table) = &mut self.table {
+                    table.row.push(std::mem::take(&mut self.current));
+                }
+            }
+            TagEnd::TableHead | TagEnd::TableRow => {
+                if let Some(table) = &mut self.table {
+                    let row = std::mem::take(&mut table.row);
+                    table.rows.push(row);
+                }
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    let prefix = self.prefix();
+                    for line in table_lines(&table) {
+                        let mut spans = prefix.clone();
+                        spans.extend(line.spans);
+                        self.lines.push(Line::from(spans));
+                    }
+                    self.blank();
                 }
             }
             _ => {}
@@ -275,9 +441,59 @@ impl Renderer {
     }
 }
 
+/// A table's lines: cells padded to their column's width and alignment, columns joined by
+/// dim bars, the header bold and underlined by a rule.
+fn table_lines(table: &Table) -> Vec<Line<'static>> {
+    let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
+    let cell_width = |cell: &[Span<'_>]| cell.iter().map(|s| super::wrap::width(&s.content)).sum::<usize>();
+    let mut widths = vec![0; columns];
+    for row in &table.rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell_width(cell));
+        }
+    }
+    let mut out = Vec::new();
+    for (r, row) in table.rows.iter().enumerate() {
+        let mut spans = Vec::new();
+        for (i, width) in widths.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::styled(" │ ", DIM));
+            }
+            let cell = row.get(i).map_or(&[][..], Vec::as_slice);
+            let pad = width - cell_width(cell);
+            let (left, right) = match table.alignments.get(i) {
+                Some(Alignment::Right) => (pad, 0),
+                Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                _ => (0, pad),
+            };
+            if left > 0 {
+                spans.push(Span::raw(" ".repeat(left)));
+            }
+            for span in cell {
+                let style = if r == 0 {
+                    span.style.add_modifier(Modifier::BOLD)
+                } else {
+                    span.style
+                };
+                spans.push(Span::styled(span.content.clone(), style));
+            }
+            // The last column needs no padding on the right.
+            if right > 0 && i + 1 < columns {
+                spans.push(Span::raw(" ".repeat(right)));
+            }
+        }
+        out.push(Line::from(spans));
+        if r == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+            out.push(Line::from(Span::styled(rule.join("─┼─"), DIM)));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::render;
+    use super::{render, render_streaming, stable_len};
 
     fn plain(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
         lines
@@ -309,5 +525,86 @@ mod tests {
                 "╰─",
             ]
         );
+    }
+
+    #[test]
+    fn tables_render_aligned() {
+        let lines =
+            render("| name | size | kind |\n|:-----|-----:|:----:|\n| a.rs | 12 | file |\n| `src` | 1024 | dir |\n");
+        assert_eq!(
+            plain(&lines),
+            [
+                "name  │ size │ kind",
+                "──────┼──────┼─────",
+                "a.rs  │   12 │ file",
+                "`src` │ 1024 │ dir",
+            ]
+        );
+        assert!(
+            lines[0]
+                .spans
+                .iter()
+                .any(|s| s.content == "name" && s.style.add_modifier.contains(ratatui::style::Modifier::BOLD))
+        );
+    }
+
+    #[test]
+    fn quotes_nested_lists_and_links() {
+        let lines = render(
+            "> first\\\n> line\n>\n> second para\n\n- top\n  - nested\n    - deeper\n- back\n\n1. one\n   1. inner\n\nSee [the docs](https://d.example) or <https://auto.example>.\n",
+        );
+        assert_eq!(
+            plain(&lines),
+            [
+                "│ first",
+                "│ line",
+                "│",
+                "│ second para",
+                "",
+                "• top",
+                "  ◦ nested",
+                "    ▪ deeper",
+                "• back",
+                "",
+                "1. one",
+                "  1. inner",
+                "",
+                "See the docs (https://d.example) or https://auto.example.",
+            ]
+        );
+    }
+
+    /// The document fed chunk by chunk: the complete part of every frame is a prefix of the
+    /// next frame's and of the final rendering, and only ever grows.
+    #[test]
+    fn streaming_never_flickers() {
+        let doc = "# Plan\n\nSome **bold** text and a [link](https://x.y).\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n- item one\n- item *two*\n  - nested\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\nAfter the code.\n\n> quoted\n> text\n\nThe end.";
+        let finished = plain(&render(doc));
+        for step in [1, 3, 7, 16] {
+            let mut previous: Vec<String> = Vec::new();
+            let mut end = 0;
+            while end < doc.len() {
+                end = (end + step).min(doc.len());
+                while !doc.is_char_boundary(end) {
+                    end += 1;
+                }
+                let (lines, stable) = render_streaming(&doc[..end]);
+                let stable = plain(&lines[..stable]);
+                assert!(
+                    stable.len() >= previous.len() && stable[..previous.len()] == previous[..],
+                    "step {step} at {end}: {previous:?} became {stable:?}"
+                );
+                assert_eq!(finished[..stable.len()], stable[..], "step {step} at {end}");
+                previous = stable;
+            }
+        }
+        // A half-received table is plain text until its block ends.
+        let (lines, stable) = render_streaming("Intro.\n\n| a | b |\n|---|");
+        assert_eq!(stable, 1);
+        assert_eq!(plain(&lines), ["Intro.", "", "| a | b |", "|---|"]);
+        // An open fence already shows as code.
+        let (lines, _) = render_streaming("```rust\nfn a() {}\n");
+        assert_eq!(plain(&lines), ["╭─ rust", "│ fn a() {}", "╰─"]);
+        assert_eq!(stable_len("para\n```\ncode\n"), 5, "the fence starts a block");
     }
 }

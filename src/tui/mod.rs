@@ -12,6 +12,7 @@ pub mod confirm;
 pub mod dialog;
 pub mod fatal;
 pub mod markdown;
+pub mod modal_view;
 pub mod sanitize;
 pub mod transcript;
 pub mod view;
@@ -65,6 +66,7 @@ pub async fn run(
         effort: settings.reasoning_effort(),
     };
     let mut app = App::new(info, started.tools.clone(), list_files(&place.cwd));
+    app.welcome();
     app.sessions = list_sessions(root);
     for notice in started.notices.into_iter().chain(settings.untrusted_notice(root)) {
         app.notice(transcript::NoticeKind::Info, notice);

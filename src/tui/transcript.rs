@@ -7,11 +7,15 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown;
-use super::sanitize::sanitize;
+use super::sanitize::{sanitize, sanitize_keep_tabs};
 use super::wrap::wrap_all;
 
 /// Lines of a result shown in a collapsed pane.
 pub const PREVIEW_LINES: usize = 6;
+/// Lines of an edit's diff shown in a collapsed pane (changed lines and their context).
+pub const DIFF_PREVIEW_LINES: usize = 10;
+/// Unchanged lines shown around each change in a collapsed edit pane.
+pub const DIFF_CONTEXT: usize = 1;
 /// Live output lines shown while a command runs.
 pub const LIVE_LINES: usize = 8;
 /// Live output kept per pane (the end is kept).
@@ -58,7 +62,7 @@ impl ToolPane {
 
     /// Appends live output, keeping the end.
     pub fn push_live(&mut self, chunk: &str) {
-        self.live.push_str(&sanitize(chunk));
+        self.live.push_str(&sanitize_keep_tabs(chunk));
         if self.live.len() > LIVE_CAP {
             let mut cut = self.live.len() - LIVE_CAP;
             while !self.live.is_char_boundary(cut) {
@@ -119,18 +123,20 @@ impl ToolPane {
             }
             out.push(header);
         }
+        let is_diff = self.display == Display::Diff && self.status != ToolStatus::Running;
         let body: Vec<&str> = match &self.status {
             ToolStatus::Running => {
                 let lines: Vec<&str> = self.live.lines().collect();
                 lines[lines.len().saturating_sub(LIVE_LINES)..].to_vec()
             }
+            ToolStatus::Done { .. } if is_diff && !expanded => diff_preview(&self.result),
             ToolStatus::Done { .. } => self.result.lines().collect(),
         };
-        let is_diff = self.display == Display::Diff && self.status != ToolStatus::Running;
+        let limit = if is_diff { DIFF_PREVIEW_LINES } else { PREVIEW_LINES };
         let shown = if expanded || self.is_running() {
             body.len()
         } else {
-            body.len().min(PREVIEW_LINES)
+            body.len().min(limit)
         };
         for line in &body[..shown] {
             let style = if is_diff { diff_style(line) } else { body_style };
@@ -149,6 +155,50 @@ impl ToolPane {
     }
 }
 
+/// What a collapsed edit pane shows: the tool's summary, then only the changed lines with
+/// [`DIFF_CONTEXT`] lines of context around them; the `---`/`+++` file headers and `@@` hunk
+/// headers are left out and a `⋯` marks skipped lines. Ctrl-E shows the whole diff.
+pub fn diff_preview(result: &str) -> Vec<&str> {
+    let lines: Vec<&str> = result.lines().collect();
+    let header =
+        |l: &str| l.starts_with("--- ") || l.starts_with("+++ ") || l.starts_with("@@") || l.starts_with("diff ");
+    let Some(diff_start) = lines.iter().position(|l| header(l)) else {
+        return lines;
+    };
+    let mut out: Vec<&str> = lines[..diff_start]
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let body: Vec<(usize, &str)> = lines[diff_start..]
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, l)| !header(l) && !l.starts_with("index ") && !l.starts_with('\\'))
+        .collect();
+    let changed = |l: &str| l.starts_with('+') || l.starts_with('-');
+    let keep: Vec<bool> = (0..body.len())
+        .map(|i| {
+            let from = i.saturating_sub(DIFF_CONTEXT);
+            let to = (i + DIFF_CONTEXT + 1).min(body.len());
+            body[from..to].iter().any(|(_, l)| changed(l))
+        })
+        .collect();
+    let mut last: Option<usize> = None;
+    for (i, (at, line)) in body.iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        // A gap in the kept lines (or a new hunk) gets a marker.
+        if last.is_some_and(|prev| prev + 1 != i || body[prev].0 + 1 != *at) {
+            out.push("⋯");
+        }
+        out.push(line);
+        last = Some(i);
+    }
+    out
+}
+
 fn diff_style(line: &str) -> Style {
     if line.starts_with("+++") || line.starts_with("---") {
         Style::new().add_modifier(Modifier::BOLD)
@@ -158,6 +208,8 @@ fn diff_style(line: &str) -> Style {
         Style::new().fg(Color::Red)
     } else if line.starts_with("@@") {
         Style::new().fg(Color::Cyan)
+    } else if line == "⋯" {
+        Style::new().fg(Color::DarkGray)
     } else {
         Style::new().fg(Color::Gray)
     }
@@ -178,9 +230,49 @@ pub enum NoticeKind {
     Error,
 }
 
+/// What the welcome header shows: who answers, where, under which sandbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Welcome {
+    pub version: String,
+    pub provider: String,
+    pub model: String,
+    pub cwd: String,
+    pub sandbox: String,
+}
+
+impl Welcome {
+    /// The first screen's header: a new person learns what runs and the keys that matter.
+    fn lines(&self) -> Vec<Line<'static>> {
+        let dim = Style::new().fg(Color::DarkGray);
+        let label = |name: &str| Span::styled(format!("  {name:<10} "), dim);
+        let tip = |text: &str| Line::from(vec![Span::styled("  • ", dim), Span::raw(text.to_owned())]);
+        vec![
+            Line::from(vec![
+                Span::styled("brute", Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)),
+                Span::styled(format!(" {}", self.version), dim),
+            ]),
+            Line::from(vec![
+                label("model"),
+                Span::raw(format!("{} · {}", self.provider, self.model)),
+            ]),
+            Line::from(vec![label("directory"), Span::raw(self.cwd.clone())]),
+            Line::from(vec![
+                label("sandbox"),
+                Span::styled(self.sandbox.clone(), Style::new().fg(Color::Cyan)),
+            ]),
+            Line::styled("  tips", dim),
+            tip("/help lists commands and keys"),
+            tip("the mouse wheel scrolls; Shift+drag selects text"),
+            tip("@ adds a file · Esc interrupts a turn"),
+        ]
+    }
+}
+
 /// One transcript entry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
+    /// The header on the first screen (scrolls away like any entry).
+    Welcome(Welcome),
     User(String),
     Assistant(String),
     Reasoning(String),
@@ -199,6 +291,7 @@ impl Entry {
     /// The entry's lines, unwrapped.
     pub fn lines(&self, tick: usize, flags: ViewFlags) -> Vec<Line<'static>> {
         match self {
+            Entry::Welcome(welcome) => welcome.lines(),
             Entry::User(text) => {
                 let mut out = Vec::new();
                 for (i, line) in text.lines().enumerate() {
@@ -265,12 +358,35 @@ impl Entry {
 #[derive(Debug, Clone)]
 pub struct Cached {
     pub entry: Entry,
+    /// An assistant message still being streamed: only its complete blocks are rendered as
+    /// Markdown (see [`markdown::render_streaming`]).
+    open: bool,
     cache: Option<(u16, ViewFlags, Vec<Line<'static>>)>,
 }
 
 impl Cached {
     pub fn new(entry: Entry) -> Self {
-        Self { entry, cache: None }
+        Self {
+            entry,
+            open: false,
+            cache: None,
+        }
+    }
+
+    /// An entry whose text is still arriving.
+    pub fn streaming(entry: Entry) -> Self {
+        Self {
+            open: true,
+            ..Self::new(entry)
+        }
+    }
+
+    /// The entry's text is complete: render all of it (once) as Markdown.
+    pub fn close(&mut self) {
+        if self.open {
+            self.open = false;
+            self.touch();
+        }
     }
 
     /// Marks the entry changed.
@@ -283,10 +399,39 @@ impl Cached {
     pub fn wrapped(&mut self, width: u16, tick: usize, flags: ViewFlags) -> &[Line<'static>] {
         let fresh = matches!(&self.cache, Some((w, f, _)) if *w == width && *f == flags) && !self.entry.animated();
         if !fresh {
-            let mut lines = wrap_all(&self.entry.lines(tick, flags), usize::from(width));
+            let lines = match (&self.entry, self.open) {
+                (Entry::Assistant(text), true) => markdown::render_streaming(text).0,
+                _ => self.entry.lines(tick, flags),
+            };
+            let mut lines = wrap_all(&lines, usize::from(width));
             lines.push(Line::default());
             self.cache = Some((width, flags, lines));
         }
         self.cache.as_ref().map_or(&[], |(_, _, lines)| lines.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_preview;
+
+    #[test]
+    fn diff_previews_show_changes_with_context_but_no_headers() {
+        let result = "Replaced 1 occurrence in a.rs.\n\n--- a/a.rs\n+++ b/a.rs\n@@ -1,9 +1,9 @@\n one\n two\n three\n-four\n+FOUR\n five\n six\n seven\n-eight\n+EIGHT\n";
+        assert_eq!(
+            diff_preview(result),
+            [
+                "Replaced 1 occurrence in a.rs.",
+                " three",
+                "-four",
+                "+FOUR",
+                " five",
+                "⋯",
+                " seven",
+                "-eight",
+                "+EIGHT",
+            ]
+        );
+        assert_eq!(diff_preview("no diff here\nat all"), ["no diff here", "at all"]);
     }
 }

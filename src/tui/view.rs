@@ -8,9 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::app::{App, Modal};
-use super::confirm::Confirm;
-use super::dialog::Dialog;
-use super::wrap::{wrap, wrap_all};
+use super::modal_view::{draw_confirm, draw_dialog};
+use super::wrap::wrap_flat;
 
 /// Most queued prompts listed above the composer.
 const MAX_QUEUED_LINES: usize = 3;
@@ -38,9 +37,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     draw_popup(frame, app, popup);
     draw_composer(frame, app, composer);
     draw_status(frame, app, status);
+    // A dialog may cover everything but the status line (the composer waits behind it).
+    let dialog_area = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
     match app.modals.front() {
-        Some(Modal::Question { dialog, .. }) => draw_dialog(frame, dialog, app.modals.len(), transcript),
-        Some(Modal::Confirm(confirm)) => draw_confirm(frame, confirm, app.modals.len(), transcript),
+        Some(Modal::Question { dialog, .. }) => draw_dialog(frame, dialog, app.modals.len(), dialog_area),
+        Some(Modal::Confirm(confirm)) => draw_confirm(frame, confirm, app.modals.len(), dialog_area),
         None => {}
     }
 }
@@ -161,7 +162,7 @@ fn draw_popup(frame: &mut Frame<'_>, app: &App, area: Rect) {
 fn composer_rows(app: &App, width: u16) -> Vec<Line<'static>> {
     let mut rows = Vec::new();
     for line in app.composer.lines() {
-        rows.extend(wrap(&Line::from(line.clone()), usize::from(width)));
+        rows.extend(wrap_flat(&Line::from(line.clone()), usize::from(width)));
     }
     rows
 }
@@ -187,7 +188,7 @@ fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let (row, _) = app.composer.cursor();
     let mut cursor_row = 0;
     for line in &app.composer.lines()[..row] {
-        cursor_row += wrap(&Line::from(line.clone()), width).len();
+        cursor_row += wrap_flat(&Line::from(line.clone()), width).len();
     }
     let x = app.composer.cursor_x();
     cursor_row += x / width;
@@ -277,146 +278,4 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     }
     line.spans.push(Span::styled(format!(" │ {hints}"), dim));
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
-}
-
-fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Rect) {
-    let q = dialog.question();
-    let width = area.width.saturating_sub(4).clamp(20, 80);
-    let inner_width = usize::from(width.saturating_sub(2));
-    let mut lines: Vec<Line<'static>> = wrap_all(
-        &[Line::styled(
-            q.question.clone(),
-            Style::new().add_modifier(Modifier::BOLD),
-        )],
-        inner_width,
-    );
-    lines.push(Line::default());
-    for (i, option) in q.options.iter().enumerate() {
-        let selected = i == dialog.selected;
-        let marker = if selected { "›" } else { " " };
-        let check = if q.multiple {
-            if dialog.checked[i] { "[x] " } else { "[ ] " }
-        } else {
-            ""
-        };
-        let style = if selected {
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-        } else {
-            Style::new()
-        };
-        let mut spans = vec![Span::styled(
-            format!("{marker} {}. {check}{}", i + 1, option.label),
-            style,
-        )];
-        if let Some(description) = &option.description {
-            spans.push(Span::styled(
-                format!(" — {description}"),
-                Style::new().fg(Color::DarkGray),
-            ));
-        }
-        if q.default.as_deref() == Some(option.label.as_str()) {
-            spans.push(Span::styled(" (default)", Style::new().fg(Color::DarkGray)));
-        }
-        lines.extend(wrap(&Line::from(spans), inner_width));
-    }
-    let on_other = dialog.selected == dialog.other_row();
-    let other_label = if q.options.is_empty() { "Answer" } else { "Other" };
-    let typed = if dialog.other.is_empty() && on_other {
-        q.default.as_ref().map_or_else(
-            || "type your answer".to_owned(),
-            |d| format!("Enter takes the default: {d}"),
-        )
-    } else {
-        dialog.other.clone()
-    };
-    let style = if on_other {
-        Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-    } else {
-        Style::new().fg(Color::Gray)
-    };
-    lines.extend(wrap(
-        &Line::from(vec![
-            Span::styled(format!("{} {other_label}: ", if on_other { "›" } else { " " }), style),
-            Span::raw(typed),
-        ]),
-        inner_width,
-    ));
-    lines.push(Line::default());
-    let keys = if q.multiple {
-        "↑↓ move · Space toggle · Enter confirm · Esc cancel"
-    } else {
-        "↑↓ or number · type for your own answer · Enter confirm · Esc cancel"
-    };
-    lines.extend(wrap(&Line::styled(keys, Style::new().fg(Color::DarkGray)), inner_width));
-    let mut title = format!(" Question {}/{} ", dialog.index + 1, dialog.questions.len());
-    if let Some(header) = &q.header {
-        title.push_str(&format!("· {header} "));
-    }
-    if open > 1 {
-        title.push_str(&format!("· {} more waiting ", open - 1));
-    }
-    draw_box(frame, area, width, lines, title);
-}
-
-/// A confirmation: what will happen, then the choices with their keys.
-fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rect) {
-    let width = area.width.saturating_sub(4).clamp(20, 80);
-    let inner_width = usize::from(width.saturating_sub(2));
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    for line in confirm.body.lines() {
-        lines.extend(wrap(&Line::raw(line.to_owned()), inner_width));
-    }
-    lines.push(Line::default());
-    for (i, choice) in confirm.choices.iter().enumerate() {
-        let selected = i == confirm.selected;
-        let style = if selected {
-            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-        } else {
-            Style::new()
-        };
-        let marker = if selected { "›" } else { " " };
-        lines.extend(wrap(
-            &Line::styled(format!("{marker} {} ({}) {}", i + 1, choice.key, choice.label), style),
-            inner_width,
-        ));
-    }
-    lines.push(Line::default());
-    if let Some(reason) = &confirm.reason {
-        lines.extend(wrap(
-            &Line::from(vec![
-                Span::styled("› why not? ", Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)),
-                Span::raw(reason.clone()),
-            ]),
-            inner_width,
-        ));
-        lines.push(Line::default());
-    }
-    let hint = match (&confirm.reason, confirm.approval) {
-        (Some(_), _) => "type why (optional) · Enter denies with it · Esc denies without",
-        (None, true) => "Enter or y allows once · a session · p project · n or Esc denies",
-        (None, false) => "Enter takes the highlighted choice · a letter picks one · n or Esc cancels",
-    };
-    lines.extend(wrap(&Line::styled(hint, Style::new().fg(Color::DarkGray)), inner_width));
-    let mut title = confirm.title.clone();
-    if open > 1 {
-        title.push_str(&format!("· {} more waiting ", open - 1));
-    }
-    draw_box(frame, area, width, lines, title);
-}
-
-/// A dialog box of `width`, centred in `area`, tall enough for `lines` (cut to the area).
-fn draw_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'static>>, title: String) {
-    let height = (lines.len() as u16 + 2).min(area.height);
-    let rect = Rect::new(
-        area.x + (area.width.saturating_sub(width)) / 2,
-        area.y + area.height.saturating_sub(height) / 2,
-        width.min(area.width),
-        height,
-    );
-    frame.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(Style::new().fg(Color::Yellow))
-        .title(title);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
 }

@@ -1,36 +1,183 @@
-//! Wraps styled lines to a width, preferring to break after spaces; wide characters (CJK,
-//! emoji) count as two columns and are never split.
+//! Wraps styled lines to a width: breaks after spaces (a word longer than the line is split),
+//! keeps grapheme clusters whole (an emoji with modifiers, a letter with combining marks),
+//! counts wide characters (CJK, emoji) as two columns, expands tabs to tab stops, and gives
+//! continuation lines a hanging indent so list items, quotes, tool panes and numbered `read`
+//! output stay in their columns.
+//!
+//! Own code rather than `textwrap`: the lines are ratatui spans with styles, and the indent
+//! repeats box bars (`│`) with their colour, which textwrap's string API does not model.
+//! The grapheme and width tables come from `unicode-segmentation` and `unicode-width`, which
+//! ratatui already builds.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
+
+/// Columns between tab stops (tabs are expanded from the start of the drawn line).
+pub const TAB_WIDTH: usize = 4;
 
 /// Display width of a string in columns.
 pub fn width(text: &str) -> usize {
-    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+    UnicodeWidthStr::width(text)
 }
 
-/// Wraps one line into lines of at most `max` columns (at least one line is returned).
+/// One grapheme cluster of a line: where its text sits in [`Cells::text`], its width and the
+/// span (style) it came from.
+#[derive(Clone, Copy)]
+struct Cell {
+    start: usize,
+    end: usize,
+    width: usize,
+    style: usize,
+    /// Produced by expanding a tab.
+    tab: bool,
+}
+
+struct Cells {
+    text: String,
+    cells: Vec<Cell>,
+    styles: Vec<Style>,
+}
+
+impl Cells {
+    fn of(line: &Line<'_>) -> Self {
+        let mut out = Cells {
+            text: String::new(),
+            cells: Vec::new(),
+            styles: Vec::with_capacity(line.spans.len()),
+        };
+        let mut column = 0;
+        for span in &line.spans {
+            let style = out.styles.len();
+            out.styles.push(span.style);
+            for g in span.content.graphemes(true) {
+                if g == "\t" {
+                    let pad = TAB_WIDTH - column % TAB_WIDTH;
+                    for _ in 0..pad {
+                        out.push(" ", 1, style, true);
+                    }
+                    column += pad;
+                    continue;
+                }
+                let w = width(g);
+                out.push(g, w, style, false);
+                column += w;
+            }
+        }
+        out
+    }
+
+    fn push(&mut self, g: &str, width: usize, style: usize, tab: bool) {
+        let start = self.text.len();
+        self.text.push_str(g);
+        self.cells.push(Cell {
+            start,
+            end: self.text.len(),
+            width,
+            style,
+            tab,
+        });
+    }
+
+    fn str(&self, i: usize) -> &str {
+        let c = self.cells[i];
+        &self.text[c.start..c.end]
+    }
+
+    fn is(&self, i: usize, s: &str) -> bool {
+        i < self.cells.len() && self.str(i) == s
+    }
+
+    /// How many leading cells form the line's prefix: indentation, quote and pane bars, list
+    /// markers (`•`, `-`, `1.`), the prompt mark and a `read` line number before its tab.
+    /// Continuation lines are indented by the prefix's width.
+    fn prefix_len(&self) -> usize {
+        let n = self.cells.len();
+        let mut i = 0;
+        loop {
+            let start = i;
+            while self.is(i, " ") {
+                i += 1;
+            }
+            if i + 1 < n && self.is(i + 1, " ") && matches!(self.str(i), "│" | "•" | "◦" | "▪" | "-" | "*" | "›" | ">")
+            {
+                i += 2;
+            } else if i < n && self.str(i).bytes().all(|b| b.is_ascii_digit()) {
+                let mut j = i;
+                while j < n && self.str(j).bytes().all(|b| b.is_ascii_digit()) {
+                    j += 1;
+                }
+                if (self.is(j, ".") || self.is(j, ")")) && self.is(j + 1, " ") {
+                    i = j + 2;
+                } else if j < n && self.cells[j].tab {
+                    i = j;
+                    while i < n && self.cells[i].tab {
+                        i += 1;
+                    }
+                } else {
+                    return start.max(i);
+                }
+            }
+            if i == start {
+                return i;
+            }
+        }
+    }
+}
+
+/// Wraps one line into lines of at most `max` columns (at least one line is returned), with
+/// a hanging indent under the line's prefix (see the module docs).
 pub fn wrap(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
+    wrap_with(line, max, true)
+}
+
+/// Wraps one line without a hanging indent (the composer, whose cursor maps columns 1:1).
+pub fn wrap_flat(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
+    wrap_with(line, max, false)
+}
+
+fn wrap_with(line: &Line<'_>, max: usize, hanging: bool) -> Vec<Line<'static>> {
     let max = max.max(1);
-    let style = line.style;
-    let cells: Vec<(char, Style)> = line
-        .spans
-        .iter()
-        .flat_map(|span| span.content.chars().map(move |c| (c, span.style)))
-        .collect();
+    // Fast path: most lines fit and hold no tab.
+    if line.spans.iter().all(|s| !s.content.contains('\t')) && line.width() <= max {
+        return vec![owned(line)];
+    }
+    let cells = Cells::of(line);
+    let all = &cells.cells;
+    // The continuation indent: bars keep their look, everything else becomes blanks. An
+    // indent taking more than half the line is dropped so text keeps room.
+    let mut indent: Vec<Cell> = Vec::new();
+    if hanging {
+        let prefix = cells.prefix_len();
+        let indent_width: usize = all[..prefix].iter().map(|c| c.width).sum();
+        if indent_width * 2 <= max {
+            indent = all[..prefix].to_vec();
+        }
+    }
+    let indent_width: usize = indent.iter().map(|c| c.width).sum();
     let mut out = Vec::new();
     let mut start = 0;
-    while start < cells.len() {
+    let mut first = true;
+    while start < all.len() {
+        let room = if first { max } else { max - indent_width };
+        if !first {
+            while start < all.len() && cells.str(start) == " " {
+                start += 1;
+            }
+            if start == all.len() {
+                break;
+            }
+        }
         let mut used = 0;
         let mut end = start;
         let mut last_space = None;
-        while end < cells.len() {
-            let w = cells[end].0.width().unwrap_or(0);
-            if used + w > max {
+        while end < all.len() {
+            let w = all[end].width;
+            if used + w > room {
                 break;
             }
-            if cells[end].0 == ' ' {
+            if cells.str(end) == " " && !all[end].tab {
                 last_space = Some(end);
             }
             used += w;
@@ -38,37 +185,72 @@ pub fn wrap(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
         }
         if end == start {
             end = start + 1; // a character wider than the line: show it anyway
-        } else if end < cells.len()
+        } else if end < all.len() && cells.str(end) == " " {
+            // The word fits exactly: break at the space after it.
+        } else if end < all.len()
             && let Some(space) = last_space.filter(|s| *s > start)
         {
             end = space + 1;
         }
-        out.push(to_line(&cells[start..end], style));
+        let mut spans = Vec::new();
+        if !first {
+            for c in &indent {
+                let text = &cells.text[c.start..c.end];
+                if text == "│" {
+                    spans.push(Span::styled("│", cells.styles[c.style]));
+                } else {
+                    spans.push(Span::raw(" ".repeat(c.width)));
+                }
+            }
+        }
+        push_cells(&mut spans, &cells, &all[start..end]);
+        out.push(Line::from(merge(spans)).style(line.style));
         start = end;
+        first = false;
     }
     if out.is_empty() {
-        out.push(Line::default().style(style));
+        out.push(Line::default().style(line.style));
     }
     out
 }
 
-fn to_line(cells: &[(char, Style)], style: Style) -> Line<'static> {
-    let mut spans: Vec<Span<'static>> = Vec::new();
+fn owned(line: &Line<'_>) -> Line<'static> {
+    Line::from(
+        line.spans
+            .iter()
+            .map(|s| Span::styled(s.content.to_string(), s.style))
+            .collect::<Vec<_>>(),
+    )
+    .style(line.style)
+}
+
+fn push_cells(spans: &mut Vec<Span<'static>>, cells: &Cells, run: &[Cell]) {
     let mut text = String::new();
-    let mut current: Option<Style> = None;
-    for (c, s) in cells {
-        if current != Some(*s) {
+    let mut current: Option<usize> = None;
+    for c in run {
+        if current != Some(c.style) {
             if let Some(prev) = current {
-                spans.push(Span::styled(std::mem::take(&mut text), prev));
+                spans.push(Span::styled(std::mem::take(&mut text), cells.styles[prev]));
             }
-            current = Some(*s);
+            current = Some(c.style);
         }
-        text.push(*c);
+        text.push_str(&cells.text[c.start..c.end]);
     }
     if let Some(prev) = current {
-        spans.push(Span::styled(text, prev));
+        spans.push(Span::styled(text, cells.styles[prev]));
     }
-    Line::from(spans).style(style)
+}
+
+/// Joins neighbouring spans of the same style (the indent blanks into one).
+fn merge(spans: Vec<Span<'static>>) -> Vec<Span<'static>> {
+    let mut out: Vec<Span<'static>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match out.last_mut() {
+            Some(last) if last.style == span.style => last.content.to_mut().push_str(&span.content),
+            _ => out.push(span),
+        }
+    }
+    out
 }
 
 /// Wraps many lines.
@@ -79,6 +261,7 @@ pub fn wrap_all(lines: &[Line<'_>], max: usize) -> Vec<Line<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::style::Color;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
         lines
@@ -89,7 +272,7 @@ mod tests {
 
     #[test]
     fn wraps_at_spaces_and_counts_wide_chars() {
-        assert_eq!(text(&wrap(&Line::from("hello big world"), 9)), ["hello ", "big world"]);
+        assert_eq!(text(&wrap(&Line::from("hello big world"), 9)), ["hello big", "world"]);
         assert_eq!(text(&wrap(&Line::from("abcdefghij"), 4)), ["abcd", "efgh", "ij"]);
         assert_eq!(
             text(&wrap(&Line::from("日本語テキスト"), 5)),
@@ -97,5 +280,63 @@ mod tests {
         );
         assert_eq!(text(&wrap(&Line::from(""), 5)), [""]);
         assert_eq!(width("🎉a"), 3);
+    }
+
+    #[test]
+    fn graphemes_stay_whole() {
+        // A family emoji (ZWJ sequence) and an e with a combining accent are one cell each.
+        let family = "👨‍👩‍👧";
+        let lines = text(&wrap(&Line::from(format!("ab{family}cde\u{301}f")), 3));
+        assert!(lines.iter().any(|l| l.contains(family)), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("e\u{301}")), "{lines:?}");
+    }
+
+    #[test]
+    fn tabs_expand_to_stops_and_numbered_lines_keep_their_columns() {
+        let lines = [
+            Line::from("1\tfn main() {"),
+            Line::from("10\t    x"),
+            Line::from("100\t}"),
+        ];
+        assert_eq!(text(&wrap_all(&lines, 40)), ["1   fn main() {", "10      x", "100 }"]);
+        // A wrapped numbered line continues under its text, not under the number.
+        let long = Line::from(vec![
+            Span::styled("  │ ", Style::new().fg(Color::DarkGray)),
+            Span::raw("12\tlet value = compute(alpha, beta, gamma);"),
+        ]);
+        let wrapped = wrap(&long, 30);
+        assert_eq!(
+            text(&wrapped),
+            [
+                "  │ 12  let value = ",
+                "  │     compute(alpha, beta, ",
+                "  │     gamma);"
+            ]
+        );
+        assert_eq!(wrapped[1].spans[0].content, "  ");
+        assert_eq!(
+            wrapped[1].spans[1].style.fg,
+            Some(Color::DarkGray),
+            "the bar keeps its colour"
+        );
+    }
+
+    #[test]
+    fn list_items_and_quotes_get_hanging_indents() {
+        assert_eq!(
+            text(&wrap(&Line::from("  • a list item that wraps"), 14)),
+            ["  • a list ", "    item that ", "    wraps"]
+        );
+        assert_eq!(
+            text(&wrap(&Line::from("12. numbered item text"), 12)),
+            ["12. numbered", "    item ", "    text"]
+        );
+        assert_eq!(
+            text(&wrap(&Line::from("│ quoted words here"), 10)),
+            ["│ quoted ", "│ words ", "│ here"]
+        );
+        // A prefix wider than half the line is not repeated.
+        assert_eq!(text(&wrap(&Line::from("      • abc def"), 8)), ["      • ", "abc def"]);
+        assert_eq!(text(&wrap_flat(&Line::from("- abc def"), 6)), ["- abc ", "def"]);
     }
 }
