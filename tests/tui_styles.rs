@@ -207,7 +207,7 @@ fn reasoning_is_dimmed_and_the_answer_is_not() {
     });
     let dim = Modifier::ITALIC;
     let buf = render(&mut a, 12);
-    assert_style(&buf, "▸ thinking (2 lines, Ctrl-R shows)", Color::DarkGray, dim);
+    assert_style(&buf, "▸ thinking (2 lines, Ctrl-T shows)", Color::DarkGray, dim);
     assert_style(&buf, "Hello there.", Color::Reset, Modifier::empty());
     assert!(cells(&buf, "Hello there.").iter().all(|c| !c.modifier.contains(dim)));
     ctrl(&mut a, 'r');

@@ -140,7 +140,7 @@ impl ToolPane {
             out.push(Line::from(vec![
                 bar(),
                 Span::styled(
-                    format!("… {} more lines (Ctrl-E expands)", body.len() - shown),
+                    format!("… {} more lines (Ctrl-O expands)", body.len() - shown),
                     Style::new().fg(Color::DarkGray),
                 ),
             ]));
@@ -218,7 +218,7 @@ impl Entry {
                 let dim = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
                 let count = text.lines().count();
                 if !flags.show_reasoning {
-                    return vec![Line::styled(format!("▸ thinking ({count} lines, Ctrl-R shows)"), dim)];
+                    return vec![Line::styled(format!("▸ thinking ({count} lines, Ctrl-T shows)"), dim)];
                 }
                 let mut out = vec![Line::styled("▾ thinking", dim)];
                 out.extend(text.lines().map(|l| Line::styled(format!("  {l}"), dim)));
