@@ -25,6 +25,9 @@ pub mod transcript;
 pub mod view;
 pub mod wrap;
 
+#[cfg(test)]
+mod input_tests;
+
 use std::io::{Write, stdout};
 use std::path::Path;
 use std::time::Duration;
