@@ -349,6 +349,7 @@ impl Composer {
 
     /// Ctrl-A: the start of the row, or of the previous row when already there.
     pub fn home_or_up(&mut self) {
+        self.killing = false;
         if self.col == 0 && self.row > 0 {
             self.row -= 1;
         }
@@ -357,6 +358,7 @@ impl Composer {
 
     /// Ctrl-E: the end of the row, or of the next row when already there.
     pub fn end_or_down(&mut self) {
+        self.killing = false;
         if self.col == self.lines[self.row].chars().count() && self.row + 1 < self.lines.len() {
             self.row += 1;
         }

@@ -159,8 +159,7 @@ async fn event_loop(
                     drop(input);
                     leave();
                     let result = editor::edit(&text);
-                    terminal.clear()?;
-                    let _ = reenter(app.mouse_captured);
+                    reenter(app.mouse_captured)?;
                     terminal.clear()?;
                     input = EventStream::new();
                     app.edited(result);
