@@ -866,7 +866,9 @@ fn readline_keys_history_search_across_sessions_and_the_editor() {
         s.contains("│alpha beta ") && !s.contains("gamma")
     });
     tmux.keys(&["C-a", "C-k"]);
-    tmux.wait_for("Ctrl-A Ctrl-K to empty the line", |s| s.contains("Ask brute to do something"));
+    tmux.wait_for("Ctrl-A Ctrl-K to empty the line", |s| {
+        s.contains("Ask brute to do something")
+    });
     tmux.keys(&["C-y"]);
     tmux.wait_for("Ctrl-Y to put it back", |s| s.contains("│alpha beta "));
     tmux.keys(&["C-u"]);
@@ -896,7 +898,9 @@ fn readline_keys_history_search_across_sessions_and_the_editor() {
     tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
     tmux.keys(&["C-r"]);
     tmux.text("bug");
-    tmux.wait_for("the prompt of the earlier session", |s| s.contains("│remember the parser bug"));
+    tmux.wait_for("the prompt of the earlier session", |s| {
+        s.contains("│remember the parser bug")
+    });
     tmux.keys(&["Escape"]);
     tmux.wait_for("the search closed", |s| s.contains("Ask brute to do something"));
     tmux.keys(&["C-c", "C-c"]);
@@ -940,12 +944,15 @@ fn copy_says_it_used_osc52_and_the_mouse_modes_are_restored() {
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse("Copy me.", &[])));
     // No display: the system clipboard is not tried, OSC 52 is.
-    let Some(tmux) = Tmux::start_in(&sb, &server, "copy", "", sb.project.path(), "DISPLAY= WAYLAND_DISPLAY=")
-    else {
+    let Some(tmux) = Tmux::start_in(&sb, &server, "copy", "", sb.project.path(), "DISPLAY= WAYLAND_DISPLAY=") else {
         return;
     };
     tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
-    assert_eq!(tmux.format("#{mouse_standard_flag}#{mouse_sgr_flag}"), "11", "mouse reporting on");
+    assert_eq!(
+        tmux.format("#{mouse_standard_flag}#{mouse_sgr_flag}"),
+        "11",
+        "mouse reporting on"
+    );
     tmux.text("say something");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the answer", |s| s.contains("Copy me.") && s.contains(" idle │"));
@@ -994,7 +1001,9 @@ fn a_cr_pasted_text_keeps_its_lines() {
         .status()
         .unwrap();
     assert!(status.success());
-    tmux.wait_for("the placeholder with every line", |s| s.contains("[Pasted #1: 2000 lines"));
+    tmux.wait_for("the placeholder with every line", |s| {
+        s.contains("[Pasted #1: 2000 lines")
+    });
     tmux.keys(&["C-c", "C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }

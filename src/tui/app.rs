@@ -9,13 +9,13 @@ use std::collections::VecDeque;
 use super::clipboard::Clipboard;
 use super::commands::COMMANDS;
 use super::composer::Composer;
+use super::confirm::{Confirm, ConfirmOutcome};
+use super::dialog::{Dialog, DialogOutcome};
 use super::files::FileIndex;
 use super::history::HistoryFile;
 use super::picker::{Picker, PickerOutcome, SessionRow};
-use super::search::HistorySearch;
-use super::confirm::{Confirm, ConfirmOutcome};
-use super::dialog::{Dialog, DialogOutcome};
 use super::sanitize::sanitize;
+use super::search::HistorySearch;
 use super::transcript::{Cached, Entry, NoticeKind, ToolPane, ToolStatus, ViewFlags};
 use crate::protocol::{Event, Op, RequestKind, Response, TodoItem, TurnOutcome, Usage};
 
@@ -848,7 +848,9 @@ impl App {
     /// Keys while Ctrl-R's search is open; false when the key ends the search and should
     /// then act as usual (arrows, Enter's send is not taken: Enter only accepts).
     fn search_key(&mut self, key: KeyEvent) -> bool {
-        let Some(search) = self.search.as_mut() else { return false };
+        let Some(search) = self.search.as_mut() else {
+            return false;
+        };
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let history = self.composer.history().to_vec();
         match key.code {

@@ -12,7 +12,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "take back the last turn: its file changes (and the conversation)",
     ),
     ("/redo", "re-apply what /undo took back"),
-    ("/resume", "pick a saved session to switch to, or /resume ID (a prefix will do)"),
+    (
+        "/resume",
+        "pick a saved session to switch to, or /resume ID (a prefix will do)",
+    ),
     ("/clear", "start a new conversation"),
     (
         "/compact",
@@ -38,7 +41,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/todo", "show the todo list"),
     ("/copy", "copy the last answer to the clipboard"),
-    ("/mouse", "turn mouse reporting off or on (the wheel scrolls; Shift+drag selects)"),
+    (
+        "/mouse",
+        "turn mouse reporting off or on (the wheel scrolls; Shift+drag selects)",
+    ),
     ("/quit", "leave brute"),
 ];
 
@@ -200,7 +206,11 @@ impl App {
                 } else {
                     let result = self.clipboard.copy(&self.last_answer);
                     let message = super::clipboard::message(&result, "the last answer");
-                    let kind = if result.is_ok() { NoticeKind::Info } else { NoticeKind::Error };
+                    let kind = if result.is_ok() {
+                        NoticeKind::Info
+                    } else {
+                        NoticeKind::Error
+                    };
                     self.notice(kind, message);
                 }
                 Vec::new()

@@ -454,7 +454,11 @@ mod tests {
         c.kill_to_end();
         c.yank();
         c.yank();
-        assert_eq!(c.text(), "fix the parser.rs bugg", "after other keys a kill starts afresh");
+        assert_eq!(
+            c.text(),
+            "fix the parser.rs bugg",
+            "after other keys a kill starts afresh"
+        );
         c.clear();
         c.insert_str("fix");
         // Ctrl-A / Ctrl-E move within the row, then to the neighbours'.

@@ -61,11 +61,9 @@ impl FileIndex {
             return;
         }
         let (tx, rx) = mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("brute-files".into())
-            .spawn(move || {
-                let _ = tx.send(list_files(&root));
-            });
+        let spawned = std::thread::Builder::new().name("brute-files".into()).spawn(move || {
+            let _ = tx.send(list_files(&root));
+        });
         if spawned.is_ok() {
             self.pending = Some(rx);
             self.listed_at = Some(Instant::now());
@@ -132,7 +130,9 @@ impl FileIndex {
         let mut hits = Vec::new();
         let mut scored: Vec<(u16, u32)> = Vec::new();
         for i in candidates {
-            let Some(file) = self.files.get(i as usize) else { continue };
+            let Some(file) = self.files.get(i as usize) else {
+                continue;
+            };
             if let Some(score) = atom.score(Utf32Str::new(file, &mut buf), &mut self.matcher) {
                 hits.push(i);
                 scored.push((score, i));
@@ -151,7 +151,7 @@ impl FileIndex {
 }
 
 /// The `limit` smallest items by `key`, in order (a selection, then a sort of only those).
-fn top<'a, T, K: Ord>(items: &'a mut [T], limit: usize, key: impl Fn(&T) -> K) -> Vec<&'a T> {
+fn top<T, K: Ord>(items: &mut [T], limit: usize, key: impl Fn(&T) -> K) -> Vec<&T> {
     if limit == 0 || items.is_empty() {
         return Vec::new();
     }
@@ -160,6 +160,8 @@ fn top<'a, T, K: Ord>(items: &'a mut [T], limit: usize, key: impl Fn(&T) -> K) -
     }
     let len = items.len().min(limit);
     let best = &mut items[..len];
+    // The key may borrow from the item, which `sort_by_key` does not allow.
+    #[allow(clippy::unnecessary_sort_by)]
     best.sort_by(|a, b| key(a).cmp(&key(b)));
     best.iter().collect()
 }
@@ -199,7 +201,10 @@ mod tests {
         // Narrowing from "co" to "cfg" is not an extension: everything is scored again.
         let co = index.matches("co", 10);
         assert!(co.len() >= 4, "{co:?}");
-        assert_eq!(index.matches("cmod", 10).first().map(String::as_str), Some("src/config/mod.rs"));
+        assert_eq!(
+            index.matches("cmod", 10).first().map(String::as_str),
+            Some("src/config/mod.rs")
+        );
         assert_eq!(index.matches("", 2).len(), 2);
         assert!(index.matches("zzz", 10).is_empty());
     }

@@ -96,7 +96,11 @@ mod tests {
         assert_eq!(entries.len(), MAX_ENTRIES);
         assert_eq!(entries.last().map(String::as_str), Some("prompt 1004"));
         // Another project has its own history.
-        assert!(HistoryFile::new(dir.path(), &dir.path().join("other")).load().is_empty());
+        assert!(
+            HistoryFile::new(dir.path(), &dir.path().join("other"))
+                .load()
+                .is_empty()
+        );
         // A damaged line loses only itself.
         std::fs::write(one.path(), "\"ok\"\nnot json\n\"also ok\"\n").unwrap();
         assert_eq!(one.load(), ["ok", "also ok"]);

@@ -120,7 +120,10 @@ fn the_slash_popup_scrolls_to_every_command() {
     }
     let screen = render(&mut a);
     assert!(screen.contains("/quit"), "{screen}");
-    assert!(!screen.contains(" /help  show keys"), "scrolled past the first: {screen}");
+    assert!(
+        !screen.contains(" /help  show keys"),
+        "scrolled past the first: {screen}"
+    );
     for _ in 0..count {
         press(&mut a, KeyCode::Up, KeyModifiers::NONE);
     }
@@ -158,10 +161,16 @@ fn resume_opens_a_live_picker_and_accepts_prefixes() {
     press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
     assert!(a.picker.is_some());
     let screen = render(&mut a);
-    assert!(screen.contains("● 20261201-cur"), "the current session is marked: {screen}");
+    assert!(
+        screen.contains("● 20261201-cur"),
+        "the current session is marked: {screen}"
+    );
     typed(&mut a, "parser");
     let screen = render(&mut a);
-    assert!(screen.contains("20261129-abd") && !screen.contains("20261130-abc"), "{screen}");
+    assert!(
+        screen.contains("20261129-abd") && !screen.contains("20261130-abc"),
+        "{screen}"
+    );
     let actions = press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
     assert_eq!(
         actions,
@@ -212,7 +221,10 @@ fn copy_says_where_the_text_went_and_never_claims_a_failed_copy() {
     });
     for (answer, expected) in [
         (Ok(Copied::System), "copied the last answer to the system clipboard"),
-        (Ok(Copied::Osc52), "sent the last answer to the terminal's clipboard (OSC 52"),
+        (
+            Ok(Copied::Osc52),
+            "sent the last answer to the terminal's clipboard (OSC 52",
+        ),
         (Err("no terminal".into()), "could not copy the last answer: no terminal"),
     ] {
         let copied = Rc::new(RefCell::new(Vec::new()));

@@ -53,9 +53,7 @@ const TICK: Duration = Duration::from_millis(100);
 const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The modes the terminal had before the UI started (restored on exit and from the panic hook).
-static SAVED_MODES: std::sync::Mutex<modes::Saved> = std::sync::Mutex::new(modes::Saved {
-    alternate_scroll: None,
-});
+static SAVED_MODES: std::sync::Mutex<modes::Saved> = std::sync::Mutex::new(modes::Saved { alternate_scroll: None });
 
 /// Runs the interactive UI until the person quits; returns the exit code. `first_prompt`
 /// (`brute "prompt"`) is sent as if typed once the UI is up.
@@ -166,7 +164,11 @@ async fn event_loop(
                 }
                 Action::ToggleMouse => {
                     let mut out = stdout();
-                    let on = if app.mouse_captured { modes::MOUSE_ON } else { modes::MOUSE_OFF };
+                    let on = if app.mouse_captured {
+                        modes::MOUSE_ON
+                    } else {
+                        modes::MOUSE_OFF
+                    };
                     let _ = write!(out, "{on}");
                     let _ = out.flush();
                 }

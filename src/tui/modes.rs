@@ -81,7 +81,11 @@ pub fn reply_complete(reply: &[u8]) -> bool {
 pub fn query_alternate_scroll(timeout: std::time::Duration) -> Option<bool> {
     use std::io::Read;
     use std::os::fd::AsRawFd;
-    let mut tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+    let mut tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .ok()?;
     tty.write_all(QUERY.as_bytes()).ok()?;
     tty.flush().ok()?;
     let deadline = std::time::Instant::now() + timeout;
@@ -133,7 +137,13 @@ mod tests {
         assert!(String::from_utf8_lossy(&bytes).contains("\x1b[?1007l"));
 
         let mut all = bytes.clone();
-        leave(&mut all, Saved { alternate_scroll: Some(true) }).unwrap();
+        leave(
+            &mut all,
+            Saved {
+                alternate_scroll: Some(true),
+            },
+        )
+        .unwrap();
         let parser = parse(&all);
         let screen = parser.screen();
         assert!(!screen.alternate_screen());
@@ -145,7 +155,13 @@ mod tests {
         assert!(text.ends_with("\x1b[?1007h"), "alternate scroll back on: {text:?}");
 
         let mut off = Vec::new();
-        leave(&mut off, Saved { alternate_scroll: Some(false) }).unwrap();
+        leave(
+            &mut off,
+            Saved {
+                alternate_scroll: Some(false),
+            },
+        )
+        .unwrap();
         assert!(String::from_utf8_lossy(&off).ends_with("\x1b[?1007l"));
     }
 
@@ -153,7 +169,10 @@ mod tests {
     fn without_mouse_reporting_none_is_sent() {
         let mut bytes = Vec::new();
         enter(&mut bytes, false).unwrap();
-        assert_eq!(parse(&bytes).screen().mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+        assert_eq!(
+            parse(&bytes).screen().mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None
+        );
     }
 
     #[test]

@@ -121,14 +121,18 @@ impl Picker {
             } else {
                 Style::new()
             };
-            let prompt: String = row.first_prompt.lines().next().unwrap_or("").chars().take(200).collect();
+            let prompt: String = row
+                .first_prompt
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect();
             lines.push(Line::from(vec![
                 Span::styled(if current { "● " } else { "  " }, Style::new().fg(Color::Green)),
                 Span::styled(format!("{}  {}", row.id, row.when), style),
-                Span::styled(
-                    format!("  {} msgs  ", row.messages),
-                    Style::new().fg(Color::DarkGray),
-                ),
+                Span::styled(format!("  {} msgs  ", row.messages), Style::new().fg(Color::DarkGray)),
                 Span::styled(
                     if current { format!("(current) {prompt}") } else { prompt },
                     Style::new().add_modifier(if current { Modifier::BOLD } else { Modifier::empty() }),
@@ -147,7 +151,9 @@ pub fn resolve(rows: &[SessionRow], prefix: &str) -> Result<String, String> {
     let matching: Vec<&SessionRow> = rows.iter().filter(|r| r.id.starts_with(prefix)).collect();
     match matching.as_slice() {
         [one] => Ok(one.id.clone()),
-        [] => Err(format!("no saved session here starts with {prefix}; /resume lists them")),
+        [] => Err(format!(
+            "no saved session here starts with {prefix}; /resume lists them"
+        )),
         many => Err(format!(
             "{} sessions start with {prefix}: {} — type more of the id",
             many.len(),
@@ -161,14 +167,18 @@ mod tests {
     use super::*;
 
     fn rows() -> Vec<SessionRow> {
-        [("20261201-b2", "fix the parser"), ("20261130-a1", "write docs"), ("20261129-a9", "Parse args")]
-            .map(|(id, prompt)| SessionRow {
-                id: id.into(),
-                when: "2026-12-01 10:00".into(),
-                messages: 2,
-                first_prompt: prompt.into(),
-            })
-            .to_vec()
+        [
+            ("20261201-b2", "fix the parser"),
+            ("20261130-a1", "write docs"),
+            ("20261129-a9", "Parse args"),
+        ]
+        .map(|(id, prompt)| SessionRow {
+            id: id.into(),
+            when: "2026-12-01 10:00".into(),
+            messages: 2,
+            first_prompt: prompt.into(),
+        })
+        .to_vec()
     }
 
     #[test]

@@ -34,7 +34,9 @@ impl HistorySearch {
 
     /// What the composer shows: the match, or the draft while nothing matches.
     pub fn shown<'a>(&'a self, history: &'a [String]) -> &'a str {
-        self.found.and_then(|i| history.get(i)).map_or(&self.draft, String::as_str)
+        self.found
+            .and_then(|i| history.get(i))
+            .map_or(&self.draft, String::as_str)
     }
 
     /// The composer's title while searching.
