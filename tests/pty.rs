@@ -145,6 +145,19 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Polls a tmux format (pane modes) until it reads `expected`.
+    fn wait_format(&self, format: &str, expected: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let value = self.format(format);
+            if value == expected {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{format} is {value}, not {expected}");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Polls the screen until `ready` holds (a deadline, not a fixed sleep).
     fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -964,11 +977,11 @@ fn copy_says_it_used_osc52_and_the_mouse_modes_are_restored() {
     tmux.text("/mouse");
     tmux.keys(&["Enter"]);
     tmux.wait_for("mouse reporting off", |s| s.contains("mouse reporting off"));
-    assert_eq!(tmux.format("#{mouse_standard_flag}#{mouse_sgr_flag}"), "00");
+    tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "00");
     tmux.text("/mouse");
     tmux.keys(&["Enter"]);
     tmux.wait_for("mouse reporting on", |s| s.contains("mouse reporting on"));
-    assert_eq!(tmux.format("#{mouse_standard_flag}#{mouse_sgr_flag}"), "11");
+    tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "11");
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
     assert_eq!(
