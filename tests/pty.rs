@@ -976,11 +976,13 @@ fn copy_says_it_used_osc52_and_the_mouse_modes_are_restored() {
     assert!(tmux.buffers().contains("Copy me."), "{}", tmux.buffers());
     tmux.text("/mouse");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("mouse reporting off", |s| s.contains("mouse reporting off"));
+    tmux.wait_for("mouse reporting off", |s| {
+        s.contains("mouse reporting off: drag selects")
+    });
     tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "00");
     tmux.text("/mouse");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("mouse reporting on", |s| s.contains("mouse reporting on"));
+    tmux.wait_for("mouse reporting on", |s| s.contains("mouse reporting on: the wheel"));
     tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "11");
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
