@@ -174,7 +174,7 @@ fn main() {
     terminal.draw(|f| view::draw(f, &mut app)).expect("draw");
     let mut times = Vec::new();
     for round in 0..10 {
-        let query = ["@mod42sub7rs", "@testsfile_9", "@docsmd", "@vendorlib1", "@core_src"][round % 5];
+        let query = ["@mod42sub7rs", "@testsfile_9", "@docsmd", "@vendorlib1", "@coresrcmod"][round % 5];
         for c in query.chars() {
             let t = Instant::now();
             app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));

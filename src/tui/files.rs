@@ -22,8 +22,17 @@ pub struct FileIndex {
     listed_at: Option<Instant>,
     pending: Option<mpsc::Receiver<Vec<String>>>,
     matcher: Matcher,
-    /// The previous query and the indices of the files it matched.
-    last: Option<(String, Vec<u32>)>,
+    /// Queries typed since the popup's query was last shortened past them, each extending the
+    /// one before: the files each matched and the best ones, so typing more re-scores only the
+    /// previous hits and Backspace returns to a cached answer.
+    cache: Vec<Cached>,
+}
+
+struct Cached {
+    query: String,
+    hits: Vec<u32>,
+    limit: usize,
+    best: Vec<String>,
 }
 
 impl FileIndex {
@@ -35,7 +44,7 @@ impl FileIndex {
             listed_at: None,
             pending: None,
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
-            last: None,
+            cache: Vec::new(),
         }
     }
 
@@ -107,7 +116,7 @@ impl FileIndex {
         self.pending = None;
         let changed = files != self.files;
         self.files = files;
-        self.last = None;
+        self.cache.clear();
         changed
     }
 
@@ -120,11 +129,20 @@ impl FileIndex {
                 .map(|f| (*f).clone())
                 .collect();
         }
+        while self.cache.last().is_some_and(|c| !query.starts_with(&c.query)) {
+            self.cache.pop();
+        }
+        if let Some(cached) = self.cache.last()
+            && cached.query == query
+            && cached.limit == limit
+        {
+            return cached.best.clone();
+        }
         let atom = Atom::new(query, CaseMatching::Smart, Normalization::Smart, AtomKind::Fuzzy, false);
-        // A query that extends the previous one can only match a subset of its hits.
-        let candidates: Vec<u32> = match self.last.take() {
-            Some((previous, hits)) if !previous.is_empty() && query.starts_with(&previous) => hits,
-            _ => (0..self.files.len() as u32).collect(),
+        // A query that extends an earlier one can only match a subset of its hits.
+        let candidates: Vec<u32> = match self.cache.last() {
+            Some(cached) => cached.hits.clone(),
+            None => (0..self.files.len() as u32).collect(),
         };
         let mut buf = Vec::new();
         let mut hits = Vec::new();
@@ -138,15 +156,24 @@ impl FileIndex {
                 scored.push((score, i));
             }
         }
-        self.last = Some((query.to_owned(), hits));
         let files = &self.files;
-        top(&mut scored, limit, |&(score, i)| {
+        let best: Vec<String> = top(&mut scored, limit, |&(score, i)| {
             let file = files[i as usize].as_str();
             (u16::MAX - score, file.len(), file)
         })
         .into_iter()
         .map(|&(_, i)| files[i as usize].clone())
-        .collect()
+        .collect();
+        if self.cache.last().is_some_and(|c| c.query == query) {
+            self.cache.pop();
+        }
+        self.cache.push(Cached {
+            query: query.to_owned(),
+            hits,
+            limit,
+            best: best.clone(),
+        });
+        best
     }
 }
 
@@ -205,6 +232,9 @@ mod tests {
             index.matches("cmod", 10).first().map(String::as_str),
             Some("src/config/mod.rs")
         );
+        // Typing on and deleting back gives the same answers (the second from the cache).
+        assert_eq!(index.matches("c", 10).len(), 5);
+        assert_eq!(index.matches("co", 10), co);
         assert_eq!(index.matches("", 2).len(), 2);
         assert!(index.matches("zzz", 10).is_empty());
     }
