@@ -145,6 +145,19 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// Polls a tmux format (pane modes) until it reads `expected`.
+    fn wait_format(&self, format: &str, expected: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let value = self.format(format);
+            if value == expected {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{format} is {value}, not {expected}");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Polls the screen until `ready` holds (a deadline, not a fixed sleep).
     fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -840,4 +853,172 @@ fn headless_tool_lines_start_on_their_own_line() {
         .unwrap_or_else(|| panic!("the text has a line of its own: {screen}"));
     assert!(lines[at + 1].starts_with("[read] x.txt — ok"), "{screen}");
     assert_eq!(lines[at + 2], "It holds x.", "{screen}");
+}
+
+#[test]
+fn readline_keys_history_search_across_sessions_and_the_editor() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First answer.", &[])));
+    // An "editor" that rewrites the file it is given.
+    let editor = sb.home.path().join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf 'written in the editor' > \"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let env = format!("EDITOR='{}' VISUAL=", editor.display());
+    let Some(tmux) = Tmux::start_in(&sb, &server, "readline", "", sb.project.path(), &env) else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("remember the parser bug");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("First answer.") && s.contains(" idle │"));
+
+    tmux.text("alpha beta gamma");
+    tmux.keys(&["C-w"]);
+    tmux.wait_for("Ctrl-W to delete a word", |s| {
+        s.contains("│alpha beta ") && !s.contains("gamma")
+    });
+    tmux.keys(&["C-a", "C-k"]);
+    tmux.wait_for("Ctrl-A Ctrl-K to empty the line", |s| {
+        s.contains("Ask brute to do something")
+    });
+    tmux.keys(&["C-y"]);
+    tmux.wait_for("Ctrl-Y to put it back", |s| s.contains("│alpha beta "));
+    tmux.keys(&["C-u"]);
+    tmux.keys(&["C-r"]);
+    tmux.text("parser");
+    tmux.wait_for("the history match", |s| {
+        s.contains("history search: parser") && s.contains("│remember the parser bug")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the search closed", |s| s.contains("Ask brute to do something"));
+
+    tmux.text("to be edited");
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("the editor's text back in the composer", |s| {
+        s.contains("│written in the editor") && !s.contains("to be edited")
+    });
+    assert!(tmux.alternate_on(), "back on the alternate screen after the editor");
+    // The first clears the composer.
+    tmux.keys(&["C-c", "C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    drop(tmux);
+
+    // A new session in the same project finds the prompt with Ctrl-R.
+    let Some(tmux) = Tmux::start(&sb, &server, "readline2") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.keys(&["C-r"]);
+    tmux.text("bug");
+    tmux.wait_for("the prompt of the earlier session", |s| {
+        s.contains("│remember the parser bug")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the search closed", |s| s.contains("Ask brute to do something"));
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn resume_picker_searches_and_switches() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("About the parser.", &[])));
+    sb.brute(&server).args(["-p", "look at the parser"]).assert().success();
+    server.push(Reply::sse(openai_sse("About the docs.", &[])));
+    sb.brute(&server).args(["-p", "write the docs"]).assert().success();
+    let Some(tmux) = Tmux::start(&sb, &server, "picker") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/resume");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the picker, newest first", |s| {
+        let docs = s.find("write the docs");
+        let parser = s.find("look at the parser");
+        s.contains("resume a session") && docs.is_some() && parser.is_some() && docs < parser
+    });
+    tmux.text("parser");
+    tmux.wait_for("the search to narrow", |s| {
+        s.contains("look at the parser") && !s.contains("write the docs")
+    });
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the resumed conversation", |s| {
+        s.contains("About the parser.") && s.contains("resumed session")
+    });
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn copy_says_it_used_osc52_and_the_mouse_modes_are_restored() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Copy me.", &[])));
+    // No display: the system clipboard is not tried, OSC 52 is.
+    let Some(tmux) = Tmux::start_in(&sb, &server, "copy", "", sb.project.path(), "DISPLAY= WAYLAND_DISPLAY=") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    assert_eq!(
+        tmux.format("#{mouse_standard_flag}#{mouse_sgr_flag}"),
+        "11",
+        "mouse reporting on"
+    );
+    tmux.text("say something");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Copy me.") && s.contains(" idle │"));
+    tmux.text("/copy");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the copy message", |s| s.contains("terminal's clipboard (OSC 52"));
+    assert!(!screen.contains("copied the last answer"), "{screen}");
+    assert!(tmux.buffers().contains("Copy me."), "{}", tmux.buffers());
+    tmux.text("/mouse");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("mouse reporting off", |s| {
+        s.contains("mouse reporting off: drag selects")
+    });
+    tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "00");
+    tmux.text("/mouse");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("mouse reporting on", |s| s.contains("mouse reporting on: the wheel"));
+    tmux.wait_format("#{mouse_standard_flag}#{mouse_sgr_flag}", "11");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    assert_eq!(
+        tmux.format("#{alternate_on}#{mouse_any_flag}#{mouse_standard_flag}#{mouse_sgr_flag}"),
+        "0000",
+        "every mode brute set is reset"
+    );
+}
+
+#[test]
+fn a_cr_pasted_text_keeps_its_lines() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let Some(tmux) = Tmux::start(&sb, &server, "paste") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    // tmux pastes a buffer with CR line breaks (its default), bracketed (-p).
+    let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+    let file = sb.home.path().join("paste.txt");
+    std::fs::write(&file, &text).unwrap();
+    let status = Command::new("tmux")
+        .args(["-L", &tmux.socket, "load-buffer", "-b", "big"])
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = Command::new("tmux")
+        .args(["-L", &tmux.socket, "paste-buffer", "-p", "-b", "big"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    tmux.wait_for("the placeholder with every line", |s| {
+        s.contains("[Pasted #1: 2000 lines")
+    });
+    tmux.keys(&["C-c", "C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }

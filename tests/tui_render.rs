@@ -141,7 +141,7 @@ fn tool_pane_collapsed_and_expanded() {
     let long: String = (1..=20).map(|i| format!("{i}\tline {i}\n")).collect();
     finished(&mut a, "1", "read", &long, false, 2);
     let collapsed = render(&mut a, 60, 14);
-    a.on_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::CONTROL));
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     let expanded = render(&mut a, 60, 26);
     insta::assert_snapshot!("collapsed", collapsed);
     insta::assert_snapshot!("expanded", expanded);
@@ -191,7 +191,7 @@ fn markdown_with_code_and_reasoning() {
         text: String::new(),
     });
     let collapsed = render(&mut a, 70, 26);
-    a.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    a.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
     insta::assert_snapshot!("reasoning_collapsed", collapsed);
     insta::assert_snapshot!("reasoning_shown", render(&mut a, 70, 28));
 }

@@ -137,7 +137,7 @@ fn diff_lines_are_red_and_green_in_write_and_patch_panes() {
         "-not a removal\n+not an addition\n",
         false,
     );
-    ctrl(&mut a, 'e');
+    ctrl(&mut a, 'o');
     let buf = render(&mut a, 40);
     let none = Modifier::empty();
     // write pane
@@ -207,10 +207,10 @@ fn reasoning_is_dimmed_and_the_answer_is_not() {
     });
     let dim = Modifier::ITALIC;
     let buf = render(&mut a, 12);
-    assert_style(&buf, "▸ thinking (2 lines, Ctrl-R shows)", Color::DarkGray, dim);
+    assert_style(&buf, "▸ thinking (2 lines, Ctrl-T shows)", Color::DarkGray, dim);
     assert_style(&buf, "Hello there.", Color::Reset, Modifier::empty());
     assert!(cells(&buf, "Hello there.").iter().all(|c| !c.modifier.contains(dim)));
-    ctrl(&mut a, 'r');
+    ctrl(&mut a, 't');
     let buf = render(&mut a, 12);
     for line in ["▾ thinking", "The user wants a greeting.", "Keep it short."] {
         assert_style(&buf, line, Color::DarkGray, dim);

@@ -6,11 +6,16 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use std::collections::VecDeque;
 
+use super::clipboard::Clipboard;
 use super::commands::COMMANDS;
 use super::composer::Composer;
 use super::confirm::{Confirm, ConfirmOutcome};
 use super::dialog::{Dialog, DialogOutcome};
+use super::files::FileIndex;
+use super::history::HistoryFile;
+use super::picker::{Picker, PickerOutcome, SessionRow};
 use super::sanitize::sanitize;
+use super::search::HistorySearch;
 use super::transcript::{Cached, Entry, NoticeKind, ToolPane, ToolStatus, ViewFlags};
 use crate::protocol::{Event, Op, RequestKind, Response, TodoItem, TurnOutcome, Usage};
 
@@ -19,8 +24,8 @@ use crate::protocol::{Event, Op, RequestKind, Response, TodoItem, TurnOutcome, U
 pub enum Action {
     Op(Op),
     Quit,
-    /// Put this text on the clipboard (OSC 52).
-    Copy(String),
+    /// Open `$EDITOR` on this text; its result replaces the composer's ([`App::edited`]).
+    Editor(String),
     /// Toggle mouse capture (wheel scrolling vs. the terminal's own selection).
     ToggleMouse,
     /// Clear and redraw the whole screen.
@@ -52,6 +57,18 @@ pub(super) fn effort_label(effort: Option<crate::provider::Effort>) -> &'static 
 pub struct Popup {
     pub items: Vec<(String, String)>,
     pub selected: usize,
+}
+
+/// Rows a popup shows at most; the rest scroll into view with the selection.
+pub const POPUP_ROWS: usize = 8;
+/// `@` completions offered (the popup scrolls through them).
+const FILE_MATCHES: usize = 50;
+
+impl Popup {
+    /// The index of the first item shown in `rows` rows, keeping the selection in view.
+    pub fn first_shown(&self, rows: usize) -> usize {
+        (self.selected + 1).saturating_sub(rows.max(1))
+    }
 }
 
 /// A dialog answering one request of the core.
@@ -93,11 +110,26 @@ pub struct App {
     /// keep the view still as output arrives.
     pub scroll_anchor: Option<(usize, usize)>,
     pub flags: ViewFlags,
-    pub files: Vec<String>,
+    pub files: FileIndex,
     pub tools: Vec<String>,
     pub todos: Vec<TodoItem>,
-    /// Saved sessions of this directory, one line each (for `/resume`).
-    pub sessions: Vec<String>,
+    /// Saved sessions of this directory, newest first (for `/resume`).
+    pub sessions: Vec<SessionRow>,
+    /// Lists the saved sessions again when `/resume` opens its picker.
+    pub list_sessions: Option<Box<dyn Fn() -> Vec<SessionRow>>>,
+    /// `/resume`'s picker, when open.
+    pub picker: Option<Picker>,
+    /// Ctrl-R's history search, when open.
+    pub search: Option<HistorySearch>,
+    /// Where prompts are kept across sessions (`None`: not kept).
+    pub history_file: Option<HistoryFile>,
+    /// Where `/copy` copies to.
+    pub clipboard: Box<dyn Clipboard>,
+    /// The id `/resume` asked for, taken as the current session when the history arrives.
+    resuming: Option<String>,
+    /// Prompts sent with large pastes: (the text sent, what the transcript shows instead).
+    sent_with_pastes: VecDeque<(String, String)>,
+    /// Whether the terminal reports the mouse (the wheel scrolls the transcript).
     pub mouse_captured: bool,
     ctrl_c_armed: bool,
     pub(super) last_answer: String,
@@ -113,6 +145,11 @@ pub struct App {
 
 impl App {
     pub fn new(session: SessionInfo, tools: Vec<String>, files: Vec<String>) -> Self {
+        Self::with_files(session, tools, FileIndex::new(files))
+    }
+
+    /// An app whose `@` completion uses `files` (listed in the background by the UI).
+    pub fn with_files(session: SessionInfo, tools: Vec<String>, files: FileIndex) -> Self {
         Self {
             entries: Vec::new(),
             composer: Composer::new(),
@@ -131,7 +168,14 @@ impl App {
             tools,
             todos: Vec::new(),
             sessions: Vec::new(),
-            mouse_captured: false,
+            list_sessions: None,
+            picker: None,
+            search: None,
+            history_file: None,
+            clipboard: Box::new(super::clipboard::SystemOrOsc52::new(std::io::sink(), false, false)),
+            resuming: None,
+            sent_with_pastes: VecDeque::new(),
+            mouse_captured: true,
             ctrl_c_armed: false,
             last_answer: String::new(),
             dirty: true,
@@ -225,7 +269,8 @@ impl App {
         match event {
             Event::TurnStarted { prompt } => {
                 self.busy = true;
-                self.push(Entry::User(sanitize(&prompt)));
+                let shown = self.shown_prompt(&prompt);
+                self.push(Entry::User(shown));
                 self.scroll = 0;
             }
             Event::RequestStarted { .. } => {}
@@ -354,7 +399,12 @@ impl App {
                 self.notice(NoticeKind::Info, format!("todo list:\n{}", rendered.trim_end()));
             }
             Event::Nested { parent_call_id, event } => self.on_nested(&parent_call_id, *event),
-            Event::HistoryReplaced { messages, todos, calls } => self.load_history(&messages, todos, &calls),
+            Event::HistoryReplaced { messages, todos, calls } => {
+                if let Some(id) = self.resuming.take() {
+                    self.session.session_id = Some(id);
+                }
+                self.load_history(&messages, todos, &calls);
+            }
         }
     }
 
@@ -388,7 +438,7 @@ impl App {
         self.todos = todos;
         for message in messages {
             match message {
-                Message::User { text } => self.push(Entry::User(sanitize(text))),
+                Message::User { text } => self.push(Entry::User(super::paste::shown(text))),
                 Message::Assistant { text, tool_calls, .. } => {
                     if !text.is_empty() {
                         self.push(Entry::Assistant(sanitize(text)));
@@ -478,7 +528,7 @@ impl App {
         } else if !self.modals.is_empty() {
             // A confirmation takes keys, not text.
         } else {
-            self.composer.paste(&sanitize(text));
+            self.composer.paste(&sanitize(&super::paste::line_breaks(text)));
             self.update_popup();
         }
         self.dirty = true;
@@ -495,15 +545,35 @@ impl App {
         if !self.modals.is_empty() {
             return self.modal_key(key);
         }
+        if self.picker.is_some() {
+            return self.picker_key(key);
+        }
+        if self.search.is_some() && self.search_key(key) {
+            return Vec::new();
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         match (key.code, ctrl) {
             (KeyCode::Char('l'), true) => return vec![Action::Redraw],
-            (KeyCode::Char('e'), true) => {
+            (KeyCode::Char('o'), true) => {
                 self.flags.expand_tools = !self.flags.expand_tools;
                 return Vec::new();
             }
-            (KeyCode::Char('r'), true) => {
+            (KeyCode::Char('t'), true) => {
                 self.flags.show_reasoning = !self.flags.show_reasoning;
                 return Vec::new();
+            }
+            (KeyCode::Char('r'), true) => {
+                self.popup = None;
+                let mut search = HistorySearch::new(self.composer.text());
+                search.refind(self.composer.history());
+                let shown = search.shown(self.composer.history()).to_owned();
+                self.composer.set(&shown);
+                self.search = Some(search);
+                return Vec::new();
+            }
+            (KeyCode::Char('g'), true) => {
+                self.popup = None;
+                return vec![Action::Editor(self.composer.text())];
             }
             (KeyCode::PageUp, _) => {
                 self.scroll_by(10);
@@ -542,9 +612,18 @@ impl App {
             KeyCode::Enter if newline => self.composer.newline(),
             KeyCode::Enter => return self.submit(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
-            KeyCode::Char('u') if ctrl => self.composer.clear(),
-            KeyCode::Char('a') if ctrl => self.composer.home(),
-            KeyCode::Char(c) if !ctrl => self.composer.insert_char(c),
+            KeyCode::Char('a') if ctrl => self.composer.home_or_up(),
+            KeyCode::Char('e') if ctrl => self.composer.end_or_down(),
+            KeyCode::Char('w') if ctrl => self.composer.kill_word_back(),
+            KeyCode::Char('u') if ctrl => self.composer.kill_to_start(),
+            KeyCode::Char('k') if ctrl => self.composer.kill_to_end(),
+            KeyCode::Char('y') if ctrl => self.composer.yank(),
+            KeyCode::Char('b') if alt => self.composer.word_left(),
+            KeyCode::Char('f') if alt => self.composer.word_right(),
+            KeyCode::Backspace if alt => self.composer.kill_word_back(),
+            KeyCode::Left if ctrl || alt => self.composer.word_left(),
+            KeyCode::Right if ctrl || alt => self.composer.word_right(),
+            KeyCode::Char(c) if !ctrl && !alt => self.composer.insert_char(c),
             KeyCode::Backspace => self.composer.backspace(),
             KeyCode::Delete => self.composer.delete(),
             KeyCode::Left => self.composer.left(),
@@ -587,6 +666,8 @@ impl App {
     /// composer, a second press quits.
     fn ctrl_c(&mut self) -> Vec<Action> {
         self.popup = None;
+        self.search = None;
+        self.picker = None;
         if !self.modals.is_empty() {
             return self.decline_all();
         }
@@ -735,9 +816,14 @@ impl App {
                 .map(|(name, help)| ((*name).to_owned(), (*help).to_owned()))
                 .collect()
         } else if let Some(query) = word.strip_prefix('@') {
-            fuzzy(&self.files, query)
+            if self.popup.is_none() {
+                // Opening: list again if stale, so files written since show up (off this thread).
+                self.files.refresh_if_stale();
+            }
+            self.files.poll();
+            self.files
+                .matches(query, FILE_MATCHES)
                 .into_iter()
-                .take(8)
                 .map(|f| (f, String::new()))
                 .collect()
         } else {
@@ -748,6 +834,144 @@ impl App {
         } else {
             Some(Popup { items, selected: 0 })
         };
+    }
+
+    /// How the transcript shows a prompt the core started a turn with: as it was in the
+    /// composer (paste placeholders kept), else whole unless huge.
+    fn shown_prompt(&mut self, prompt: &str) -> String {
+        if let Some(i) = self.sent_with_pastes.iter().position(|(sent, _)| sent == prompt)
+            && let Some((_, raw)) = self.sent_with_pastes.remove(i)
+        {
+            return sanitize(&raw);
+        }
+        super::paste::shown(prompt)
+    }
+
+    /// Keeps a sent prompt in the project's history file (for later sessions).
+    fn remember(&mut self, raw: &str) {
+        if let Some(file) = &self.history_file
+            && let Err(e) = file.append(raw)
+        {
+            tracing::warn!("prompt history {}: {e}", file.path().display());
+        }
+    }
+
+    /// The text `$EDITOR` left (`None`: the editor failed; the composer stays as it was).
+    pub fn edited(&mut self, result: Result<String, String>) {
+        match result {
+            Ok(text) => {
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                self.composer.set(text);
+            }
+            Err(why) => self.notice(NoticeKind::Error, format!("editor: {why}")),
+        }
+        self.dirty = true;
+    }
+
+    /// Keys while Ctrl-R's search is open; false when the key ends the search and should
+    /// then act as usual (arrows, Enter's send is not taken: Enter only accepts).
+    fn search_key(&mut self, key: KeyEvent) -> bool {
+        let Some(search) = self.search.as_mut() else {
+            return false;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let history = self.composer.history().to_vec();
+        match key.code {
+            KeyCode::Char('r') if ctrl => search.older(&history),
+            KeyCode::Char('g') if ctrl => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.composer.set(&draft);
+                return true;
+            }
+            KeyCode::Esc => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.composer.set(&draft);
+                return true;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                search.query.push(c);
+                search.refind(&history);
+            }
+            KeyCode::Backspace => {
+                search.query.pop();
+                search.refind(&history);
+            }
+            KeyCode::Enter => {
+                self.search = None;
+                return true;
+            }
+            _ => {
+                self.search = None;
+                return false;
+            }
+        }
+        let shown = search.shown(&history).to_owned();
+        self.composer.set(&shown);
+        true
+    }
+
+    /// The composer's title while a search runs.
+    pub fn composer_title(&self) -> Option<String> {
+        self.search.as_ref().map(HistorySearch::title)
+    }
+
+    /// Opens `/resume`'s picker, with the session list read again.
+    pub(super) fn open_picker(&mut self) {
+        if let Some(list) = &self.list_sessions {
+            self.sessions = list();
+        }
+        self.popup = None;
+        self.picker = Some(Picker::new(self.sessions.clone(), self.session.session_id.clone()));
+    }
+
+    /// Asks the core to resume session `id`.
+    pub(super) fn resume(&mut self, id: String) -> Vec<Action> {
+        self.resuming = Some(id.clone());
+        vec![Action::Op(Op::Resume { id })]
+    }
+
+    fn picker_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(picker) = self.picker.as_mut() else {
+            return Vec::new();
+        };
+        let outcome = match key.code {
+            KeyCode::Esc => PickerOutcome::Cancelled,
+            KeyCode::Up => {
+                picker.up();
+                PickerOutcome::Open
+            }
+            KeyCode::Down | KeyCode::Tab => {
+                picker.down();
+                PickerOutcome::Open
+            }
+            KeyCode::Backspace => {
+                picker.backspace();
+                PickerOutcome::Open
+            }
+            KeyCode::Enter => picker.enter(),
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                picker.type_char(c);
+                PickerOutcome::Open
+            }
+            _ => PickerOutcome::Open,
+        };
+        match outcome {
+            PickerOutcome::Open => Vec::new(),
+            PickerOutcome::Cancelled => {
+                self.picker = None;
+                Vec::new()
+            }
+            PickerOutcome::Resume(id) => {
+                self.picker = None;
+                if self.session.session_id.as_deref() == Some(id.as_str()) {
+                    self.notice(NoticeKind::Info, format!("already in session {id}"));
+                    return Vec::new();
+                }
+                self.resume(id)
+            }
+        }
     }
 
     /// Submits `text` as if typed and sent with Enter (the positional prompt of
@@ -764,11 +988,17 @@ impl App {
         let text = self.composer.text();
         if text.starts_with('/') && !text.contains('\n') {
             self.composer.submit();
+            self.remember(&text);
             return self.command(text.trim());
         }
         // While a turn runs the core queues it (shown above the composer); otherwise the turn
         // starts at once and shows the prompt when it does.
+        let raw = self.composer.text();
         let message = self.composer.submit();
+        self.remember(&raw);
+        if raw != message {
+            self.sent_with_pastes.push_back((message.clone(), raw));
+        }
         self.scroll = 0;
         if self.busy {
             self.queued.push(message.clone());
@@ -864,27 +1094,4 @@ fn question_key(dialog: &mut Dialog, key: KeyEvent) -> DialogOutcome {
         KeyCode::Enter => dialog.enter(),
         _ => DialogOutcome::Open,
     }
-}
-
-/// Files whose path contains the query's characters in order, best (shortest, earliest) first.
-pub fn fuzzy(files: &[String], query: &str) -> Vec<String> {
-    let query: Vec<char> = query.to_lowercase().chars().collect();
-    let mut scored: Vec<(usize, &String)> = files
-        .iter()
-        .filter_map(|file| {
-            let lower = file.to_lowercase();
-            let mut chars = lower.char_indices();
-            let mut first = None;
-            let mut last = 0;
-            for q in &query {
-                let (i, _) = chars.by_ref().find(|(_, c)| c == q)?;
-                first.get_or_insert(i);
-                last = i;
-            }
-            let spread = last - first.unwrap_or(0);
-            Some((spread * 4 + file.len(), file))
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().map(|(_, f)| f.clone()).collect()
 }

@@ -12,7 +12,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "take back the last turn: its file changes (and the conversation)",
     ),
     ("/redo", "re-apply what /undo took back"),
-    ("/resume", "list saved sessions, or switch: /resume ID"),
+    (
+        "/resume",
+        "pick a saved session to switch to, or /resume ID (a prefix will do)",
+    ),
     ("/clear", "start a new conversation"),
     (
         "/compact",
@@ -38,9 +41,20 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/todo", "show the todo list"),
     ("/copy", "copy the last answer to the clipboard"),
-    ("/mouse", "toggle mouse capture (wheel scrolling vs. text selection)"),
+    (
+        "/mouse",
+        "turn mouse reporting off or on (the wheel scrolls; Shift+drag selects)",
+    ),
     ("/quit", "leave brute"),
 ];
+
+/// The keys `/help` lists (the README's key table says the same).
+pub const HELP_KEYS: &str = "keys: Enter send (queued while a turn runs; Up on an empty composer takes it back) · Shift/Alt+Enter newline
+      Esc or Ctrl-C interrupt · Ctrl-C clears the composer; twice on an empty one quits · Ctrl-L redraw
+      Ctrl-A/E start/end of line · Alt-B/F word back/forward · Ctrl-W/U/K delete word/to start/to end · Ctrl-Y paste it back
+      Up/Down history · Ctrl-R search history · Ctrl-G edit in $EDITOR · @path mention a file
+      PgUp/PgDn or the mouse wheel scroll · Shift+drag selects text (/mouse turns reporting off)
+      Ctrl-O expand tool output · Ctrl-T show thinking";
 
 impl App {
     /// Runs a slash command typed in the composer.
@@ -48,11 +62,10 @@ impl App {
         let (name, arg) = line.split_once(' ').map_or((line, ""), |(n, a)| (n, a.trim()));
         match name {
             "/help" => {
-                let mut help = String::from(
-                    "keys: Enter send (queued while a turn runs; Up on an empty composer takes it back) · Shift/Alt+Enter newline\n      Esc or Ctrl-C interrupt · Ctrl-C clears the composer; twice on an empty one quits · Ctrl-L redraw\n      PgUp/PgDn scroll · Ctrl-E expand tool output · Ctrl-R show thinking · @path mention a file\ncommands:",
-                );
+                let mut help = String::from(HELP_KEYS);
+                help.push_str("\ncommands:");
                 for (command, text) in COMMANDS {
-                    help.push_str(&format!("\n  {command:<8} {text}"));
+                    help.push_str(&format!("\n  {command:<12} {text}"));
                 }
                 self.notice(NoticeKind::Info, help);
                 Vec::new()
@@ -68,18 +81,21 @@ impl App {
                 partial: arg.split_whitespace().any(|w| w == "partial"),
             })],
             "/resume" if arg.is_empty() => {
-                let list = if self.sessions.is_empty() {
-                    "(no saved sessions here)".to_owned()
-                } else {
-                    self.sessions.join("\n")
-                };
-                self.notice(
-                    NoticeKind::Info,
-                    format!("sessions (newest first; /resume ID switches):\n{list}"),
-                );
+                self.open_picker();
                 Vec::new()
             }
-            "/resume" => vec![Action::Op(Op::Resume { id: arg.to_owned() })],
+            "/resume" => {
+                if let Some(list) = &self.list_sessions {
+                    self.sessions = list();
+                }
+                match super::picker::resolve(&self.sessions, arg) {
+                    Ok(id) => self.resume(id),
+                    Err(why) => {
+                        self.notice(NoticeKind::Info, why);
+                        Vec::new()
+                    }
+                }
+            }
             "/clear" => vec![Action::Op(Op::Clear)],
             "/compact" => vec![Action::Op(Op::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_owned()),
@@ -187,18 +203,24 @@ impl App {
             "/copy" => {
                 if self.last_answer.is_empty() {
                     self.notice(NoticeKind::Info, "nothing to copy yet");
-                    Vec::new()
                 } else {
-                    self.notice(NoticeKind::Info, "copied the last answer to the clipboard");
-                    vec![Action::Copy(self.last_answer.clone())]
+                    let result = self.clipboard.copy(&self.last_answer);
+                    let message = super::clipboard::message(&result, "the last answer");
+                    let kind = if result.is_ok() {
+                        NoticeKind::Info
+                    } else {
+                        NoticeKind::Error
+                    };
+                    self.notice(kind, message);
                 }
+                Vec::new()
             }
             "/mouse" => {
                 self.mouse_captured = !self.mouse_captured;
                 let state = if self.mouse_captured {
-                    "captured: the wheel scrolls (Shift+drag selects)"
+                    "reporting on: the wheel scrolls the transcript (Shift+drag selects text)"
                 } else {
-                    "released: select text with the mouse"
+                    "reporting off: drag selects text; PgUp/PgDn scroll"
                 };
                 self.notice(NoticeKind::Info, format!("mouse {state}"));
                 vec![Action::ToggleMouse]

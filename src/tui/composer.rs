@@ -19,6 +19,10 @@ pub struct Composer {
     browsing: Option<usize>,
     draft: Option<String>,
     pastes: Vec<(String, String)>,
+    /// What Ctrl-W, Ctrl-U or Ctrl-K took last, for Ctrl-Y (consecutive kills add up).
+    killed: String,
+    /// Whether the previous edit was a kill (the next one appends to `killed`).
+    killing: bool,
 }
 
 impl Composer {
@@ -58,7 +62,19 @@ impl Composer {
             .map_or(self.lines[row].len(), |(i, _)| i)
     }
 
+    /// Replaces the history (loaded from the project's history file), oldest first.
+    pub fn set_history(&mut self, history: Vec<String>) {
+        self.history = history;
+        self.browsing = None;
+    }
+
+    /// The prompts sent, oldest first (for Ctrl-R).
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
     pub fn insert_char(&mut self, c: char) {
+        self.killing = false;
         let at = self.byte(self.row, self.col);
         self.lines[self.row].insert(at, c);
         self.col += 1;
@@ -92,6 +108,7 @@ impl Composer {
     }
 
     pub fn newline(&mut self) {
+        self.killing = false;
         let at = self.byte(self.row, self.col);
         let rest = self.lines[self.row].split_off(at);
         self.lines.insert(self.row + 1, rest);
@@ -100,6 +117,7 @@ impl Composer {
     }
 
     pub fn backspace(&mut self) {
+        self.killing = false;
         if self.col > 0 {
             let start = self.byte(self.row, self.col - 1);
             let end = self.byte(self.row, self.col);
@@ -114,6 +132,7 @@ impl Composer {
     }
 
     pub fn delete(&mut self) {
+        self.killing = false;
         let len = self.lines[self.row].chars().count();
         if self.col < len {
             let start = self.byte(self.row, self.col);
@@ -126,6 +145,7 @@ impl Composer {
     }
 
     pub fn left(&mut self) {
+        self.killing = false;
         if self.col > 0 {
             self.col -= 1;
         } else if self.row > 0 {
@@ -135,6 +155,7 @@ impl Composer {
     }
 
     pub fn right(&mut self) {
+        self.killing = false;
         if self.col < self.lines[self.row].chars().count() {
             self.col += 1;
         } else if self.row + 1 < self.lines.len() {
@@ -144,10 +165,12 @@ impl Composer {
     }
 
     pub fn home(&mut self) {
+        self.killing = false;
         self.col = 0;
     }
 
     pub fn end(&mut self) {
+        self.killing = false;
         self.col = self.lines[self.row].chars().count();
     }
 
@@ -223,6 +246,125 @@ impl Composer {
         text
     }
 
+    /// The current row's characters.
+    fn row_chars(&self) -> Vec<char> {
+        self.lines[self.row].chars().collect()
+    }
+
+    /// Alt-B: to the start of the word before the cursor (words are alphanumeric runs).
+    pub fn word_left(&mut self) {
+        let line = self.row_chars();
+        let mut col = self.col.min(line.len());
+        while col > 0 && !line[col - 1].is_alphanumeric() {
+            col -= 1;
+        }
+        while col > 0 && line[col - 1].is_alphanumeric() {
+            col -= 1;
+        }
+        self.col = col;
+        self.killing = false;
+    }
+
+    /// Alt-F: to the end of the word after the cursor.
+    pub fn word_right(&mut self) {
+        let line = self.row_chars();
+        let mut col = self.col.min(line.len());
+        while col < line.len() && !line[col].is_alphanumeric() {
+            col += 1;
+        }
+        while col < line.len() && line[col].is_alphanumeric() {
+            col += 1;
+        }
+        self.col = col;
+        self.killing = false;
+    }
+
+    /// Removes columns `from..to` of the current row into the kill buffer; `before` says the
+    /// text lies before earlier kills (Ctrl-W, Ctrl-U) rather than after them (Ctrl-K).
+    fn kill(&mut self, from: usize, to: usize, before: bool) {
+        let (start, end) = (self.byte(self.row, from), self.byte(self.row, to));
+        let taken: String = self.lines[self.row].drain(start..end).collect();
+        if !self.killing {
+            self.killed.clear();
+        }
+        if before {
+            self.killed.insert_str(0, &taken);
+        } else {
+            self.killed.push_str(&taken);
+        }
+        self.killing = true;
+        self.col = from;
+    }
+
+    /// Ctrl-W: kills the whitespace-separated word before the cursor (as readline's
+    /// `unix-word-rubout`); at the start of a row, joins it to the previous one.
+    pub fn kill_word_back(&mut self) {
+        if self.col == 0 {
+            self.killing = false;
+            self.backspace();
+            return;
+        }
+        let line = self.row_chars();
+        let mut col = self.col.min(line.len());
+        while col > 0 && line[col - 1].is_whitespace() {
+            col -= 1;
+        }
+        while col > 0 && !line[col - 1].is_whitespace() {
+            col -= 1;
+        }
+        self.kill(col, self.col, true);
+    }
+
+    /// Ctrl-U: kills from the start of the row to the cursor.
+    pub fn kill_to_start(&mut self) {
+        if self.col == 0 {
+            return;
+        }
+        self.kill(0, self.col, true);
+    }
+
+    /// Ctrl-K: kills from the cursor to the end of the row; at its end, joins the next row.
+    pub fn kill_to_end(&mut self) {
+        let len = self.lines[self.row].chars().count();
+        if self.col >= len {
+            if self.row + 1 < self.lines.len() {
+                let appending = self.killing;
+                self.delete();
+                if !appending {
+                    self.killed.clear();
+                }
+                self.killed.push('\n');
+                self.killing = true;
+            }
+            return;
+        }
+        self.kill(self.col, len, false);
+    }
+
+    /// Ctrl-Y: inserts what the last kill took.
+    pub fn yank(&mut self) {
+        let text = self.killed.clone();
+        self.insert_str(&text);
+    }
+
+    /// Ctrl-A: the start of the row, or of the previous row when already there.
+    pub fn home_or_up(&mut self) {
+        self.killing = false;
+        if self.col == 0 && self.row > 0 {
+            self.row -= 1;
+        }
+        self.col = 0;
+    }
+
+    /// Ctrl-E: the end of the row, or of the next row when already there.
+    pub fn end_or_down(&mut self) {
+        self.killing = false;
+        if self.col == self.lines[self.row].chars().count() && self.row + 1 < self.lines.len() {
+            self.row += 1;
+        }
+        self.end();
+    }
+
     /// The word ending at the cursor (for completion), with its start column.
     pub fn current_word(&self) -> (usize, String) {
         let line: Vec<char> = self.lines[self.row].chars().collect();
@@ -278,5 +420,66 @@ mod tests {
         assert_eq!(c.current_word(), (8, "@src/ma".to_owned()));
         c.replace_current_word("@src/main.rs ");
         assert_eq!(c.text(), "look at @src/main.rs ");
+    }
+
+    #[test]
+    fn readline_motions_kills_and_yank() {
+        let mut c = Composer::new();
+        c.insert_str("fix the parser.rs bug");
+        c.word_left();
+        assert_eq!(c.cursor(), (0, 18));
+        c.word_left();
+        c.word_left();
+        assert_eq!(c.cursor(), (0, 8), "`parser.rs` is two words");
+        c.word_right();
+        assert_eq!(c.cursor(), (0, 14));
+        // Ctrl-W takes the whitespace word before the cursor; twice in a row adds up.
+        c.end();
+        c.kill_word_back();
+        assert_eq!(c.text(), "fix the parser.rs ");
+        c.kill_word_back();
+        assert_eq!(c.text(), "fix the ");
+        c.yank();
+        assert_eq!(c.text(), "fix the parser.rs bug");
+        // Ctrl-U and Ctrl-K split the row at the cursor.
+        c.home();
+        c.word_right();
+        c.kill_to_end();
+        assert_eq!(c.text(), "fix");
+        c.kill_to_start();
+        assert!(c.is_empty());
+        c.yank();
+        assert_eq!(c.text(), "fix the parser.rs bug", "consecutive kills add up");
+        c.left();
+        c.kill_to_end();
+        c.yank();
+        c.yank();
+        assert_eq!(
+            c.text(),
+            "fix the parser.rs bugg",
+            "after other keys a kill starts afresh"
+        );
+        c.clear();
+        c.insert_str("fix");
+        // Ctrl-A / Ctrl-E move within the row, then to the neighbours'.
+        c.newline();
+        c.insert_str("ünïcode");
+        c.home_or_up();
+        assert_eq!(c.cursor(), (1, 0));
+        c.home_or_up();
+        assert_eq!(c.cursor(), (0, 0));
+        c.end_or_down();
+        assert_eq!(c.cursor(), (0, 3));
+        c.end_or_down();
+        assert_eq!(c.cursor(), (1, 7));
+        // Ctrl-K at the end of a row joins the next one; Ctrl-W at a row's start joins too.
+        c.home_or_up();
+        c.home_or_up();
+        c.end();
+        c.kill_to_end();
+        assert_eq!(c.text(), "fixünïcode");
+        c.newline();
+        c.kill_word_back();
+        assert_eq!(c.text(), "fixünïcode");
     }
 }

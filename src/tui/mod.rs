@@ -6,31 +6,39 @@
 //! conversation is printed to the normal screen so it stays in the scrollback.
 
 pub mod app;
+pub mod clipboard;
 pub mod commands;
 pub mod composer;
 pub mod confirm;
 pub mod dialog;
+pub mod editor;
 pub mod fatal;
+pub mod files;
+pub mod history;
 pub mod markdown;
 pub mod modal_view;
+pub mod modes;
+pub mod paste;
+pub mod picker;
 pub mod sanitize;
+pub mod search;
 pub mod transcript;
 pub mod view;
 pub mod wrap;
+
+#[cfg(test)]
+mod input_tests;
 
 use std::io::{Write, stdout};
 use std::path::Path;
 use std::time::Duration;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event as TermEvent,
-    EventStream, KeyEventKind, KeyboardEnhancementFlags, MouseEventKind, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    Event as TermEvent, EventStream, KeyEventKind, KeyboardEnhancementFlags, MouseEventKind,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
-use crossterm::terminal::{
-    self, BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
-};
-use crossterm::{cursor, execute};
+use crossterm::execute;
+use crossterm::terminal::{self, BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -42,8 +50,11 @@ use app::{Action, App, SessionInfo};
 
 /// Spinner frame interval while something runs.
 const TICK: Duration = Duration::from_millis(100);
-/// Files offered for `@` completion, at most.
-const MAX_FILES: usize = 20_000;
+/// How long to wait for the terminal to say which modes it had.
+const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The modes the terminal had before the UI started (restored on exit and from the panic hook).
+static SAVED_MODES: std::sync::Mutex<modes::Saved> = std::sync::Mutex::new(modes::Saved { alternate_scroll: None });
 
 /// Runs the interactive UI until the person quits; returns the exit code. `first_prompt`
 /// (`brute "prompt"`) is sent as if typed once the UI is up.
@@ -65,9 +76,21 @@ pub async fn run(
         session_id: started.session_id.clone(),
         effort: settings.reasoning_effort(),
     };
-    let mut app = App::new(info, started.tools.clone(), list_files(&place.cwd));
+    let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
     app.welcome();
     app.sessions = list_sessions(root);
+    let sessions_root = root.to_path_buf();
+    app.list_sessions = Some(Box::new(move || list_sessions(&sessions_root)));
+    if let Some(data_dir) = crate::config::paths::data_dir() {
+        let history = history::HistoryFile::new(&data_dir, root);
+        app.composer.set_history(history.load());
+        app.history_file = Some(history);
+    }
+    app.clipboard = Box::new(clipboard::SystemOrOsc52::new(
+        stdout(),
+        std::io::IsTerminal::is_terminal(&stdout()),
+        clipboard::has_display(),
+    ));
     for notice in started.notices.into_iter().chain(settings.untrusted_notice(root)) {
         app.notice(transcript::NoticeKind::Info, notice);
     }
@@ -84,10 +107,10 @@ pub async fn run(
         task: mut agent_task,
     } = started.handle;
 
-    let mut terminal = enter()?;
+    let mut terminal = enter(app.mouse_captured)?;
     let first = first_prompt.map(|text| app.submit_text(&text)).unwrap_or_default();
     let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx, first).await;
-    leave(app.mouse_captured);
+    leave();
     // Stop the turn the way Esc does (commands get TERM, then KILL after a grace), give it
     // that long to record its results, then drop what is left.
     let _ = ops_tx.send(Op::Interrupt);
@@ -131,13 +154,25 @@ async fn event_loop(
                     let _ = ops.send(op);
                 }
                 Action::Quit => return Ok(0),
-                Action::Copy(text) => copy_osc52(&text),
+                Action::Editor(text) => {
+                    // The editor owns the terminal meanwhile: no reader may take its keys.
+                    drop(input);
+                    leave();
+                    let result = editor::edit(&text);
+                    reenter(app.mouse_captured)?;
+                    terminal.clear()?;
+                    input = EventStream::new();
+                    app.edited(result);
+                }
                 Action::ToggleMouse => {
-                    let _ = if app.mouse_captured {
-                        execute!(stdout(), EnableMouseCapture)
+                    let mut out = stdout();
+                    let on = if app.mouse_captured {
+                        modes::MOUSE_ON
                     } else {
-                        execute!(stdout(), DisableMouseCapture)
+                        modes::MOUSE_OFF
                     };
+                    let _ = write!(out, "{on}");
+                    let _ = out.flush();
                 }
                 Action::Redraw => {
                     terminal.clear()?;
@@ -213,68 +248,46 @@ fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn enter() -> anyhow::Result<Term> {
+fn enter(mouse: bool) -> anyhow::Result<Term> {
     fatal::install();
     terminal::enable_raw_mode()?;
+    // Asked before the input reader starts, so the reply is not read as keys.
+    let saved = modes::Saved {
+        alternate_scroll: modes::query_alternate_scroll(QUERY_TIMEOUT),
+    };
+    if let Ok(mut modes) = SAVED_MODES.lock() {
+        *modes = saved;
+    }
+    reenter(mouse)?;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave();
+        previous(info);
+    }));
+    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
+}
+
+/// Sets the UI's modes (at start, and after `$EDITOR` returns).
+fn reenter(mouse: bool) -> anyhow::Result<()> {
+    terminal::enable_raw_mode()?;
     let mut out = stdout();
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
-    // Some terminals turn wheel turns into arrow keys on the alternate screen, which would
-    // page through the composer's history; the wheel scrolls after `/mouse` instead.
-    let _ = write!(out, "\u{1b}[?1007l");
+    modes::enter(&mut out, mouse)?;
     if terminal::supports_keyboard_enhancement().unwrap_or(false) {
         let _ = execute!(
             out,
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         );
     }
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        leave(true);
-        previous(info);
-    }));
-    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
+    Ok(())
 }
 
 /// Restores the terminal (idempotent; also called from the panic hook).
-fn leave(mouse: bool) {
+fn leave() {
     let mut out = stdout();
-    if mouse {
-        let _ = execute!(out, DisableMouseCapture);
-    }
-    let _ = execute!(
-        out,
-        PopKeyboardEnhancementFlags,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
+    let _ = execute!(out, PopKeyboardEnhancementFlags);
+    let saved = SAVED_MODES.lock().map(|m| *m).unwrap_or_default();
+    let _ = modes::leave(&mut out, saved);
     let _ = terminal::disable_raw_mode();
-}
-
-/// Puts `text` on the clipboard with OSC 52 (works over SSH in most terminals).
-fn copy_osc52(text: &str) {
-    let encoded = base64(text.as_bytes());
-    let mut out = stdout();
-    let _ = write!(out, "\u{1b}]52;c;{encoded}\u{7}");
-    let _ = out.flush();
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(TABLE[(n >> (18 - 6 * i) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn shorten_home(path: &Path) -> String {
@@ -289,44 +302,19 @@ fn shorten_home(path: &Path) -> String {
     }
 }
 
-/// This directory's saved sessions, for `/resume`.
-fn list_sessions(root: &Path) -> Vec<String> {
+/// This directory's saved sessions, newest first, for `/resume`.
+fn list_sessions(root: &Path) -> Vec<picker::SessionRow> {
     let Some(data_dir) = crate::config::paths::data_dir() else {
         return Vec::new();
     };
     crate::session::SessionStore::new(&data_dir, root)
         .list()
         .into_iter()
-        .map(|s| {
-            format!(
-                "{}  {}  {} messages  {}",
-                s.id,
-                crate::session::format_time(s.modified_ms),
-                s.messages,
-                s.first_prompt
-            )
+        .map(|s| picker::SessionRow {
+            when: crate::session::format_time(s.modified_ms),
+            id: s.id,
+            messages: s.messages,
+            first_prompt: sanitize::sanitize(&s.first_prompt),
         })
         .collect()
-}
-
-/// Project files for `@` completion (respecting .gitignore).
-fn list_files(root: &Path) -> Vec<String> {
-    ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .build()
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.display().to_string()))
-        .take(MAX_FILES)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_encodes() {
-        assert_eq!(super::base64(b"hello"), "aGVsbG8=");
-        assert_eq!(super::base64(b"hi!"), "aGkh");
-        assert_eq!(super::base64(b""), "");
-    }
 }

@@ -146,7 +146,7 @@ impl ToolPane {
             out.push(Line::from(vec![
                 bar(),
                 Span::styled(
-                    format!("… {} more lines (Ctrl-E expands)", body.len() - shown),
+                    format!("… {} more lines (Ctrl-O expands)", body.len() - shown),
                     Style::new().fg(Color::DarkGray),
                 ),
             ]));
@@ -157,7 +157,7 @@ impl ToolPane {
 
 /// What a collapsed edit pane shows: the tool's summary, then only the changed lines with
 /// [`DIFF_CONTEXT`] lines of context around them; the `---`/`+++` file headers and `@@` hunk
-/// headers are left out and a `⋯` marks skipped lines. Ctrl-E shows the whole diff.
+/// headers are left out and a `⋯` marks skipped lines. Ctrl-O shows the whole diff.
 pub fn diff_preview(result: &str) -> Vec<&str> {
     let lines: Vec<&str> = result.lines().collect();
     let header =
@@ -311,7 +311,7 @@ impl Entry {
                 let dim = Style::new().fg(Color::DarkGray).add_modifier(Modifier::ITALIC);
                 let count = text.lines().count();
                 if !flags.show_reasoning {
-                    return vec![Line::styled(format!("▸ thinking ({count} lines, Ctrl-R shows)"), dim)];
+                    return vec![Line::styled(format!("▸ thinking ({count} lines, Ctrl-T shows)"), dim)];
                 }
                 let mut out = vec![Line::styled("▾ thinking", dim)];
                 out.extend(text.lines().map(|l| Line::styled(format!("  {l}"), dim)));

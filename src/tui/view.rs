@@ -22,7 +22,10 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let area = frame.area();
     let composer_width = area.width.saturating_sub(2).max(1);
     let composer_lines = composer_rows(app, composer_width).len().clamp(1, MAX_COMPOSER_LINES);
-    let popup_height = app.popup.as_ref().map_or(0, |p| p.items.len().min(8) as u16);
+    let popup_height = app
+        .popup
+        .as_ref()
+        .map_or(0, |p| p.items.len().min(super::app::POPUP_ROWS) as u16);
     let queued_height = app.queued.len().min(MAX_QUEUED_LINES) as u16;
     let [transcript, queued, popup, composer, status] = Layout::vertical([
         Constraint::Min(1),
@@ -42,7 +45,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     match app.modals.front() {
         Some(Modal::Question { dialog, .. }) => draw_dialog(frame, dialog, app.modals.len(), dialog_area),
         Some(Modal::Confirm(confirm)) => draw_confirm(frame, confirm, app.modals.len(), dialog_area),
-        None => {}
+        None => {
+            if let Some(picker) = &app.picker {
+                picker.draw(frame, transcript);
+            }
+        }
     }
 }
 
@@ -137,11 +144,13 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
 
 fn draw_popup(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(popup) = &app.popup else { return };
+    let first = popup.first_shown(usize::from(area.height));
     let lines: Vec<Line<'_>> = popup
         .items
         .iter()
-        .take(usize::from(area.height))
         .enumerate()
+        .skip(first)
+        .take(usize::from(area.height))
         .map(|(i, (item, help))| {
             let style = if i == popup.selected {
                 Style::new().fg(Color::Black).bg(Color::Cyan)
@@ -169,7 +178,10 @@ fn composer_rows(app: &App, width: u16) -> Vec<Line<'static>> {
 
 fn draw_composer(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let border = if app.busy { Color::DarkGray } else { Color::Cyan };
-    let title = if app.busy {
+    let search_title = app.composer_title();
+    let title = if let Some(title) = search_title.as_deref() {
+        title
+    } else if app.busy {
         " running… Esc interrupts "
     } else {
         " message · Enter sends · Shift/Alt+Enter newline · / commands · @ files "
