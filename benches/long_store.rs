@@ -4,7 +4,9 @@
 //! - the store's size after 2,000 turns against the distinct content it holds;
 //! - `brute --continue` and `brute undo --list` on the 2,000-turn session (the real binary).
 //!
-//! Run: `cargo bench --bench long_store`.
+//! Run: `cargo bench --bench long_store` (`BENCH_DIR=/dev/shm` puts the trees and stores in
+//! memory: then what is measured is brute's own work, without the filesystem's; on ext4 a fast
+//! loop of creating and deleting files makes each new file slower to create for a while).
 
 use std::path::Path;
 use std::process::Command;
@@ -101,10 +103,18 @@ fn project_with_files(dir: &Path) {
     }
 }
 
+/// A temporary directory in `BENCH_DIR` (default: the system's temp dir).
+fn temp() -> tempfile::TempDir {
+    match std::env::var_os("BENCH_DIR") {
+        Some(dir) => tempfile::tempdir_in(dir).expect("temp dir"),
+        None => tempfile::tempdir().expect("temp dir"),
+    }
+}
+
 fn main() {
     // A fresh store: the reference for the big turn.
-    let fresh_project = tempfile::tempdir().expect("temp dir");
-    let fresh_data = tempfile::tempdir().expect("temp dir");
+    let fresh_project = temp();
+    let fresh_data = temp();
     project_with_files(fresh_project.path());
     let fresh_store = SessionStore::new(fresh_data.path(), fresh_project.path());
     let mut fresh = Recorder::new(
@@ -116,8 +126,8 @@ fn main() {
     fresh.begin_turn("first", 0).expect("checkpoint");
     let fresh_big = big_turn(&mut fresh, fresh_project.path(), "fresh");
 
-    let project = tempfile::tempdir().expect("temp dir");
-    let data = tempfile::tempdir().expect("temp dir");
+    let project = temp();
+    let data = temp();
     project_with_files(project.path());
     let store = SessionStore::new(data.path(), project.path());
     let mut recorder = Recorder::new(
