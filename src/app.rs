@@ -204,7 +204,7 @@ pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
     crate::agent::state::Access {
         policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, data_dir.as_deref()),
         yolo: settings.yolo,
-        sandbox_available: crate::sandbox::available().is_ok(),
+        sandbox_available: None,
         extra_roots,
         data_dir,
         rules,

@@ -38,8 +38,10 @@ pub struct Access {
     pub policy: crate::sandbox::Policy,
     /// `--yolo`: never ask.
     pub yolo: bool,
-    /// Commands can be confined here; without it every command needs an approval.
-    pub sandbox_available: bool,
+    /// Commands can be confined here; without it every command needs an approval. `None`:
+    /// found out when a command first needs it (the check starts a process, a few ms nobody
+    /// should wait for before the first request).
+    pub sandbox_available: Option<bool>,
     /// The project's writable extra roots (to rebuild the policy when the mode changes).
     pub extra_roots: Vec<PathBuf>,
     /// brute's data directory (writable to commands in workspace-write).
@@ -49,6 +51,14 @@ pub struct Access {
     /// Where "always allow in this project" approvals are saved (the person's data, keyed by
     /// the project; never the project itself).
     pub approvals_file: Option<PathBuf>,
+}
+
+impl Access {
+    /// Whether commands can be confined here (see [`Access::sandbox_available`]).
+    pub fn can_confine(&self) -> bool {
+        self.sandbox_available
+            .unwrap_or_else(|| crate::sandbox::available().is_ok())
+    }
 }
 
 impl AgentState {
@@ -72,7 +82,7 @@ impl AgentState {
                     &[],
                     None,
                 ),
-                sandbox_available: true,
+                sandbox_available: Some(true),
                 ..Access::default()
             }),
             approved: Mutex::default(),

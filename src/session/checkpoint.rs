@@ -336,7 +336,7 @@ pub struct Base<'a> {
 /// Marks a manifest stored as the changes from another (a whole one is plain JSON).
 const DELTA_MAGIC: &[u8] = b"brute-manifest-delta\n";
 /// Deltas on deltas stop here (a load reads at most this many objects).
-const MAX_DEPTH: u32 = 100;
+const MAX_DEPTH: u32 = 32;
 
 /// A manifest stored as the changes from `base`.
 #[derive(Serialize, Deserialize)]

@@ -37,7 +37,7 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
     if let Some(justification) = tool.escalation(args) {
         return Some(format!("it asks to run without the sandbox: {justification}"));
     }
-    if tool.runs_commands() && access.policy.confined() && !access.sandbox_available {
+    if tool.runs_commands() && access.policy.confined() && !access.can_confine() {
         return Some("no sandbox is available here, so the command would run unconfined".to_owned());
     }
     None

@@ -184,7 +184,7 @@ pub async fn run_process(
 /// approved to run unconfined (escalated, or approved because no sandbox is available here).
 pub fn command_policy(ctx: &ToolContext, unconfined: bool) -> crate::sandbox::Policy {
     let access = ctx.agent.access();
-    if unconfined || !access.sandbox_available {
+    if unconfined || !access.can_confine() {
         crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], None)
     } else {
         access.policy
