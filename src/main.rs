@@ -28,6 +28,11 @@ fn main() -> ExitCode {
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
     unsafe { brute::secrets::take_from_environment() };
     let cli = Cli::parse();
+    if cli.command.is_none() {
+        // A task or the UI: both ask whether commands can be confined before their first
+        // request.
+        brute::sandbox::check_in_background();
+    }
     // -C first, as `git -C`: everything after, relative paths included, starts there.
     if let Some(dir) = &cli.cd
         && let Err(error) = std::env::set_current_dir(dir)

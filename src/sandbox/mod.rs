@@ -137,8 +137,20 @@ where
     Ok(command)
 }
 
-/// Whether confined commands can run here, checked cheaply (no process is started): brute's
-/// binary for the init, Landlock in the kernel, and namespaces (root, or user namespaces).
+/// Starts [`available`]'s check on a thread, so the few ms its probe process takes overlap
+/// start-up instead of delaying the first request; a later call waits for it, not again.
+/// Call it only after keys are gone from the environment (the probe inherits it).
+pub fn check_in_background() {
+    let _ = std::thread::Builder::new()
+        .name("brute-sandbox-check".into())
+        .spawn(|| {
+            let _ = available();
+        });
+}
+
+/// Whether confined commands can run here: brute's binary for the init, Landlock in the
+/// kernel, namespaces (root, or user namespaces), and once per process a probe that runs
+/// `true` confined.
 pub fn available() -> Result<(), Unavailable> {
     if cfg!(not(target_os = "linux")) {
         return Err(Unavailable("this platform has no sandbox in brute yet".to_owned()));
