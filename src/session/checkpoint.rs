@@ -899,6 +899,20 @@ mod tests {
         };
         let (id2, depth2) = save_manifest_after(&objects, &m2, Some(base)).unwrap();
         assert_eq!((depth2, manifest_chain(&objects, &id2)), (0, vec![id2.clone()]));
+        // A delta whose base is gone (a damaged store) is an error naming the missing
+        // object, never a partial manifest.
+        let orphan = Delta {
+            base: "f".repeat(64),
+            depth: 1,
+            set: Manifest::new(),
+            del: Vec::new(),
+        };
+        let mut bytes = DELTA_MAGIC.to_vec();
+        serde_json::to_writer(&mut bytes, &orphan).unwrap();
+        let orphan = objects.put(&bytes).unwrap();
+        let error = load_manifest(&objects, &orphan).unwrap_err();
+        assert!(error.to_string().contains(&"f".repeat(64)), "{error}");
+        assert_eq!(manifest_chain(&objects, &orphan), [orphan.clone(), "f".repeat(64)]);
         // Deltas stop at MAX_DEPTH: then a whole one again.
         let base = Base {
             id: &id0,

@@ -235,4 +235,41 @@ mod tests {
         let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap().unwrap();
         assert_eq!(trimmed.sessions, 1);
     }
+
+    /// A session that names only a manifest stored as changes keeps the manifests those
+    /// changes are stored against: without them it could not be loaded, nor any undo done.
+    #[test]
+    fn a_manifest_stored_as_changes_keeps_its_base() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(project.path().join(format!("f{i}.txt")), format!("file {i}")).unwrap();
+        }
+        let store = SessionStore::new(data.path(), project.path());
+        let file = store.create().unwrap();
+        let id = file.id.clone();
+        let mut recorder = Recorder::new(store.clone(), file, &Default::default(), 1 << 20);
+        recorder.begin_turn("t", 0).unwrap();
+        std::fs::write(project.path().join("f0.txt"), "changed").unwrap();
+        recorder.end_turn(&[]).unwrap();
+        let (base, delta) = (recorder.turns[0].start.clone(), recorder.turns[0].end.clone().unwrap());
+        drop(recorder);
+        let objects = ObjectStore::new(data.path().join("objects"));
+        assert!(objects.get(&delta).unwrap().starts_with(b"brute-manifest-delta"));
+        // Only the changes are named on disk now.
+        let session = store.file_path(&id);
+        std::fs::write(
+            &session,
+            format!("{{\"type\":\"turn_end\",\"manifest\":\"{delta}\"}}\n"),
+        )
+        .unwrap();
+        prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        assert!(objects.contains(&delta) && objects.contains(&base), "the base survives");
+        assert_eq!(
+            super::super::checkpoint::manifest_chain(&objects, &delta),
+            [delta.clone(), base]
+        );
+    }
 }
