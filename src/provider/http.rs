@@ -272,17 +272,20 @@ impl HttpProvider {
         for (name, value) in self.endpoint.wire.headers() {
             builder = builder.header(*name, *value);
         }
-        if let Some(key) = &self.settings.api_key {
-            builder = match self.endpoint.auth {
-                Auth::Bearer => builder.bearer_auth(key),
-                Auth::Header(name) => builder.header(name, key),
-                Auth::None => builder,
-            };
-        }
+        builder = self.authorize(builder);
         if self.settings.stream {
             builder = builder.header("accept", "text/event-stream");
         }
         builder
+    }
+
+    /// Adds the key the way this provider takes it (every request to its base URL).
+    fn authorize(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match (&self.settings.api_key, self.endpoint.auth) {
+            (Some(key), Auth::Bearer) => builder.bearer_auth(key),
+            (Some(key), Auth::Header(name)) => builder.header(name, key),
+            _ => builder,
+        }
     }
 
     /// Sends once: returns the successful response or a classified error.
@@ -522,14 +525,10 @@ impl Provider for HttpProvider {
             let root = super::window::server_root(&self.settings.base_url)?;
             let asks = super::window::probes(model).map(|(path, body)| {
                 let url = format!("{root}{path}");
-                let builder = match &body {
+                let builder = self.authorize(match &body {
                     Some(body) => self.client.post(url).json(body),
                     None => self.client.get(url),
-                };
-                let builder = match (&self.settings.api_key, self.endpoint.auth) {
-                    (Some(key), Auth::Bearer) => builder.bearer_auth(key),
-                    _ => builder,
-                };
+                });
                 async move {
                     let mut response = builder.send().await.ok()?.error_for_status().ok()?;
                     // The answer is a few KB; a server sending more is not one to believe.
