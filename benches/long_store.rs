@@ -10,22 +10,16 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use brute::provider::Message;
+
+mod support;
 use brute::session::{Recorder, SessionStore};
+use support::{median, ms, old_project, source_file};
 
 const TURNS: usize = 2000;
 const FILES: usize = 500;
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// Bytes and files under `dir`.
 fn usage(dir: &Path) -> (u64, usize) {
@@ -85,24 +79,6 @@ fn big_turn(recorder: &mut Recorder, project: &Path, tag: &str) -> Duration {
     spent
 }
 
-fn project_with_files(dir: &Path) {
-    let old = SystemTime::now() - Duration::from_secs(3600);
-    for i in 0..FILES {
-        let path = dir.join(format!("src/m{:02}/f{i:04}.rs", i / 50));
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(
-            &path,
-            format!("// file {i}\n{}", "pub fn f() -> u32 { 42 }\n".repeat(40)),
-        )
-        .expect("write");
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_modified(old))
-            .expect("mtime");
-    }
-}
-
 /// A temporary directory in `BENCH_DIR` (default: the system's temp dir).
 fn temp() -> tempfile::TempDir {
     match std::env::var_os("BENCH_DIR") {
@@ -115,7 +91,7 @@ fn main() {
     // A fresh store: the reference for the big turn.
     let fresh_project = temp();
     let fresh_data = temp();
-    project_with_files(fresh_project.path());
+    old_project(fresh_project.path(), FILES, 50);
     let fresh_store = SessionStore::new(fresh_data.path(), fresh_project.path());
     let mut fresh = Recorder::new(
         fresh_store.clone(),
@@ -128,7 +104,7 @@ fn main() {
 
     let project = temp();
     let data = temp();
-    project_with_files(project.path());
+    old_project(project.path(), FILES, 50);
     let store = SessionStore::new(data.path(), project.path());
     let mut recorder = Recorder::new(
         store.clone(),
@@ -153,7 +129,7 @@ fn main() {
                 let i = (n * 3 + k) % FILES;
                 let text = format!("// file {i}, turn {n}\n{}", "pub fn f() -> u32 { 43 }\n".repeat(40));
                 distinct += text.len() as u64;
-                std::fs::write(project.path().join(format!("src/m{:02}/f{i:04}.rs", i / 50)), text).expect("edit");
+                std::fs::write(project.path().join(source_file(i, 50)), text).expect("edit");
             }
         });
         times.push(spent);

@@ -5,40 +5,19 @@
 //!
 //! Run: `cargo bench --bench sessions`.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Instant;
 
 use brute::provider::{Message, ToolCall};
 use brute::session::{Record, Recorder, SessionStore};
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+mod support;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
+use support::{median, ms, old_project, source_file};
 
 fn main() {
     let project = tempfile::tempdir().expect("temp dir");
     let data = tempfile::tempdir().expect("temp dir");
-    let old = SystemTime::now() - Duration::from_secs(3600);
-    for i in 0..10_000 {
-        let dir = project.path().join(format!("src/module{:03}", i / 100));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let path = dir.join(format!("file{i:05}.rs"));
-        std::fs::write(
-            &path,
-            format!("// file {i}\n{}", "pub fn f() -> u32 { 42 }\n".repeat(40)),
-        )
-        .expect("write");
-        // Real projects' files are not all brand new (new files are re-read to be safe).
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_modified(old))
-            .expect("mtime");
-    }
+    old_project(project.path(), 10_000, 100);
     let store = SessionStore::new(data.path(), project.path());
     let mut recorder = Recorder::new(
         store.clone(),
@@ -53,7 +32,7 @@ fn main() {
     for turn in 0..10 {
         for k in 0..3 {
             std::fs::write(
-                project.path().join(format!("src/module000/file{:05}.rs", turn * 3 + k)),
+                project.path().join(source_file(turn * 3 + k, 100)),
                 format!("changed {turn}"),
             )
             .expect("edit");

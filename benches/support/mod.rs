@@ -1,0 +1,39 @@
+//! What the session benches share: timing helpers and a project of old Rust files.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// The path of source file `i` in a project made by [`old_project`] with `per_dir` files a
+/// directory.
+pub fn source_file(i: usize, per_dir: usize) -> String {
+    format!("src/m{:03}/f{i:05}.rs", i / per_dir)
+}
+
+/// Writes `files` source files of about 1 KB under `dir`, their mtimes an hour old: real
+/// projects' files are not all brand new, and new files are re-read to be safe.
+pub fn old_project(dir: &Path, files: usize, per_dir: usize) {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    for i in 0..files {
+        let path = dir.join(source_file(i, per_dir));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(
+            &path,
+            format!("// file {i}\n{}", "pub fn f() -> u32 { 42 }\n".repeat(40)),
+        )
+        .expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("mtime");
+    }
+}
