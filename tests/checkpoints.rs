@@ -480,3 +480,31 @@ fn links_to_special_files_are_kept_as_links_and_never_read() {
         moved.describe("undid")
     );
 }
+
+/// A directory the turn made, replaced by a link out of the project afterwards: undo never
+/// deletes or writes through it, forced or not; the outside tree is untouched.
+#[test]
+fn undo_never_goes_through_a_directory_that_became_a_link() {
+    let p = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("new.txt"), "outside, not the agent's\n").unwrap();
+    let mut recorder = p.recorder();
+    recorder.begin_turn("make sub", 0).unwrap();
+    p.write("sub/new.txt", "made by the turn\n");
+    recorder.end_turn(&[]).unwrap();
+    std::fs::remove_dir_all(p.root().join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.root().join("sub")).unwrap();
+    let mut history = Vec::new();
+    let moved = recorder.undo(&mut history, false, true, false).unwrap().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("new.txt")).unwrap(),
+        "outside, not the agent's\n",
+        "{}",
+        moved.describe("undid")
+    );
+    assert!(
+        moved.report.conflicts.contains(&"sub/new.txt".to_owned()),
+        "{:?}",
+        moved.report
+    );
+}
