@@ -1022,3 +1022,57 @@ fn a_cr_pasted_text_keeps_its_lines() {
     tmux.keys(&["C-c", "C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+/// `notify = "osc9"`: a turn that ends while the terminal is not focused writes an OSC 9
+/// notification; focus reporting is on while the UI runs and off after. The pane's raw output
+/// is captured with `pipe-pane`; focus changes are the reports a terminal sends (`CSI O`/`CSI I`).
+#[test]
+fn a_turn_ending_unfocused_sends_the_notification_the_setting_names() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First, while you look.", &[])));
+    server.push(Reply::sse(openai_sse("Second, while you are away.", &[])));
+    let config = sb.home.path().join("notify-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "retry_base_ms = 1\nnotify = \"osc9\"\n").unwrap();
+    let env = format!("BRUTE_CONFIG_DIR='{}'", config.display());
+    let Some(tmux) = Tmux::start_in(&sb, &server, "notify", "", sb.project.path(), &env) else {
+        return;
+    };
+    let raw = sb.home.path().join("pane-output");
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    let piped = Command::new("tmux")
+        .args(["-L", &tmux.socket, "pipe-pane", "-o"])
+        .arg(format!("cat >> '{}'", raw.display()))
+        .status()
+        .unwrap();
+    assert!(piped.success());
+    let notification = "\x1b]9;brute: the turn is done\x07";
+    let output = || String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).into_owned();
+
+    tmux.text("one");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("First, while you look.") && s.contains(" idle │")
+    });
+
+    tmux.keys(&["-H", "1b", "5b", "4f"]); // focus lost
+    tmux.text("two");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("Second, while you are away.") && s.contains(" idle │")
+    });
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    let all = output();
+    assert_eq!(
+        all.matches(notification).count(),
+        1,
+        "one notification, for the unfocused turn only: {all:?}"
+    );
+    let focus_off = all.rfind("\x1b[?1004l");
+    assert!(
+        focus_off.is_some_and(|off| off > all.find(notification).unwrap_or(usize::MAX)),
+        "focus reporting turned off on exit: {all:?}"
+    );
+}

@@ -135,8 +135,12 @@ pub struct App {
     pub(super) last_answer: String,
     /// Set when something changed and the screen must be redrawn.
     pub dirty: bool,
-    /// An approval waits: ring the terminal bell once, for a person in another window.
-    pub bell: bool,
+    /// What to write to call the person (a bell, OSC 9), taken by the terminal loop.
+    pub notification: Option<String>,
+    /// How the person is called (the `notify` setting).
+    pub notify: super::notify::Notify,
+    /// Whether the terminal has focus (as far as it reports; assumed until it says otherwise).
+    pub focused: bool,
     /// The context used by the last request (tokens) and the window, when reported.
     pub context: Option<(u64, Option<u64>)>,
     /// What the session cost so far (USD), when the model's price is known.
@@ -179,7 +183,9 @@ impl App {
             ctrl_c_armed: false,
             last_answer: String::new(),
             dirty: true,
-            bell: false,
+            notification: None,
+            notify: super::notify::Notify::default(),
+            focused: true,
             context: None,
             cost_usd: None,
         }
@@ -388,6 +394,7 @@ impl App {
                 self.busy = false;
                 self.running_tools = 0;
                 self.last_answer = text;
+                self.call_person(super::notify::Reason::TurnFinished);
                 match outcome {
                     TurnOutcome::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
                     TurnOutcome::MaxTurns | TurnOutcome::Done | TurnOutcome::Error => {}
@@ -408,9 +415,23 @@ impl App {
         }
     }
 
+    /// Queues the bell or notification for `reason`, if the setting and the focus call for one.
+    fn call_person(&mut self, reason: super::notify::Reason) {
+        if let Some(sequence) = self.notify.sequence(reason, self.focused) {
+            self.notification = Some(sequence);
+        }
+    }
+
+    /// The terminal gained or lost focus (`?1004` reports).
+    pub fn on_focus(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
     /// Opens the dialog for a request (queued behind any already open).
     fn open_request(&mut self, id: String, kind: RequestKind) {
-        self.bell |= matches!(kind, RequestKind::Approval { .. });
+        if matches!(kind, RequestKind::Approval { .. }) {
+            self.call_person(super::notify::Reason::ApprovalWaiting);
+        }
         let modal = match &kind {
             RequestKind::Question { questions } if !questions.is_empty() => Modal::Question {
                 id,
