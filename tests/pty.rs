@@ -1076,3 +1076,66 @@ fn a_turn_ending_unfocused_sends_the_notification_the_setting_names() {
         "focus reporting turned off on exit: {all:?}"
     );
 }
+
+/// `/diff` shows what the last turn changed, from the checkpoints (the project is no git
+/// repository); `/diff session` shows every turn's changes.
+#[test]
+fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("notes.txt"), "old line\n").unwrap();
+    let server = MockServer::start();
+    let write = |id: &str, path: &str, content: &str| {
+        (
+            id.to_owned(),
+            serde_json::json!({"file_path": path, "content": content}).to_string(),
+        )
+    };
+    let (first, first_args) = write("w1", "notes.txt", "new line\n");
+    server.push(Reply::sse(openai_sse("", &[(&first, "write", &first_args)])));
+    server.push(Reply::sse(openai_sse("Notes updated.", &[])));
+    let (second, second_args) = write("w2", "added.txt", "brand new\n");
+    server.push(Reply::sse(openai_sse("", &[(&second, "write", &second_args)])));
+    server.push(Reply::sse(openai_sse("File added.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "diff") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/diff");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the empty notice", |s| {
+        s.contains("/diff: no turn has changed anything yet")
+    });
+    tmux.text("update the notes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("Notes updated.") && s.contains(" idle │")
+    });
+    tmux.text("add a file");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("File added.") && s.contains(" idle │")
+    });
+    tmux.keys(&["C-l"]);
+    tmux.text("/diff");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the last turn's diff", |s| {
+        s.contains("diff of turn 2 (\"add a file\"): 1 file(s) changed")
+    });
+    let shown = &screen[screen.find("diff of turn 2").unwrap_or(0)..];
+    assert!(
+        shown.contains("+++ b/added.txt\n") || shown.contains("+++ b/added.txt "),
+        "{shown}"
+    );
+    assert!(shown.contains("+brand new"), "{shown}");
+    assert!(!shown.contains("notes.txt"), "only the last turn: {shown}");
+    tmux.text("/diff session");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session's diff", |s| {
+        s.contains("diff of turns 1–2 of this session: 2 file(s) changed")
+    });
+    let shown = &screen[screen.find("diff of turns 1–2").unwrap_or(0)..];
+    assert!(shown.contains("-old line") && shown.contains("+new line"), "{shown}");
+    assert!(shown.contains("+brand new"), "{shown}");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

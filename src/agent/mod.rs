@@ -132,9 +132,15 @@ impl Inbox {
                 }
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => apply_setting(op, state, events),
-            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } | Op::Compact { .. } => {
+            Op::Undo { .. }
+            | Op::Redo { .. }
+            | Op::Clear
+            | Op::Resume { .. }
+            | Op::Compact { .. }
+            | Op::Diff { .. } => {
                 let what = match op {
                     Op::Undo { .. } => "/undo",
+                    Op::Diff { .. } => "/diff",
                     Op::Redo { .. } => "/redo",
                     Op::Clear => "/clear",
                     Op::Compact { .. } => "/compact",

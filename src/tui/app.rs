@@ -386,6 +386,11 @@ impl App {
             }
             Event::Usage { usage } => self.usage.add(usage),
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
+            Event::Diff { title, diff, files } => self.push(Entry::Diff {
+                title: sanitize(&title),
+                diff: sanitize(&diff),
+                files,
+            }),
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
                 if let Some(last) = self.entries.last_mut() {

@@ -13,6 +13,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/redo", "re-apply what /undo took back"),
     (
+        "/diff",
+        "what the last turn changed in your files (/diff session: the whole session)",
+    ),
+    (
         "/resume",
         "pick a saved session to switch to, or /resume ID (a prefix will do)",
     ),
@@ -96,6 +100,14 @@ impl App {
                     }
                 }
             }
+            "/diff" => match arg {
+                "" | "turn" => vec![Action::Op(Op::Diff { session: false })],
+                "session" => vec![Action::Op(Op::Diff { session: true })],
+                _ => {
+                    self.notice(NoticeKind::Info, "usage: /diff [session]");
+                    Vec::new()
+                }
+            },
             "/clear" => vec![Action::Op(Op::Clear)],
             "/compact" => vec![Action::Op(Op::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_owned()),
