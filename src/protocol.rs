@@ -49,6 +49,11 @@ pub enum Op {
     SetEffort { effort: Option<crate::provider::Effort> },
     /// Compact the conversation now (`/compact [focus]`).
     Compact { focus: Option<String> },
+    /// Run a shell command the person typed (`!command` in the UI) as a turn of its own:
+    /// through the `shell` tool's sandbox, rules and approvals, shown in a tool pane, its
+    /// output added to the conversation as the person's message, and its file changes
+    /// checkpointed like any turn's (so `/undo` takes them back).
+    RunCommand { command: String },
     /// Show what the last turn changed in the tree (with `session`, every turn not undone),
     /// from the checkpoints: answered with [`Event::Diff`] or a notice.
     Diff {

@@ -1139,3 +1139,67 @@ fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+/// `!command` runs the command through the shell tool (a pane like the model's), adds its
+/// output to the conversation as the person's message, and is a turn of its own: `/undo`
+/// takes back the file it made.
+#[test]
+fn bang_command_runs_in_a_pane_reaches_the_model_and_undoes() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("You made a file.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "bang") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("!echo from-the-person > made.txt && echo wrote-it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the command's pane", |s| {
+        s.contains("› !echo from-the-person > made.txt") && s.contains("wrote-it") && s.contains(" idle │")
+    });
+    assert_eq!(
+        std::fs::read_to_string(sb.project.path().join("made.txt")).unwrap(),
+        "from-the-person\n"
+    );
+    assert!(server.requests().is_empty(), "a !command asks no model");
+    tmux.text("what did I do?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| {
+        s.contains("You made a file.") && s.contains(" idle │")
+    });
+    let body = &server.requests()[0].body;
+    let messages = body["messages"].as_array().unwrap();
+    let texts: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "I ran this command myself:\n$ echo from-the-person > made.txt && echo wrote-it\nwrote-it",
+            "what did I do?"
+        ],
+        "{body}"
+    );
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo dialog", |s| s.contains("Undo the last turn"));
+    tmux.keys(&["y"]);
+    tmux.wait_for("the undo report", |s| s.contains("undid turn"));
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second undo dialog", |s| {
+        s.contains("Undo the last turn") && s.contains("deleted made.txt")
+    });
+    tmux.keys(&["y"]);
+    tmux.wait_for("the second undo report", |s| {
+        s.contains("undid turn 1 (\"!echo from-the-person")
+    });
+    assert!(
+        !sb.project.path().join("made.txt").exists(),
+        "undoing the !command's turn removes the file it made"
+    );
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

@@ -141,6 +141,16 @@ impl Conversation {
             }
             Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Diff { session } => self.show_diff(session),
+            Op::RunCommand { command } => {
+                self.agent
+                    .run_command_in(command, &mut self.ops, &mut self.inbox, CancellationToken::new())
+                    .await;
+                for (id, response) in std::mem::take(&mut self.inbox.unclaimed) {
+                    self.answered(&id, response);
+                }
+                // Prompts typed while it ran wait in the queue like behind any turn.
+                self.run_queue().await;
+            }
             Op::Shutdown => self.inbox.shutdown = true,
         }
     }

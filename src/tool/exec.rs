@@ -63,6 +63,9 @@ pub struct Executor {
 /// A started call; [`PendingCall::finish`] yields its record.
 pub struct PendingCall {
     call: ToolCall,
+    /// The result goes to the session file as a tool result (not for a command the person
+    /// ran: its output becomes their message).
+    recorded: bool,
     started: Instant,
     handle: Option<JoinHandle<CallRecord>>,
     ready: Option<CallRecord>,
@@ -145,6 +148,18 @@ impl Executor {
     /// Starts one call. Must be called in the model's call order: that order decides the
     /// queue position of calls on the same file.
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
+        self.start_call(call, cancel, true)
+    }
+
+    /// Starts a call the person made (`!command`): run and shown like the model's calls, but
+    /// its result is not recorded as a tool result, since no assistant message asked for it
+    /// (the caller records the person's message that carries the output).
+    pub fn start_for_person(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
+        self.start_call(call, cancel, false)
+    }
+
+    fn start_call(&self, call: &ToolCall, cancel: &CancellationToken, recorded: bool) -> PendingCall {
+        let sink = if recorded { self.sink.clone() } else { None };
         self.announce(call);
         let started = Instant::now();
         let display = self.display_of(call);
@@ -152,9 +167,10 @@ impl Executor {
             Ok(prepared) => prepared,
             Err(error) => {
                 let record = failed(call, &error, started, display);
-                self.report(&record);
+                publish(&self.events, sink.as_ref(), &record);
                 return PendingCall {
                     call: call.clone(),
+                    recorded,
                     started,
                     handle: None,
                     ready: Some(record),
@@ -179,7 +195,6 @@ impl Executor {
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();
-        let sink = self.sink.clone();
         let call_for_task = call.clone();
         let handle = tokio::spawn(async move {
             let outcome = AssertUnwindSafe(tool.call(args, &ctx)).catch_unwind().await;
@@ -236,6 +251,7 @@ impl Executor {
         });
         PendingCall {
             call: call.clone(),
+            recorded,
             started,
             handle: Some(handle),
             ready: None,
@@ -264,6 +280,11 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
 }
 
 impl PendingCall {
+    fn report(&self, executor: &Executor, record: &CallRecord) {
+        let sink = if self.recorded { executor.sink.as_ref() } else { None };
+        publish(&executor.events, sink, record);
+    }
+
     /// Waits for the call. After `cancel` fires, the tool gets a short grace period to stop
     /// by itself (shell kills its process group and reports the output so far); a tool that
     /// does not is abandoned with an `Interrupted` result.
@@ -296,7 +317,7 @@ impl PendingCall {
                     self.started,
                     executor.display_of(&self.call),
                 );
-                executor.report(&record);
+                self.report(executor, &record);
                 record
             }
             None => {
@@ -307,7 +328,7 @@ impl PendingCall {
                     self.started,
                     executor.display_of(&self.call),
                 );
-                executor.report(&record);
+                self.report(executor, &record);
                 record
             }
         }

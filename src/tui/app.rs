@@ -1017,6 +1017,16 @@ impl App {
             self.remember(&text);
             return self.command(text.trim());
         }
+        // `!command`: the core runs it with the shell tool as a turn of its own (refused with
+        // a notice while a turn runs).
+        if let Some(command) = text.strip_prefix('!').map(str::trim).filter(|c| !c.is_empty()) {
+            let command = command.to_owned();
+            self.composer.submit();
+            self.remember(&text);
+            self.scroll = 0;
+            self.busy = true;
+            return vec![Action::Op(Op::RunCommand { command })];
+        }
         // While a turn runs the core queues it (shown above the composer); otherwise the turn
         // starts at once and shows the prompt when it does.
         let raw = self.composer.text();
