@@ -392,6 +392,14 @@ pub fn build_agent_with(
         let model = settings.model.value.clone();
         agent = agent.with_window_probe(runtime.spawn(async move { provider.context_window(&model).await }));
     }
+    let mut found_commands = crate::agent::commands::discover(&crate::agent::commands::dirs(
+        root,
+        config_dir.as_deref(),
+        home.as_deref(),
+    ));
+    found_commands.project_trusted = crate::config::trust::check(root) == crate::config::trust::Trust::Trusted;
+    notices.append(&mut found_commands.notices);
+    agent = agent.with_commands(Arc::new(found_commands));
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()
@@ -443,6 +451,8 @@ pub struct Started {
     pub handle: crate::agent::conversation::Handle,
     pub notices: Vec<String>,
     pub tools: Vec<String>,
+    /// Custom slash commands as `(/name, description)`.
+    pub commands: Vec<(String, String)>,
     pub provider: String,
     pub session_id: Option<String>,
 }
@@ -465,6 +475,7 @@ pub fn start(
     let mut notices = built.notices;
     let agent = built.agent;
     let tools = agent.tool_names();
+    let commands = agent.command_listing();
     let provider = agent.provider_name().to_owned();
     let session_id = agent.session_id();
     if !agent.history().is_empty() {
@@ -496,6 +507,7 @@ pub fn start(
         handle: conversation.spawn(ops),
         notices,
         tools,
+        commands,
         provider,
         session_id,
     })

@@ -3,6 +3,7 @@
 
 pub mod adapter;
 pub mod approve;
+pub mod argv;
 pub mod capture;
 pub mod command;
 pub mod exec;

@@ -77,6 +77,7 @@ pub async fn run(
         effort: settings.reasoning_effort(),
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
+    app.custom_commands = started.commands.clone();
     app.welcome();
     app.sessions = list_sessions(root);
     let sessions_root = root.to_path_buf();
