@@ -325,18 +325,45 @@ pub fn build_agent_with(
             notices.push(format!("tool skipped: {problem}"));
         }
     }
-    let filter = match &settings.allow_tools {
-        None => ToolFilter::All,
-        Some(list) if list.value.is_empty() => ToolFilter::None,
-        Some(list) => ToolFilter::Only(list.value.clone()),
-    };
-    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
     let root = place.root.as_path();
     let config_dir = paths::config_dir();
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let found = skills::discover(&skills::dirs(root, config_dir.as_deref(), home.as_deref()));
     notices.extend(found.warnings);
     let skills = found.skills;
+    // Skill scripts become tools, each confined to its skill's grant (see skill_script).
+    let user_skill_dirs: Vec<PathBuf> = config_dir
+        .iter()
+        .map(|d| d.join("skills"))
+        .chain(home.iter().map(|h| h.join(".agents").join("skills")))
+        .collect();
+    // Built-in names stay taken even when the tool list leaves the built-in out.
+    let taken: Vec<String> = registry
+        .names()
+        .into_iter()
+        .chain(crate::tool::BUILTIN_NAMES.iter().copied())
+        .map(str::to_owned)
+        .collect();
+    let (scripts, script_notices) = crate::tool::skill_script::tools(
+        &skills,
+        &taken,
+        &settings.skill_sandbox.value,
+        root,
+        home.as_deref(),
+        &user_skill_dirs,
+    );
+    notices.extend(script_notices);
+    for tool in scripts {
+        if let Err(problem) = registry.register_new(Arc::new(tool)) {
+            notices.push(format!("skill script skipped: {problem}"));
+        }
+    }
+    let filter = match &settings.allow_tools {
+        None => ToolFilter::All,
+        Some(list) if list.value.is_empty() => ToolFilter::None,
+        Some(list) => ToolFilter::Only(list.value.clone()),
+    };
+    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
     let summaries: Vec<_> = if registry.get("skill").is_some() {
         skills.iter().map(skills::Skill::summary).collect()
     } else {

@@ -1043,7 +1043,10 @@ fn custom_command_in_the_popup_and_help_runs_expanded() {
     tmux.text("iew src/lib.rs");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("the answer", |s| s.contains("Reviewed it.") && s.contains(" idle │"));
-    assert!(screen.contains("› /review src/lib.rs"), "the typed line is shown:\n{screen}");
+    assert!(
+        screen.contains("› /review src/lib.rs"),
+        "the typed line is shown:\n{screen}"
+    );
     let requests = server.requests();
     let messages = requests[0].body["messages"].as_array().unwrap();
     let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
@@ -1053,7 +1056,9 @@ fn custom_command_in_the_popup_and_help_runs_expanded() {
     tmux.keys(&["Escape"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("/help listing the custom command", |s| {
-        s.contains("custom commands") && s.lines().any(|l| l.contains("/review") && l.contains("Review one file"))
+        s.contains("custom commands")
+            && s.lines()
+                .any(|l| l.contains("/review") && l.contains("Review one file"))
     });
     tmux.text("/nosuch x");
     tmux.keys(&["Enter"]);

@@ -19,6 +19,7 @@ pub mod registry;
 pub mod remove;
 pub mod shell;
 pub mod skill;
+pub mod skill_script;
 pub mod subagent;
 pub mod todo;
 pub mod truncate;
