@@ -134,7 +134,10 @@ fn writes_only_inside_the_granted_tree() {
         );
     }
     assert!(!sb.path("bad.txt").exists(), "wrote into the project outside out/");
-    assert!(!home_file.exists(), "wrote into HOME (granted by the ceiling, not declared)");
+    assert!(
+        !home_file.exists(),
+        "wrote into HOME (granted by the ceiling, not declared)"
+    );
 }
 
 #[test]
@@ -165,7 +168,9 @@ fn reads_outside_the_grant_fail() {
     assert_eq!(results["src"], "project text\n");
     for id in ["other", "home"] {
         assert!(
-            results[id].contains("Permission denied") && !results[id].contains("undeclared") && !results[id].contains("home secret"),
+            results[id].contains("Permission denied")
+                && !results[id].contains("undeclared")
+                && !results[id].contains("home secret"),
             "{id}: {}",
             results[id]
         );
@@ -202,7 +207,12 @@ fn a_socket_fails_without_network_and_the_listener_sees_nothing() {
     );
     // Control: with the ceiling allowing it, the same script reaches the listener.
     let sb = Sandbox::new();
-    skill(sb.project.path(), ".brute/skills/net", "network: true\n", &[("dial.sh", connect)]);
+    skill(
+        sb.project.path(),
+        ".brute/skills/net",
+        "network: true\n",
+        &[("dial.sh", connect)],
+    );
     trusted_with_ceiling(&sb, "network = true");
     let (results, _, _) = run(&sb, &[("c", "dial", &args(&port))]);
     assert_eq!(results["c"], "connected\n");
@@ -259,8 +269,18 @@ fn trust_core_is_honoured_for_user_skills_only() {
     }
     let sb = Sandbox::new();
     let put = "#!/bin/sh\n# Writes a file.\necho core > \"$1\"\n";
-    skill(sb.project.path(), ".brute/skills/claims", "trust: core\n", &[("claim.sh", put)]);
-    skill(&sb.home.path().join("config"), "skills/mine", "trust: core\n", &[("mine.sh", put)]);
+    skill(
+        sb.project.path(),
+        ".brute/skills/claims",
+        "trust: core\n",
+        &[("claim.sh", put)],
+    );
+    skill(
+        &sb.home.path().join("config"),
+        "skills/mine",
+        "trust: core\n",
+        &[("mine.sh", put)],
+    );
     let (from_project, from_user) = (sb.home.path().join("p.txt"), sb.home.path().join("u.txt"));
     let (results, _, stderr) = run(
         &sb,
