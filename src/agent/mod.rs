@@ -5,6 +5,7 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod commands;
 pub mod compact;
 pub mod conversation;
 pub mod instructions;
@@ -222,6 +223,15 @@ pub struct Agent {
     history: Vec<Message>,
     events: EventSink,
     usage: Usage,
+    /// Custom slash commands a prompt may invoke (see [`commands`]).
+    commands: Option<Arc<commands::Commands>>,
+}
+
+/// What a custom command changes for its one turn.
+#[derive(Debug, Clone, Default)]
+struct TurnScope {
+    model: Option<String>,
+    allowed_tools: Option<Vec<String>>,
 }
 
 impl Agent {
@@ -239,7 +249,19 @@ impl Agent {
             history: Vec::new(),
             events,
             usage: Usage::default(),
+            commands: None,
         }
+    }
+
+    /// Expands prompts that invoke one of `commands` at the start of their turn.
+    pub fn with_commands(mut self, commands: Arc<commands::Commands>) -> Self {
+        self.commands = Some(commands);
+        self
+    }
+
+    /// The custom slash commands as `(/name, description)`, for a front end's list.
+    pub fn command_listing(&self) -> Vec<(String, String)> {
+        self.commands.as_ref().map(|c| c.listing()).unwrap_or_default()
     }
 
     /// Uses the context window the server reports once `probe` (started in the background
@@ -585,8 +607,23 @@ impl Agent {
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
         self.record(|r| r.begin_turn(&prompt, history_len));
-        self.push_message(Message::User { text: prompt });
-        let end = self.drive(ops, inbox, &cancel).await;
+        // A custom command: the model (and the history) gets the expanded text; the front
+        // ends showed the line as typed.
+        let (text, scope) = match self.commands.as_ref().and_then(|c| c.prepare(&prompt)) {
+            Some(prepared) => {
+                for message in prepared.notices {
+                    self.events.emit(Event::Notice { message });
+                }
+                let scope = TurnScope {
+                    model: prepared.model,
+                    allowed_tools: prepared.allowed_tools,
+                };
+                (prepared.text, scope)
+            }
+            None => (prompt, TurnScope::default()),
+        };
+        self.push_message(Message::User { text });
+        let end = self.drive(ops, inbox, &cancel, &scope).await;
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
         let own = self.executor.snapshots().paths_since(writes_from);
@@ -669,9 +706,13 @@ impl Agent {
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
+        scope: &TurnScope,
     ) -> TurnEnd {
         let end = |outcome, text: String, error: Option<String>| TurnEnd { outcome, text, error };
-        let tools = self.executor.registry().specs();
+        let mut tools = self.executor.registry().specs();
+        if let Some(allowed) = &scope.allowed_tools {
+            tools.retain(|t| allowed.contains(&t.name));
+        }
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
         let mut retried_too_long = false;
@@ -707,7 +748,7 @@ impl Agent {
                     reason,
                 }),
             };
-            let model = self.state.model();
+            let model = scope.model.clone().unwrap_or_else(|| self.state.model());
             let request = ChatRequest {
                 model: &model,
                 system: &self.config.system_prompt,
@@ -788,7 +829,7 @@ impl Agent {
             if step == Step::Finish {
                 return end(TurnOutcome::Done, text, None);
             }
-            let records = self.run_calls(&calls, ops, inbox, cancel).await;
+            let records = self.run_calls(&calls, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
                 let result = record.result;
@@ -824,17 +865,35 @@ impl Agent {
 
     /// Runs one message's calls, all started at once in call order (so they run side by side
     /// and calls on one file queue in that order). Returns the records in call order.
+    /// A call of a tool not `offered` in this turn (a custom command narrowed them) is refused.
     async fn run_calls(
         &self,
         calls: &[ToolCall],
+        offered: &[crate::provider::ToolSpec],
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
         let mut pending = Vec::with_capacity(calls.len());
         for call in calls {
+            let known = self.executor.registry().get(&call.name).is_some();
             pending.push(if cancel.is_cancelled() {
                 Err(self.executor.never_ran(call, &interrupted()))
+            } else if known && !offered.iter().any(|t| t.name == call.name) {
+                let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+                let error = ToolError::new(
+                    "UnknownTool",
+                    format!(
+                        "`{}` is not available in this turn. Available tools: {}",
+                        call.name,
+                        if names.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                );
+                Err(self.executor.never_ran(call, &error))
             } else {
                 Ok(self.executor.start(call, cancel))
             });
