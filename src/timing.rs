@@ -1,5 +1,5 @@
 //! brute's own timestamps of a run, for the benchmarks (`BRUTE_TIMINGS=1` prints them on
-//! stderr at exit): when the first model request left, when the last byte of the last answer
+//! stderr at exit): when the UI drew its first frame, when the first model request left, when the last byte of the last answer
 //! arrived, and when brute exited, each in ms since the process started. Off, a mark costs one
 //! atomic load.
 
@@ -14,6 +14,7 @@ const UNSET: u64 = u64::MAX;
 static STARTED: OnceLock<Instant> = OnceLock::new();
 static FIRST_REQUEST: AtomicU64 = AtomicU64::new(UNSET);
 static LAST_BYTE: AtomicU64 = AtomicU64::new(UNSET);
+static FIRST_FRAME: AtomicU64 = AtomicU64::new(UNSET);
 
 /// Starts the clock (first thing in `main`) when timings are asked for.
 pub fn start() {
@@ -30,6 +31,13 @@ fn now_us() -> Option<u64> {
 pub fn request_sent() {
     if let Some(at) = now_us() {
         let _ = FIRST_REQUEST.compare_exchange(UNSET, at, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// The UI drew a frame (only the first counts).
+pub fn frame_drawn() {
+    if let Some(at) = now_us() {
+        let _ = FIRST_FRAME.compare_exchange(UNSET, at, Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 
@@ -57,7 +65,8 @@ pub fn report() -> Option<String> {
         ms(exit.saturating_sub(last))
     };
     Some(format!(
-        "brute timings: first_request_ms={} last_byte_ms={} exit_ms={} exit_after_last_byte_ms={after}",
+        "brute timings: first_frame_ms={} first_request_ms={} last_byte_ms={} exit_ms={} exit_after_last_byte_ms={after}",
+        ms(FIRST_FRAME.load(Ordering::Relaxed)),
         ms(FIRST_REQUEST.load(Ordering::Relaxed)),
         ms(last),
         ms(exit)

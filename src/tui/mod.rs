@@ -254,6 +254,7 @@ fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
     let drawn = terminal.draw(|frame| view::draw(frame, app));
     execute!(stdout(), EndSynchronizedUpdate)?;
     drawn?;
+    crate::timing::frame_drawn();
     app.dirty = false;
     Ok(())
 }
