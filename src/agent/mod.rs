@@ -275,6 +275,9 @@ impl Agent {
                 });
             }
         }));
+        self.state
+            .hooks
+            .set_session_id(recorder.lock().unwrap_or_else(|e| e.into_inner()).id());
         self.history = history;
         self.recorder = Some(recorder);
         self

@@ -20,6 +20,7 @@ pub const RISKY_KEYS: &[&str] = &[
     "writable_roots",
     "system_prompt",
     "permissions",
+    "hooks",
 ];
 
 const FILE: &str = "trusted-projects.json";
