@@ -145,13 +145,21 @@ impl Executor {
     /// Starts one call. Must be called in the model's call order: that order decides the
     /// queue position of calls on the same file.
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
+        self.start_noted(call, cancel, None)
+    }
+
+    /// [`Executor::start`], with a note for the model appended to the call's result before
+    /// it is published (the loop's doom-loop note), so the model, the front ends and the
+    /// session file all get the same text.
+    pub fn start_noted(&self, call: &ToolCall, cancel: &CancellationToken, note: Option<String>) -> PendingCall {
         self.announce(call);
         let started = Instant::now();
         let display = self.display_of(call);
         let (tool, args) = match self.registry.prepare(&call.name, &call.arguments) {
             Ok(prepared) => prepared,
             Err(error) => {
-                let record = failed(call, &error, started, display);
+                let mut record = failed(call, &error, started, display);
+                append_note(&mut record, note.as_deref());
                 self.report(&record);
                 return PendingCall {
                     call: call.clone(),
@@ -231,6 +239,7 @@ impl Executor {
             if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.result.content) {
                 record.result.content = clean;
             }
+            append_note(&mut record, note.as_deref());
             publish(&events, sink.as_ref(), &record);
             record
         });
@@ -240,6 +249,14 @@ impl Executor {
             handle: Some(handle),
             ready: None,
         }
+    }
+}
+
+/// Appends a note for the model to a result (after a blank line).
+fn append_note(record: &mut CallRecord, note: Option<&str>) {
+    if let Some(note) = note {
+        record.result.content.push_str("\n\n");
+        record.result.content.push_str(note);
     }
 }
 
