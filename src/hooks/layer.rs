@@ -127,10 +127,10 @@ impl Middleware for PostToolHooks {
             let mut feedback: Vec<String> = said.context;
             feedback.extend(said.block);
             if !feedback.is_empty() {
-                let note = format!("\n\n[post_tool_use hook] {}", feedback.join("\n"));
+                let note = format!("[post_tool_use hook] {}", feedback.join("\n"));
                 match &mut result {
-                    Ok(output) => output.content.push_str(&note),
-                    Err(error) => error.message.push_str(&note),
+                    Ok(output) => super::append_paragraph(&mut output.content, &note),
+                    Err(error) => super::append_paragraph(&mut error.message, &note),
                 }
             }
             result

@@ -173,6 +173,16 @@ impl Hooks {
     }
 }
 
+/// Appends `paragraph` to `text` after a blank line (however `text` ended).
+pub fn append_paragraph(text: &mut String, paragraph: &str) {
+    let trimmed = text.trim_end_matches('\n').len();
+    text.truncate(trimmed);
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(paragraph);
+}
+
 /// Builds the fields of a hook input from pairs.
 pub fn fields<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()

@@ -252,11 +252,10 @@ impl Executor {
     }
 }
 
-/// Appends a note for the model to a result (after a blank line).
+/// Appends a note for the model to a result, as a paragraph of its own.
 fn append_note(record: &mut CallRecord, note: Option<&str>) {
     if let Some(note) = note {
-        record.result.content.push_str("\n\n");
-        record.result.content.push_str(note);
+        crate::hooks::append_paragraph(&mut record.result.content, note);
     }
 }
 
