@@ -72,7 +72,11 @@ fn a_hook_rewrites_the_input_in_brutes_and_claude_codes_shape() {
         "",
         &[
             ("w", "write", r#"{"file_path":"model.txt","content":"from the model"}"#),
-            ("p", "patch", r#"{"file_path":"keep.txt","old_string":"old","new_string":"model"}"#),
+            (
+                "p",
+                "patch",
+                r#"{"file_path":"keep.txt","old_string":"old","new_string":"model"}"#,
+            ),
         ],
     )));
     server.push(Reply::sse(openai_sse("done", &[])));
@@ -112,7 +116,11 @@ fn rewritten_input_is_checked_again_and_hook_decisions_never_beat_rules() {
         "",
         &[
             ("w", "write", r#"{"file_path":"fine.txt","content":"x"}"#),
-            ("p", "patch", r#"{"file_path":"notes.txt","old_string":"hello","new_string":"bye"}"#),
+            (
+                "p",
+                "patch",
+                r#"{"file_path":"notes.txt","old_string":"hello","new_string":"bye"}"#,
+            ),
             ("r", "read", r#"{"file_path":"notes.txt"}"#),
         ],
     )));
@@ -135,8 +143,7 @@ command = '''echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permiss
 "#;
     let output = run(&sb, &server, config, "go");
     assert!(output.status.success(), "{output:?}");
-    let results: std::collections::HashMap<String, String> =
-        tool_results(&server.requests()[1]).into_iter().collect();
+    let results: std::collections::HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
     assert!(
         results["w"].starts_with("Error: Denied: the permission rule deny `write(secret*)`"),
         "{}",
@@ -178,9 +185,8 @@ fn a_hook_that_times_out_is_killed_shown_and_the_call_proceeds() {
         std::process::id(),
         sb.project.path().file_name().unwrap().to_string_lossy()
     );
-    let config = format!(
-        "[[hooks.pre_tool_use]]\ncommand = '''echo $$ > hook.pid; exec -a {marker} sleep 30'''\ntimeout = 1\n"
-    );
+    let config =
+        format!("[[hooks.pre_tool_use]]\ncommand = '''echo $$ > hook.pid; exec -a {marker} sleep 30'''\ntimeout = 1\n");
     let output = run(&sb, &server, &config, "write it");
     assert!(output.status.success(), "{output:?}");
     assert!(sb.path("hook.pid").exists(), "the hook started");
@@ -190,7 +196,11 @@ fn a_hook_that_times_out_is_killed_shown_and_the_call_proceeds() {
         stderr(&output)
     );
     assert_eq!(std::fs::read_to_string(sb.path("out.txt")).unwrap(), "written");
-    assert!(tool_results(&server.requests()[1])[0].1.starts_with("Created out.txt (7 bytes)."));
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .starts_with("Created out.txt (7 bytes).")
+    );
     assert!(!running(&marker), "the timed-out hook's process is still running");
 }
 
@@ -218,10 +228,13 @@ command = '''touch mcp-hook-ran; exit 2'''
 "#;
     let output = run(&sb, &server, config, "go");
     assert!(output.status.success(), "{output:?}");
-    let results: std::collections::HashMap<String, String> =
-        tool_results(&server.requests()[1]).into_iter().collect();
+    let results: std::collections::HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
     assert!(results["r"].contains("hello"), "{}", results["r"]);
-    assert!(results["w"].ends_with("blocked this call: no edits"), "{}", results["w"]);
+    assert!(
+        results["w"].ends_with("blocked this call: no edits"),
+        "{}",
+        results["w"]
+    );
     assert!(!sb.path("new.txt").exists() && !sb.path("mcp-hook-ran").exists());
 }
 
@@ -230,7 +243,10 @@ fn post_tool_use_gets_the_result_and_its_feedback_reaches_the_model() {
     let sb = Sandbox::new();
     let server = MockServer::start();
     sb.write("notes.txt", "hello\n");
-    server.push(Reply::sse(openai_sse("", &[("r", "read", r#"{"file_path":"notes.txt"}"#)])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("r", "read", r#"{"file_path":"notes.txt"}"#)],
+    )));
     server.push(Reply::sse(openai_sse("done", &[])));
     let config = r#"
 [[hooks.post_tool_use]]
@@ -292,7 +308,10 @@ command = '''echo '{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", 
         "fix the bug\n\n<hook_context event=\"session_start\">\nbranch: main\n</hook_context>\n\n<hook_context event=\"user_prompt_submit\">\nticket BR-7\n</hook_context>"
     );
     let start = json_file(&sb, "start.json");
-    assert_eq!((start["event"].as_str(), start["source"].as_str()), (Some("session_start"), Some("startup")));
+    assert_eq!(
+        (start["event"].as_str(), start["source"].as_str()),
+        (Some("session_start"), Some("startup"))
+    );
 }
 
 #[test]
@@ -349,7 +368,11 @@ fn project_hooks_run_only_in_a_trusted_project() {
     assert!(output.status.success(), "{output:?}");
     assert!(!sb.path("hook-ran").exists(), "an untrusted repository's hook ran");
     assert!(sb.path("out.txt").exists());
-    assert!(stderr(&output).contains("ignored project settings hooks"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ignored project settings hooks"),
+        "{}",
+        stderr(&output)
+    );
 
     std::fs::remove_file(sb.path("out.txt")).unwrap();
     sb.trust();
@@ -381,10 +404,7 @@ fn the_hook_input_carries_the_documented_fields_and_brute_config_lists_hooks() {
     assert_eq!(input["tool_input"], serde_json::from_str::<Value>(args).unwrap());
     assert!(input["session_id"].as_str().is_some_and(|id| !id.is_empty()), "{input}");
     let cwd = std::path::Path::new(input["cwd"].as_str().unwrap());
-    assert_eq!(
-        cwd.canonicalize().unwrap(),
-        sb.project.path().canonicalize().unwrap()
-    );
+    assert_eq!(cwd.canonicalize().unwrap(), sb.project.path().canonicalize().unwrap());
 
     let mut listing = sb.bare();
     let user_config = sb.home.path().join("config/config.toml");
@@ -422,5 +442,9 @@ fn the_third_identical_read_gets_a_doom_loop_note() {
         results[2].1.starts_with("1\thello\n\nNote: ") && results[2].1.contains(note),
         "{results:?}"
     );
-    assert!(stderr(&output).contains(note), "the person sees it: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains(note),
+        "the person sees it: {}",
+        stderr(&output)
+    );
 }

@@ -81,7 +81,8 @@ impl DoomLoop {
         let tail = self.recent.get(self.recent.len().checked_sub(span)?..)?;
         let cycle = &tail[..period];
         let repeats = tail.chunks(period).all(|chunk| chunk == cycle);
-        let shorter = (1..period).any(|p| period % p == 0 && cycle.iter().enumerate().all(|(i, s)| *s == cycle[i % p]));
+        let shorter =
+            (1..period).any(|p| period.is_multiple_of(p) && cycle.iter().enumerate().all(|(i, s)| *s == cycle[i % p]));
         (repeats && !shorter).then(|| {
             let names: Vec<String> = cycle.iter().map(|s| format!("`{}`", s.name)).collect();
             format!(
@@ -127,7 +128,12 @@ mod tests {
         let d = ("fs_search", r#"{"pattern":"x"}"#);
         let notes = feed(&[a, b, a, b, a, b]);
         assert!(notes[..5].iter().all(Option::is_none), "{notes:?}");
-        assert!(notes[5].as_deref().unwrap().contains("cycle of 2 calls (`read`, `shell`) 3 times"));
+        assert!(
+            notes[5]
+                .as_deref()
+                .unwrap()
+                .contains("cycle of 2 calls (`read`, `shell`) 3 times")
+        );
         let notes = feed(&[a, b, c, a, b, c, a, b, c]);
         assert!(notes[..8].iter().all(Option::is_none), "{notes:?}");
         assert!(notes[8].as_deref().unwrap().contains("cycle of 3 calls"));

@@ -25,8 +25,8 @@ use crate::protocol::{Event, Op};
 pub const MAX_STOP_CONTINUATIONS: u32 = 3;
 
 /// The prompt with hook context added, as the model gets it.
-fn with_context(prompt: String, contexts: &[(HookEvent, String)]) -> String {
-    let mut text = prompt;
+fn with_context(prompt: &str, contexts: &[(HookEvent, String)]) -> String {
+    let mut text = prompt.to_owned();
     for (event, context) in contexts {
         text.push_str(&format!(
             "\n\n<hook_context event=\"{}\">\n{}\n</hook_context>",
@@ -38,16 +38,20 @@ fn with_context(prompt: String, contexts: &[(HookEvent, String)]) -> String {
 }
 
 impl Agent {
-    /// Runs `session_start` (the first time) and `user_prompt_submit`: the text to send, or
-    /// the reason a hook refused the prompt.
+    /// Runs `session_start` (the first time) and `user_prompt_submit`: the text to send when
+    /// hooks added context (`None`: the prompt as it is), or the reason a hook refused it.
     pub(super) async fn prompt_hooks(
         &mut self,
-        prompt: String,
+        prompt: &str,
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<Option<String>, String> {
         let hooks = self.state.hooks.clone();
+        if !hooks.has(HookEvent::UserPromptSubmit) && !hooks.has(HookEvent::SessionStart) {
+            self.session_source = None;
+            return Ok(None);
+        }
         let mut contexts = Vec::new();
         if let Some(source) = self.session_source.take()
             && hooks.has(HookEvent::SessionStart)
@@ -83,7 +87,7 @@ impl Agent {
             }
             contexts.extend(said.context.into_iter().map(|c| (HookEvent::UserPromptSubmit, c)));
         }
-        Ok(with_context(prompt, &contexts))
+        Ok((!contexts.is_empty()).then(|| with_context(prompt, &contexts)))
     }
 
     /// Runs the `stop` hooks at the end of a turn: the reason to go on, if one blocks.
@@ -161,10 +165,10 @@ mod tests {
 
     #[test]
     fn context_is_marked_after_the_prompt() {
-        assert_eq!(with_context("fix it".into(), &[]), "fix it");
+        assert_eq!(with_context("fix it", &[]), "fix it");
         assert_eq!(
             with_context(
-                "fix it".into(),
+                "fix it",
                 &[
                     (HookEvent::SessionStart, "branch main\n".into()),
                     (HookEvent::UserPromptSubmit, "ticket 7".into())

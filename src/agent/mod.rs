@@ -590,7 +590,7 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
-        let text = match self.prompt_hooks(prompt.clone(), ops, inbox, &cancel).await {
+        let with_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
             Ok(text) => text,
             Err(reason) => {
                 let message = format!("a user_prompt_submit hook refused this prompt, so it was not sent: {reason}");
@@ -611,7 +611,9 @@ impl Agent {
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
         self.record(|r| r.begin_turn(&prompt, history_len));
-        self.push_message(Message::User { text });
+        self.push_message(Message::User {
+            text: with_context.unwrap_or(prompt),
+        });
         self.doom_loop.reset();
         let mut end = self.drive(ops, inbox, &cancel).await;
         let mut continued = 0;

@@ -1035,7 +1035,10 @@ mod tests {
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
             ),
-            ("hooks", "[[hooks.pre_tool_use]]\nmatcher = \"shell\"\ncommand = \"check\""),
+            (
+                "hooks",
+                "[[hooks.pre_tool_use]]\nmatcher = \"shell\"\ncommand = \"check\"",
+            ),
         ];
         let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
         let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
@@ -1124,7 +1127,10 @@ mod tests {
         let commands: Vec<&str> = s.hooks.iter().map(|h| h.value.spec.command.as_str()).collect();
         assert_eq!(commands, ["user-hook"], "an untrusted project's hook never runs");
         assert_eq!(s.untrusted_ignored, ["hooks"]);
-        assert!(s.describe().contains("hooks            = stop: user-hook (timeout 3 s)"));
+        assert!(
+            s.describe()
+                .contains("hooks            = stop: user-hook (timeout 3 s)")
+        );
         let bad = dir.path().join("bad.toml");
         std::fs::write(&bad, "[[hooks.pre_tool]]\ncommand = \"x\"\n").unwrap();
         assert!(matches!(

@@ -61,6 +61,12 @@ impl Middleware for PreToolHooks {
                     Some(&ctx.cancel),
                 )
                 .await;
+            if ctx.cancel.is_cancelled() {
+                return Err(ToolError::new(
+                    "Interrupted",
+                    "the user interrupted the turn while a pre_tool_use hook ran",
+                ));
+            }
             if let Some(reason) = said.block {
                 return Err(ToolError::new(
                     "Blocked",

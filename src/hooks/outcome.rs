@@ -82,7 +82,11 @@ pub fn interpret(event: HookEvent, finished: &Finished) -> Verdict {
         }
         Ending::Exited(code) => {
             let stderr = tail(&finished.stderr, 400);
-            let detail = if stderr.is_empty() { String::new() } else { format!(": {stderr}") };
+            let detail = if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {stderr}")
+            };
             return error(format!("failed with exit code {code}{detail}"));
         }
         Ending::Signaled => return error("was killed by a signal".to_owned()),
@@ -126,21 +130,28 @@ pub fn interpret(event: HookEvent, finished: &Finished) -> Verdict {
     let reason = string(object.get("reason"));
     match object.get("decision").and_then(Value::as_str) {
         Some("block") => {
-            verdict.block =
-                Some(reason.clone().unwrap_or_else(|| format!("blocked by a {} hook (it gave no reason)", event.name())))
+            verdict.block = Some(
+                reason
+                    .clone()
+                    .unwrap_or_else(|| format!("blocked by a {} hook (it gave no reason)", event.name())),
+            )
         }
         Some("approve") => verdict.permission = Some(Permission::Allow),
         _ => {}
     }
     let permission_reason = string(specific.and_then(|s| s.get("permissionDecisionReason")));
-    match specific.and_then(|s| s.get("permissionDecision")).and_then(Value::as_str) {
+    match specific
+        .and_then(|s| s.get("permissionDecision"))
+        .and_then(Value::as_str)
+    {
         Some("allow") => verdict.permission = Some(Permission::Allow),
         Some("ask") => verdict.permission = Some(Permission::Ask),
         Some("deny") => {
             verdict.permission = Some(Permission::Deny);
             if verdict.block.is_none() {
                 verdict.block = Some(
-                    permission_reason.unwrap_or_else(|| format!("denied by a {} hook (it gave no reason)", event.name())),
+                    permission_reason
+                        .unwrap_or_else(|| format!("denied by a {} hook (it gave no reason)", event.name())),
                 );
             }
         }
@@ -198,7 +209,10 @@ mod tests {
         assert_eq!(v.block, None);
         let deny = r#"{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no rm"}}"#;
         let v = interpret(pre, &exited(0, deny, ""));
-        assert_eq!((v.permission, v.block.as_deref()), (Some(Permission::Deny), Some("no rm")));
+        assert_eq!(
+            (v.permission, v.block.as_deref()),
+            (Some(Permission::Deny), Some("no rm"))
+        );
         let ask = r#"{"hookSpecificOutput":{"permissionDecision":"ask"}}"#;
         assert_eq!(interpret(pre, &exited(0, ask, "")).permission, Some(Permission::Ask));
         assert!(Permission::Deny > Permission::Ask && Permission::Ask > Permission::Allow);
@@ -210,7 +224,10 @@ mod tests {
     fn plain_stdout_is_context_only_where_it_can_be() {
         let v = interpret(HookEvent::UserPromptSubmit, &exited(0, "branch: main\n", ""));
         assert_eq!(v.context.as_deref(), Some("branch: main"));
-        assert_eq!(interpret(HookEvent::PreToolUse, &exited(0, "chatter", "")), Verdict::default());
+        assert_eq!(
+            interpret(HookEvent::PreToolUse, &exited(0, "chatter", "")),
+            Verdict::default()
+        );
         let v = interpret(
             HookEvent::SessionStart,
             &exited(0, r#"{"hookSpecificOutput":{"additionalContext":"ctx"}}"#, ""),

@@ -173,7 +173,14 @@ mod tests {
         assert_eq!(done.ending, Ending::Exited(3));
         assert_eq!(serde_json::from_str::<Value>(&done.stdout).unwrap(), input);
         assert_eq!(done.stderr.trim(), "oops");
-        let done = run(&hook("pwd; echo $BRUTE_PROJECT_DIR", None), &input, dir.path(), dir.path(), None).await;
+        let done = run(
+            &hook("pwd; echo $BRUTE_PROJECT_DIR", None),
+            &input,
+            dir.path(),
+            dir.path(),
+            None,
+        )
+        .await;
         let real = dir.path().canonicalize().unwrap();
         let lines: Vec<&str> = done.stdout.lines().collect();
         assert_eq!(std::path::Path::new(lines[0]).canonicalize().unwrap(), real);
