@@ -11,13 +11,18 @@ use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
 /// Runs `brute -p prompt` with `config` as the user's config (after the harness's own).
 fn run(sb: &Sandbox, server: &MockServer, config: &str, prompt: &str) -> Output {
+    run_with(sb, server, config, &["-p", prompt])
+}
+
+/// Runs `brute ARGS` with `config` as the user's config (after the harness's own).
+fn run_with(sb: &Sandbox, server: &MockServer, config: &str, args: &[&str]) -> Output {
     let mut cmd = sb.brute(server);
     std::fs::write(
         sb.home.path().join("config/config.toml"),
         format!("retry_base_ms = 1\n{config}"),
     )
     .unwrap();
-    cmd.args(["-p", prompt]).output().unwrap()
+    cmd.args(args).output().unwrap()
 }
 
 fn stderr(output: &Output) -> String {
@@ -447,4 +452,99 @@ fn the_third_identical_read_gets_a_doom_loop_note() {
         "the person sees it: {}",
         stderr(&output)
     );
+}
+
+/// `allow` answers the question the sandbox mode would ask (read-only: every change asks, and
+/// `-p` has nobody to answer), and only for the call it was given for.
+#[test]
+fn a_hooks_allow_answers_the_modes_question() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    sb.write("notes.txt", "hello\n");
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("w", "write", r#"{"file_path":"allowed.txt","content":"x"}"#),
+            (
+                "p",
+                "patch",
+                r#"{"file_path":"notes.txt","old_string":"hello","new_string":"bye"}"#,
+            ),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = r#"
+[[hooks.pre_tool_use]]
+matcher = "write"
+command = '''echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}' '''
+"#;
+    let output = run_with(&sb, &server, config, &["-p", "go", "--sandbox", "read-only"]);
+    assert!(output.status.success(), "{output:?}");
+    let results: std::collections::HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
+    assert!(results["w"].starts_with("Created allowed.txt"), "{}", results["w"]);
+    assert!(
+        results["p"].starts_with("Error: Denied: not allowed without approval (the sandbox is read-only)"),
+        "{}",
+        results["p"]
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "hello\n");
+}
+
+/// A hook that fails (another exit code) or prints invalid JSON is shown to the person and
+/// does not block.
+#[test]
+fn a_failing_hook_is_a_notice_not_a_block() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"out.txt","content":"x"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = r#"
+[[hooks.pre_tool_use]]
+command = '''echo 'linter crashed' >&2; exit 1'''
+
+[[hooks.pre_tool_use]]
+command = '''echo '{"decision": "block", oops' '''
+"#;
+    let output = run(&sb, &server, config, "go");
+    assert!(output.status.success(), "{output:?}");
+    let err = stderr(&output);
+    assert!(err.contains("failed with exit code 1: linter crashed"), "{err}");
+    assert!(err.contains("printed invalid JSON"), "{err}");
+    assert!(sb.path("out.txt").exists(), "a broken hook blocked the call");
+}
+
+/// `pre_compact` runs before compaction (here the recovery from a "too long" error), and
+/// `session_start` tells a resumed session from a new one.
+#[test]
+fn pre_compact_runs_before_compaction_and_session_start_knows_a_resumed_session() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let config = r#"
+system_prompt = "test"
+[[hooks.pre_compact]]
+command = "cat > compact.json"
+[[hooks.session_start]]
+command = "cat > start.json"
+"#;
+    server.push(Reply::sse(openai_sse("First answer.", &[])));
+    let output = run(&sb, &server, config, "GOAL: first");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(json_file(&sb, "start.json")["source"], "startup");
+    assert!(!sb.path("compact.json").exists());
+    server.push(Reply::json(
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 3000 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+    ));
+    server.push(Reply::sse(openai_sse("SUMMARY: one earlier turn.", &[])));
+    server.push(Reply::sse(openai_sse("Recovered.", &[])));
+    let output = run_with(&sb, &server, config, &["-p", "second", "--continue"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(server.requests().len(), 4);
+    let compact = json_file(&sb, "compact.json");
+    assert_eq!(compact["hook_event_name"], "PreCompact");
+    assert_eq!(compact["trigger"], "auto");
+    assert_eq!(json_file(&sb, "start.json")["source"], "resume");
 }
