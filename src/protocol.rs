@@ -49,6 +49,17 @@ pub enum Op {
     SetEffort { effort: Option<crate::provider::Effort> },
     /// Compact the conversation now (`/compact [focus]`).
     Compact { focus: Option<String> },
+    /// Run a shell command the person typed (`!command` in the UI) as a turn of its own:
+    /// through the `shell` tool's sandbox, rules and approvals, shown in a tool pane, its
+    /// output added to the conversation as the person's message, and its file changes
+    /// checkpointed like any turn's (so `/undo` takes them back).
+    RunCommand { command: String },
+    /// Show what the last turn changed in the tree (with `session`, every turn not undone),
+    /// from the checkpoints: answered with [`Event::Diff`] or a notice.
+    Diff {
+        #[serde(default)]
+        session: bool,
+    },
     /// End the session.
     Shutdown,
 }
@@ -292,6 +303,8 @@ pub enum Event {
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).
     Notice { message: String },
+    /// What a turn (or the session) changed, as a unified diff (see [`Op::Diff`]).
+    Diff { title: String, diff: String, files: usize },
     /// An error that ends the turn.
     Error { message: String },
     /// The user turn ended; `text` is the assistant's final message.

@@ -508,3 +508,53 @@ fn undo_never_goes_through_a_directory_that_became_a_link() {
         moved.report
     );
 }
+
+/// A `!command` the person ran is a turn of its own: its file changes are checkpointed (undo
+/// takes them back), and its output is recorded as the person's message, never as a tool
+/// result without a call (a resumed session has nothing to repair).
+#[test]
+fn a_person_command_is_an_undoable_turn_recorded_as_their_message() {
+    let p = Project::new();
+    p.write("kept.txt", "kept\n");
+    let before = tree(p.root());
+    let mut agent = p.agent(r#"{"text": "unused"}"#);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let mut inbox = brute::agent::Inbox::default();
+    let end = runtime.block_on(agent.run_command_in(
+        "echo hi > made.txt && echo shown".into(),
+        &mut ops,
+        &mut inbox,
+        tokio_util::sync::CancellationToken::new(),
+    ));
+    assert_eq!(end.outcome, brute::protocol::TurnOutcome::Done);
+    assert_eq!(bytes(&tree(p.root())["made.txt"]), b"hi\n");
+    assert_eq!(
+        agent.history(),
+        [Message::User {
+            text: "I ran this command myself:\n$ echo hi > made.txt && echo shown\nshown".into()
+        }]
+    );
+
+    let store = p.store();
+    let text = std::fs::read_to_string(store.file_path(&store.latest().unwrap())).unwrap();
+    let replayed = brute::session::replay(&text);
+    assert_eq!(
+        replayed.history,
+        agent.history(),
+        "the session file holds the same message"
+    );
+    assert!(
+        !text.contains("\"tool_result\""),
+        "no tool result without a call is recorded: {text}"
+    );
+
+    let (message, rewound) = agent.undo(true, false, false);
+    assert!(rewound, "{message}");
+    assert_eq!(tree(p.root()), before, "{message}");
+    assert!(agent.history().is_empty());
+}

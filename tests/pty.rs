@@ -1022,3 +1022,184 @@ fn a_cr_pasted_text_keeps_its_lines() {
     tmux.keys(&["C-c", "C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+/// `notify = "osc9"`: a turn that ends while the terminal is not focused writes an OSC 9
+/// notification; focus reporting is on while the UI runs and off after. The pane's raw output
+/// is captured with `pipe-pane`; focus changes are the reports a terminal sends (`CSI O`/`CSI I`).
+#[test]
+fn a_turn_ending_unfocused_sends_the_notification_the_setting_names() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First, while you look.", &[])));
+    server.push(Reply::sse(openai_sse("Second, while you are away.", &[])));
+    let config = sb.home.path().join("notify-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "retry_base_ms = 1\nnotify = \"osc9\"\n").unwrap();
+    let env = format!("BRUTE_CONFIG_DIR='{}'", config.display());
+    let Some(tmux) = Tmux::start_in(&sb, &server, "notify", "", sb.project.path(), &env) else {
+        return;
+    };
+    let raw = sb.home.path().join("pane-output");
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    let piped = Command::new("tmux")
+        .args(["-L", &tmux.socket, "pipe-pane", "-o"])
+        .arg(format!("cat >> '{}'", raw.display()))
+        .status()
+        .unwrap();
+    assert!(piped.success());
+    let notification = "\x1b]9;brute: the turn is done\x07";
+    let output = || String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).into_owned();
+
+    tmux.text("one");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("First, while you look.") && s.contains(" idle │")
+    });
+
+    tmux.keys(&["-H", "1b", "5b", "4f"]); // focus lost
+    tmux.text("two");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("Second, while you are away.") && s.contains(" idle │")
+    });
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    let all = output();
+    assert_eq!(
+        all.matches(notification).count(),
+        1,
+        "one notification, for the unfocused turn only: {all:?}"
+    );
+    let focus_off = all.rfind("\x1b[?1004l");
+    assert!(
+        focus_off.is_some_and(|off| off > all.find(notification).unwrap_or(usize::MAX)),
+        "focus reporting turned off on exit: {all:?}"
+    );
+}
+
+/// `/diff` shows what the last turn changed, from the checkpoints (the project is no git
+/// repository); `/diff session` shows every turn's changes.
+#[test]
+fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("notes.txt"), "old line\n").unwrap();
+    let server = MockServer::start();
+    let write = |id: &str, path: &str, content: &str| {
+        (
+            id.to_owned(),
+            serde_json::json!({"file_path": path, "content": content}).to_string(),
+        )
+    };
+    let (first, first_args) = write("w1", "notes.txt", "new line\n");
+    server.push(Reply::sse(openai_sse("", &[(&first, "write", &first_args)])));
+    server.push(Reply::sse(openai_sse("Notes updated.", &[])));
+    let (second, second_args) = write("w2", "added.txt", "brand new\n");
+    server.push(Reply::sse(openai_sse("", &[(&second, "write", &second_args)])));
+    server.push(Reply::sse(openai_sse("File added.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "diff") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/diff");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the empty notice", |s| {
+        s.contains("/diff: no turn has changed anything yet")
+    });
+    tmux.text("update the notes");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first answer", |s| {
+        s.contains("Notes updated.") && s.contains(" idle │")
+    });
+    tmux.text("add a file");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second answer", |s| {
+        s.contains("File added.") && s.contains(" idle │")
+    });
+    tmux.keys(&["C-l"]);
+    tmux.text("/diff");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the last turn's diff", |s| {
+        s.contains("diff of turn 2 (\"add a file\"): 1 file(s) changed")
+    });
+    let shown = &screen[screen.find("diff of turn 2").unwrap_or(0)..];
+    assert!(
+        shown.contains("+++ b/added.txt\n") || shown.contains("+++ b/added.txt "),
+        "{shown}"
+    );
+    assert!(shown.contains("+brand new"), "{shown}");
+    assert!(!shown.contains("notes.txt"), "only the last turn: {shown}");
+    tmux.text("/diff session");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the session's diff", |s| {
+        s.contains("diff of turns 1–2 of this session: 2 file(s) changed")
+    });
+    let shown = &screen[screen.find("diff of turns 1–2").unwrap_or(0)..];
+    assert!(shown.contains("-old line") && shown.contains("+new line"), "{shown}");
+    assert!(shown.contains("+brand new"), "{shown}");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+/// `!command` runs the command through the shell tool (a pane like the model's), adds its
+/// output to the conversation as the person's message, and is a turn of its own: `/undo`
+/// takes back the file it made.
+#[test]
+fn bang_command_runs_in_a_pane_reaches_the_model_and_undoes() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("You made a file.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "bang") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("!echo from-the-person > made.txt && echo wrote-it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the command's pane", |s| {
+        s.contains("› !echo from-the-person > made.txt") && s.contains("wrote-it") && s.contains(" idle │")
+    });
+    assert_eq!(
+        std::fs::read_to_string(sb.project.path().join("made.txt")).unwrap(),
+        "from-the-person\n"
+    );
+    assert!(server.requests().is_empty(), "a !command asks no model");
+    tmux.text("what did I do?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| {
+        s.contains("You made a file.") && s.contains(" idle │")
+    });
+    let body = &server.requests()[0].body;
+    let messages = body["messages"].as_array().unwrap();
+    let texts: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "I ran this command myself:\n$ echo from-the-person > made.txt && echo wrote-it\nwrote-it",
+            "what did I do?"
+        ],
+        "{body}"
+    );
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the undo dialog", |s| s.contains("Undo the last turn"));
+    tmux.keys(&["y"]);
+    tmux.wait_for("the undo report", |s| s.contains("undid turn"));
+    tmux.text("/undo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second undo dialog", |s| {
+        s.contains("Undo the last turn") && s.contains("deleted made.txt")
+    });
+    tmux.keys(&["y"]);
+    tmux.wait_for("the second undo report", |s| {
+        s.contains("undid turn 1 (\"!echo from-the-person")
+    });
+    assert!(
+        !sb.project.path().join("made.txt").exists(),
+        "undoing the !command's turn removes the file it made"
+    );
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

@@ -388,3 +388,29 @@ fn a_scrolled_question_keeps_its_selection_styled() {
     assert_style(&buf, "↓ 19 more", Color::DarkGray, Modifier::empty());
     assert_style(&buf, "Other:", Color::Gray, Modifier::empty());
 }
+
+/// `/diff`'s answer is drawn whole in the transcript: a cyan title, yellow file headers,
+/// added lines green and removed lines red.
+#[test]
+fn the_diff_command_colours_its_diff() {
+    let mut a = app();
+    let diff = format!(
+        "diff a/src/main.rs b/src/main.rs\n{}",
+        brute::tool::write::unified_diff("src/main.rs", "let a = 1;\nkeep\n", "let a = 2;\nkeep\n")
+    );
+    a.on_event(Event::Diff {
+        title: "turn 1 (\"bump a\")".into(),
+        diff,
+        files: 1,
+    });
+    let buf = render(&mut a, 30);
+    assert_style(
+        &buf,
+        "diff of turn 1 (\"bump a\"): 1 file(s) changed",
+        Color::Cyan,
+        Modifier::BOLD,
+    );
+    assert_style(&buf, "diff a/src/main.rs b/src/main.rs", Color::Yellow, Modifier::BOLD);
+    assert_style(&buf, "-let a = 1;", Color::Red, Modifier::empty());
+    assert_style(&buf, "+let a = 2;", Color::Green, Modifier::empty());
+}

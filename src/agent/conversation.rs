@@ -140,6 +140,17 @@ impl Conversation {
                 super::apply_setting(op, self.agent.state(), &self.events);
             }
             Op::Compact { focus } => self.agent.compact_now(focus).await,
+            Op::Diff { session } => self.show_diff(session),
+            Op::RunCommand { command } => {
+                self.agent
+                    .run_command_in(command, &mut self.ops, &mut self.inbox, CancellationToken::new())
+                    .await;
+                for (id, response) in std::mem::take(&mut self.inbox.unclaimed) {
+                    self.answered(&id, response);
+                }
+                // Prompts typed while it ran wait in the queue like behind any turn.
+                self.run_queue().await;
+            }
             Op::Shutdown => self.inbox.shutdown = true,
         }
     }
@@ -179,6 +190,17 @@ impl Conversation {
         self.events.emit(Event::Notice {
             message: message.into(),
         });
+    }
+
+    /// Answers `/diff`: the diff from the checkpoints, or a notice saying why there is none.
+    fn show_diff(&mut self, session: bool) {
+        match self.agent.with_recorder(|r| r.diff(session)) {
+            None => self.notice("/diff needs this session's checkpoints, and this session is not saved"),
+            Some(Ok(None)) => self.notice("/diff: no turn has changed anything yet"),
+            Some(Ok(Some((title, _, 0)))) => self.notice(format!("/diff: {title} changed no files")),
+            Some(Ok(Some((title, diff, files)))) => self.events.emit(Event::Diff { title, diff, files }),
+            Some(Err(error)) => self.notice(format!("/diff failed: {error}")),
+        }
     }
 
     /// Shows what an undo (redo) would do and asks to confirm; without a session, takes back

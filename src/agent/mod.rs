@@ -134,9 +134,17 @@ impl Inbox {
                 }
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => apply_setting(op, state, events),
-            Op::Undo { .. } | Op::Redo { .. } | Op::Clear | Op::Resume { .. } | Op::Compact { .. } => {
+            Op::Undo { .. }
+            | Op::Redo { .. }
+            | Op::Clear
+            | Op::Resume { .. }
+            | Op::Compact { .. }
+            | Op::Diff { .. }
+            | Op::RunCommand { .. } => {
                 let what = match op {
+                    Op::RunCommand { .. } => "a !command",
                     Op::Undo { .. } => "/undo",
+                    Op::Diff { .. } => "/diff",
                     Op::Redo { .. } => "/redo",
                     Op::Clear => "/clear",
                     Op::Compact { .. } => "/compact",
@@ -638,6 +646,72 @@ impl Agent {
         end
     }
 
+    /// Runs a command the person typed (`!command`) as a turn: checkpointed like any turn,
+    /// run by the `shell` tool (same sandbox, rules and approvals as the model's commands,
+    /// same kind of pane), and its output added to the conversation as the person's message
+    /// (no model request is made).
+    pub async fn run_command_in(
+        &mut self,
+        command: String,
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: CancellationToken,
+    ) -> TurnEnd {
+        let prompt = format!("!{command}");
+        self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
+        let history_len = self.history.len();
+        let writes_from = self.executor.snapshots().mark();
+        self.record(|r| r.begin_turn(&prompt, history_len));
+        let end = if self.executor.registry().get("shell").is_none() {
+            let message =
+                "the shell tool is not offered in this session (see --tools and deny_tools), so !commands cannot run"
+                    .to_owned();
+            self.events.emit(Event::Error {
+                message: message.clone(),
+            });
+            TurnEnd {
+                outcome: TurnOutcome::Error,
+                text: String::new(),
+                error: Some(message),
+            }
+        } else {
+            let call = ToolCall {
+                id: format!("person-{}", self.executor.snapshots().next_op()),
+                name: "shell".to_owned(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            };
+            let pending = self.executor.start_for_person(&call, &cancel);
+            let record = with_ops(
+                pending.finish(&cancel, &self.executor),
+                ops,
+                inbox,
+                &cancel,
+                &self.state,
+                &self.events,
+            )
+            .await;
+            self.push_message(Message::User {
+                text: person_command_message(&command, &record.result.content),
+            });
+            TurnEnd {
+                outcome: if cancel.is_cancelled() {
+                    TurnOutcome::Interrupted
+                } else {
+                    TurnOutcome::Done
+                },
+                text: String::new(),
+                error: None,
+            }
+        };
+        let own = self.executor.snapshots().paths_since(writes_from);
+        self.record(|r| r.end_turn(&own));
+        self.events.emit(Event::TurnFinished {
+            outcome: end.outcome,
+            text: String::new(),
+        });
+        end
+    }
+
     async fn drive(
         &mut self,
         ops: &mut UnboundedReceiver<Op>,
@@ -856,6 +930,12 @@ fn describe_restore(
         }
         Err(e) => format!("{what} failed: {e}"),
     }
+}
+
+/// How a command the person ran reaches the model: their message, saying so, with the
+/// command and its (already truncated) output.
+fn person_command_message(command: &str, output: &str) -> String {
+    format!("I ran this command myself:\n$ {command}\n{}", output.trim_end())
 }
 
 fn interrupted() -> ToolError {

@@ -171,6 +171,9 @@ settings! {
         /// fenced `json` block, `<tool_call>` tags) as real calls; unset: on for
         /// OpenAI-compatible servers other than api.openai.com, off elsewhere.
         text_tool_calls: Option<bool> = None, show = show_auto;
+        /// How the UI calls the person when a turn ends while the terminal is not focused,
+        /// or an approval waits: `bel`, `osc9` (a desktop notification) or `off`.
+        notify: String = "bel".to_owned(), check = notify_channel;
     }
 }
 
@@ -219,6 +222,18 @@ fn sandbox_mode(name: &String) -> Result<(), &'static str> {
     match crate::sandbox::Mode::parse(name) {
         Some(_) => Ok(()),
         None => Err("must be read-only, workspace-write or full-access"),
+    }
+}
+
+/// The values of the `notify` setting (the UI maps them to bytes for the terminal).
+pub const NOTIFY_CHANNELS: &[&str] = &["bel", "osc9", "off"];
+
+#[allow(clippy::ptr_arg)] // the settings! check signature is fn(&T)
+fn notify_channel(name: &String) -> Result<(), &'static str> {
+    if NOTIFY_CHANNELS.contains(&name.as_str()) {
+        Ok(())
+    } else {
+        Err("must be bel, osc9 or off")
     }
 }
 
@@ -1025,6 +1040,7 @@ mod tests {
             ("compact_to", "compact_to = 0.4"),
             ("reasoning_effort", "reasoning_effort = \"high\""),
             ("text_tool_calls", "text_tool_calls = false"),
+            ("notify", "notify = \"osc9\""),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (

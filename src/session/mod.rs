@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod checkpoint;
+pub mod diff;
 pub mod lock;
 pub mod objects;
 pub mod prune;

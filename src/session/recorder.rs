@@ -354,6 +354,40 @@ impl Recorder {
 
     /// The newest turn not undone, finished or not: a turn whose end was never recorded (a
     /// crash, a damaged line) is still undoable from its checkpoint.
+    /// What the last turn (or, with `whole_session`, every turn not undone) changed, as a
+    /// unified diff from the checkpoints: `(title, diff, changed paths)`; `None` without a
+    /// turn to show. An unfinished last turn ends at the tree as it is now.
+    pub fn diff(&mut self, whole_session: bool) -> std::io::Result<Option<(String, String, usize)>> {
+        let Some(last) = self.undo_index() else {
+            return Ok(None);
+        };
+        let first = if whole_session {
+            self.turns.iter().position(|t| !t.undone).unwrap_or(last)
+        } else {
+            last
+        };
+        let objects = self.store.objects().clone();
+        let before = checkpoint::load_manifest(&objects, &self.turns[first].start)?;
+        let after = match self.end_of(last) {
+            Some(end) => checkpoint::load_manifest(&objects, &end)?,
+            None => self.scanner.scan()?.manifest,
+        };
+        let (text, files) = super::diff::render(&objects, &before, &after);
+        let title = if first == last {
+            format!(
+                "turn {} (\"{}\")",
+                self.turns[last].turn,
+                first_line(&self.turns[last].prompt)
+            )
+        } else {
+            format!(
+                "turns {}–{} of this session",
+                self.turns[first].turn, self.turns[last].turn
+            )
+        };
+        Ok(Some((title, text, files)))
+    }
+
     fn undo_index(&self) -> Option<usize> {
         self.turns.iter().rposition(|t| !t.undone)
     }
@@ -500,6 +534,10 @@ impl Recorder {
     pub fn checkpoints(&self) -> Vec<(Turn, usize)> {
         checkpoints(&self.store, &self.turns)
     }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
 }
 
 /// The checkpoints of `turns`, newest last, with the number of paths each turn changed (an

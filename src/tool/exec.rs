@@ -63,6 +63,9 @@ pub struct Executor {
 /// A started call; [`PendingCall::finish`] yields its record.
 pub struct PendingCall {
     call: ToolCall,
+    /// The result goes to the session file as a tool result (not for a command the person
+    /// ran: its output becomes their message).
+    recorded: bool,
     started: Instant,
     handle: Option<JoinHandle<CallRecord>>,
     ready: Option<CallRecord>,
@@ -145,13 +148,31 @@ impl Executor {
     /// Starts one call. Must be called in the model's call order: that order decides the
     /// queue position of calls on the same file.
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
-        self.start_noted(call, cancel, None)
+        self.start_call(call, cancel, true, None)
     }
 
     /// [`Executor::start`], with a note for the model appended to the call's result before
     /// it is published (the loop's doom-loop note), so the model, the front ends and the
     /// session file all get the same text.
     pub fn start_noted(&self, call: &ToolCall, cancel: &CancellationToken, note: Option<String>) -> PendingCall {
+        self.start_call(call, cancel, true, note)
+    }
+
+    /// Starts a call the person made (`!command`): run and shown like the model's calls, but
+    /// its result is not recorded as a tool result, since no assistant message asked for it
+    /// (the caller records the person's message that carries the output).
+    pub fn start_for_person(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
+        self.start_call(call, cancel, false, None)
+    }
+
+    fn start_call(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        recorded: bool,
+        note: Option<String>,
+    ) -> PendingCall {
+        let sink = if recorded { self.sink.clone() } else { None };
         self.announce(call);
         let started = Instant::now();
         let display = self.display_of(call);
@@ -160,9 +181,10 @@ impl Executor {
             Err(error) => {
                 let mut record = failed(call, &error, started, display);
                 append_note(&mut record, note.as_deref());
-                self.report(&record);
+                publish(&self.events, sink.as_ref(), &record);
                 return PendingCall {
                     call: call.clone(),
+                    recorded,
                     started,
                     handle: None,
                     ready: Some(record),
@@ -187,7 +209,6 @@ impl Executor {
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();
-        let sink = self.sink.clone();
         let call_for_task = call.clone();
         let handle = tokio::spawn(async move {
             let outcome = AssertUnwindSafe(tool.call(args, &ctx)).catch_unwind().await;
@@ -245,6 +266,7 @@ impl Executor {
         });
         PendingCall {
             call: call.clone(),
+            recorded,
             started,
             handle: Some(handle),
             ready: None,
@@ -280,6 +302,11 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
 }
 
 impl PendingCall {
+    fn report(&self, executor: &Executor, record: &CallRecord) {
+        let sink = if self.recorded { executor.sink.as_ref() } else { None };
+        publish(&executor.events, sink, record);
+    }
+
     /// Waits for the call. After `cancel` fires, the tool gets a short grace period to stop
     /// by itself (shell kills its process group and reports the output so far); a tool that
     /// does not is abandoned with an `Interrupted` result.
@@ -312,7 +339,7 @@ impl PendingCall {
                     self.started,
                     executor.display_of(&self.call),
                 );
-                executor.report(&record);
+                self.report(executor, &record);
                 record
             }
             None => {
@@ -323,7 +350,7 @@ impl PendingCall {
                     self.started,
                     executor.display_of(&self.call),
                 );
-                executor.report(&record);
+                self.report(executor, &record);
                 record
             }
         }

@@ -135,8 +135,12 @@ pub struct App {
     pub(super) last_answer: String,
     /// Set when something changed and the screen must be redrawn.
     pub dirty: bool,
-    /// An approval waits: ring the terminal bell once, for a person in another window.
-    pub bell: bool,
+    /// What to write to call the person (a bell, OSC 9), taken by the terminal loop.
+    pub notification: Option<String>,
+    /// How the person is called (the `notify` setting).
+    pub notify: super::notify::Notify,
+    /// Whether the terminal has focus (as far as it reports; assumed until it says otherwise).
+    pub focused: bool,
     /// The context used by the last request (tokens) and the window, when reported.
     pub context: Option<(u64, Option<u64>)>,
     /// What the session cost so far (USD), when the model's price is known.
@@ -179,7 +183,9 @@ impl App {
             ctrl_c_armed: false,
             last_answer: String::new(),
             dirty: true,
-            bell: false,
+            notification: None,
+            notify: super::notify::Notify::default(),
+            focused: true,
             context: None,
             cost_usd: None,
         }
@@ -380,6 +386,11 @@ impl App {
             }
             Event::Usage { usage } => self.usage.add(usage),
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
+            Event::Diff { title, diff, files } => self.push(Entry::Diff {
+                title: sanitize(&title),
+                diff: sanitize(&diff),
+                files,
+            }),
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
                 if let Some(last) = self.entries.last_mut() {
@@ -388,6 +399,7 @@ impl App {
                 self.busy = false;
                 self.running_tools = 0;
                 self.last_answer = text;
+                self.call_person(super::notify::Reason::TurnFinished);
                 match outcome {
                     TurnOutcome::Interrupted => self.notice(NoticeKind::Info, "interrupted"),
                     TurnOutcome::MaxTurns | TurnOutcome::Done | TurnOutcome::Error => {}
@@ -408,9 +420,23 @@ impl App {
         }
     }
 
+    /// Queues the bell or notification for `reason`, if the setting and the focus call for one.
+    fn call_person(&mut self, reason: super::notify::Reason) {
+        if let Some(sequence) = self.notify.sequence(reason, self.focused) {
+            self.notification = Some(sequence);
+        }
+    }
+
+    /// The terminal gained or lost focus (`?1004` reports).
+    pub fn on_focus(&mut self, focused: bool) {
+        self.focused = focused;
+    }
+
     /// Opens the dialog for a request (queued behind any already open).
     fn open_request(&mut self, id: String, kind: RequestKind) {
-        self.bell |= matches!(kind, RequestKind::Approval { .. });
+        if matches!(kind, RequestKind::Approval { .. }) {
+            self.call_person(super::notify::Reason::ApprovalWaiting);
+        }
         let modal = match &kind {
             RequestKind::Question { questions } if !questions.is_empty() => Modal::Question {
                 id,
@@ -990,6 +1016,16 @@ impl App {
             self.composer.submit();
             self.remember(&text);
             return self.command(text.trim());
+        }
+        // `!command`: the core runs it with the shell tool as a turn of its own (refused with
+        // a notice while a turn runs).
+        if let Some(command) = text.strip_prefix('!').map(str::trim).filter(|c| !c.is_empty()) {
+            let command = command.to_owned();
+            self.composer.submit();
+            self.remember(&text);
+            self.scroll = 0;
+            self.busy = true;
+            return vec![Action::Op(Op::RunCommand { command })];
         }
         // While a turn runs the core queues it (shown above the composer); otherwise the turn
         // starts at once and shows the prompt when it does.

@@ -13,6 +13,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/redo", "re-apply what /undo took back"),
     (
+        "/diff",
+        "what the last turn changed in your files (/diff session: the whole session)",
+    ),
+    (
         "/resume",
         "pick a saved session to switch to, or /resume ID (a prefix will do)",
     ),
@@ -52,7 +56,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub const HELP_KEYS: &str = "keys: Enter send (queued while a turn runs; Up on an empty composer takes it back) · Shift/Alt+Enter newline
       Esc or Ctrl-C interrupt · Ctrl-C clears the composer; twice on an empty one quits · Ctrl-L redraw
       Ctrl-A/E start/end of line · Alt-B/F word back/forward · Ctrl-W/U/K delete word/to start/to end · Ctrl-Y paste it back
-      Up/Down history · Ctrl-R search history · Ctrl-G edit in $EDITOR · @path mention a file
+      Up/Down history · Ctrl-R search history · Ctrl-G edit in $EDITOR · @path mention a file · !cmd run a command yourself
       PgUp/PgDn or the mouse wheel scroll · Shift+drag selects text (/mouse turns reporting off)
       Ctrl-O expand tool output · Ctrl-T show thinking";
 
@@ -96,6 +100,14 @@ impl App {
                     }
                 }
             }
+            "/diff" => match arg {
+                "" | "turn" => vec![Action::Op(Op::Diff { session: false })],
+                "session" => vec![Action::Op(Op::Diff { session: true })],
+                _ => {
+                    self.notice(NoticeKind::Info, "usage: /diff [session]");
+                    Vec::new()
+                }
+            },
             "/clear" => vec![Action::Op(Op::Clear)],
             "/compact" => vec![Action::Op(Op::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_owned()),

@@ -7,10 +7,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Mouse off, bracketed paste off, keyboard enhancement popped, alternate screen left, cursor
+/// Mouse off, focus reporting off, bracketed paste off, keyboard enhancement popped, alternate screen left, cursor
 /// shown, synchronized update ended.
 const RESTORE: &[u8] =
-    b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[<1u\x1b[?2026l\x1b[?1049l\x1b[?25h";
+    b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[<1u\x1b[?2026l\x1b[?1049l\x1b[?25h";
 
 static SAVED: AtomicBool = AtomicBool::new(false);
 static mut TERMIOS: std::mem::MaybeUninit<libc::termios> = std::mem::MaybeUninit::uninit();

@@ -262,3 +262,36 @@ fn a_cr_paste_keeps_its_lines_and_stays_a_placeholder_in_the_transcript() {
     let last = a.entries.last().map(|e| e.entry.plain()).unwrap_or_default();
     assert!(last.len() < 300, "{}", last.len());
 }
+
+#[test]
+fn a_turn_that_ends_unfocused_calls_the_person_as_the_setting_says() {
+    let finish = |a: &mut App| {
+        a.on_event(Event::TurnFinished {
+            outcome: TurnOutcome::Done,
+            text: "done".into(),
+        })
+    };
+    let mut a = app();
+    finish(&mut a);
+    assert_eq!(a.notification, None, "focused: nobody needs calling");
+
+    a.on_focus(false);
+    finish(&mut a);
+    assert_eq!(a.notification.take().as_deref(), Some("\u{7}"));
+
+    a.notify = crate::tui::notify::Notify::Osc9;
+    finish(&mut a);
+    assert_eq!(
+        a.notification.take().as_deref(),
+        Some("\u{1b}]9;brute: the turn is done\u{7}")
+    );
+
+    a.on_focus(true);
+    finish(&mut a);
+    assert_eq!(a.notification, None, "focus came back");
+
+    a.notify = crate::tui::notify::Notify::Off;
+    a.on_focus(false);
+    finish(&mut a);
+    assert_eq!(a.notification, None, "notify = off");
+}

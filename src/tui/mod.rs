@@ -18,6 +18,7 @@ pub mod history;
 pub mod markdown;
 pub mod modal_view;
 pub mod modes;
+pub mod notify;
 pub mod paste;
 pub mod picker;
 pub mod sanitize;
@@ -77,6 +78,7 @@ pub async fn run(
         effort: settings.reasoning_effort(),
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
+    app.notify = notify::Notify::parse(&settings.notify.value).unwrap_or_default();
     app.welcome();
     app.sessions = list_sessions(root);
     let sessions_root = root.to_path_buf();
@@ -183,10 +185,9 @@ async fn event_loop(
         if app.dirty {
             draw(terminal, app)?;
         }
-        if std::mem::take(&mut app.bell) {
-            // BEL, and OSC 9 for terminals that turn it into a desktop notification.
+        if let Some(sequence) = app.notification.take() {
             let mut out = stdout();
-            let _ = write!(out, "\u{7}\u{1b}]9;brute: an approval is waiting\u{7}");
+            let _ = write!(out, "{sequence}");
             let _ = out.flush();
         }
         actions = tokio::select! {
@@ -228,6 +229,14 @@ fn on_terminal_event(app: &mut App, event: TermEvent) -> Vec<Action> {
                 MouseEventKind::ScrollDown => app.scroll_by(-3),
                 _ => {}
             }
+            Vec::new()
+        }
+        TermEvent::FocusGained => {
+            app.on_focus(true);
+            Vec::new()
+        }
+        TermEvent::FocusLost => {
+            app.on_focus(false);
             Vec::new()
         }
         TermEvent::Resize(..) => {

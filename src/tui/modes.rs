@@ -5,6 +5,8 @@
 //! - mouse reporting: button events (`?1000`) in SGR encoding (`?1006`), so the wheel scrolls
 //!   the transcript; the terminal's own selection still works with Shift+drag; `/mouse` turns
 //!   reporting off;
+//! - focus reporting (`?1004`), so a turn that ends while the person looks elsewhere can call
+//!   them (see [`super::notify`]);
 //! - alternate scroll (`?1007`) off while brute runs: with it on, a terminal turns wheel turns
 //!   into Up/Down keys, which would page through the prompt history. Its previous state is asked
 //!   for (DECRQM) and put back on exit.
@@ -25,7 +27,7 @@ pub struct Saved {
 
 /// The bytes that enter the UI's modes.
 pub fn enter(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
-    write!(out, "\x1b[?1049h\x1b[?2004h\x1b[?1007l")?;
+    write!(out, "\x1b[?1049h\x1b[?2004h\x1b[?1004h\x1b[?1007l")?;
     if mouse {
         write!(out, "{MOUSE_ON}")?;
     }
@@ -35,7 +37,7 @@ pub fn enter(out: &mut impl Write, mouse: bool) -> std::io::Result<()> {
 /// The bytes that put the terminal back: every mode brute set is reset, and alternate scroll
 /// returns to what the terminal reported (on when it did not say: most terminals' default).
 pub fn leave(out: &mut impl Write, saved: Saved) -> std::io::Result<()> {
-    write!(out, "{MOUSE_OFF}\x1b[?2004l\x1b[?1049l\x1b[?25h")?;
+    write!(out, "{MOUSE_OFF}\x1b[?1004l\x1b[?2004l\x1b[?1049l\x1b[?25h")?;
     write!(
         out,
         "{}",
@@ -153,6 +155,10 @@ mod tests {
         assert_eq!(screen.mouse_protocol_encoding(), vt100::MouseProtocolEncoding::Default);
         let text = String::from_utf8_lossy(&all);
         assert!(text.ends_with("\x1b[?1007h"), "alternate scroll back on: {text:?}");
+        // Focus reporting (vt100 does not track it): on while the UI runs, off after.
+        let focus = |t: &str| t.rfind("\x1b[?1004").map(|i| t.as_bytes()[i + 7]);
+        assert_eq!(focus(&String::from_utf8_lossy(&bytes)), Some(b'h'));
+        assert_eq!(focus(&text), Some(b'l'));
 
         let mut off = Vec::new();
         leave(

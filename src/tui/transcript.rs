@@ -278,6 +278,13 @@ pub enum Entry {
     Reasoning(String),
     Tool(ToolPane),
     Notice(NoticeKind, String),
+    /// `/diff`: what a turn or the session changed (title, unified diff, files), shown whole
+    /// and coloured; the transcript scrolls through it.
+    Diff {
+        title: String,
+        diff: String,
+        files: usize,
+    },
 }
 
 /// How entries are drawn: view toggles that change every entry's lines.
@@ -324,6 +331,21 @@ impl Entry {
                     NoticeKind::Error => Style::new().fg(Color::Red),
                 };
                 text.lines().map(|l| Line::styled(l.to_owned(), style)).collect()
+            }
+            Entry::Diff { title, diff, files } => {
+                let mut out = vec![Line::styled(
+                    format!("diff of {title}: {files} file(s) changed"),
+                    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                )];
+                out.extend(diff.lines().map(|line| {
+                    let style = if line.starts_with("diff ") {
+                        Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+                    } else {
+                        diff_style(line)
+                    };
+                    Line::styled(line.to_owned(), style)
+                }));
+                out
             }
         }
     }
