@@ -325,18 +325,45 @@ pub fn build_agent_with(
             notices.push(format!("tool skipped: {problem}"));
         }
     }
-    let filter = match &settings.allow_tools {
-        None => ToolFilter::All,
-        Some(list) if list.value.is_empty() => ToolFilter::None,
-        Some(list) => ToolFilter::Only(list.value.clone()),
-    };
-    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
     let root = place.root.as_path();
     let config_dir = paths::config_dir();
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let found = skills::discover(&skills::dirs(root, config_dir.as_deref(), home.as_deref()));
     notices.extend(found.warnings);
     let skills = found.skills;
+    // Skill scripts become tools, each confined to its skill's grant (see skill_script).
+    let user_skill_dirs: Vec<PathBuf> = config_dir
+        .iter()
+        .map(|d| d.join("skills"))
+        .chain(home.iter().map(|h| h.join(".agents").join("skills")))
+        .collect();
+    // Built-in names stay taken even when the tool list leaves the built-in out.
+    let taken: Vec<String> = registry
+        .names()
+        .into_iter()
+        .chain(crate::tool::BUILTIN_NAMES.iter().copied())
+        .map(str::to_owned)
+        .collect();
+    let (scripts, script_notices) = crate::tool::skill_script::tools(
+        &skills,
+        &taken,
+        &settings.skill_sandbox.value,
+        root,
+        home.as_deref(),
+        &user_skill_dirs,
+    );
+    notices.extend(script_notices);
+    for tool in scripts {
+        if let Err(problem) = registry.register_new(Arc::new(tool)) {
+            notices.push(format!("skill script skipped: {problem}"));
+        }
+    }
+    let filter = match &settings.allow_tools {
+        None => ToolFilter::All,
+        Some(list) if list.value.is_empty() => ToolFilter::None,
+        Some(list) => ToolFilter::Only(list.value.clone()),
+    };
+    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
     let summaries: Vec<_> = if registry.get("skill").is_some() {
         skills.iter().map(skills::Skill::summary).collect()
     } else {
@@ -396,6 +423,14 @@ pub fn build_agent_with(
         let model = settings.model.value.clone();
         agent = agent.with_window_probe(runtime.spawn(async move { provider.context_window(&model).await }));
     }
+    let mut found_commands = crate::agent::commands::discover(&crate::agent::commands::dirs(
+        root,
+        config_dir.as_deref(),
+        home.as_deref(),
+    ));
+    found_commands.project_trusted = crate::config::trust::check(root) == crate::config::trust::Trust::Trusted;
+    notices.append(&mut found_commands.notices);
+    agent = agent.with_commands(Arc::new(found_commands));
     let mut checkpoints_paused = None;
     if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
         if !recorder.has_history()
@@ -447,6 +482,8 @@ pub struct Started {
     pub handle: crate::agent::conversation::Handle,
     pub notices: Vec<String>,
     pub tools: Vec<String>,
+    /// Custom slash commands as `(/name, description)`.
+    pub commands: Vec<(String, String)>,
     pub provider: String,
     pub session_id: Option<String>,
 }
@@ -469,6 +506,7 @@ pub fn start(
     let mut notices = built.notices;
     let agent = built.agent;
     let tools = agent.tool_names();
+    let commands = agent.command_listing();
     let provider = agent.provider_name().to_owned();
     let session_id = agent.session_id();
     if !agent.history().is_empty() {
@@ -500,6 +538,7 @@ pub fn start(
         handle: conversation.spawn(ops),
         notices,
         tools,
+        commands,
         provider,
         session_id,
     })

@@ -1203,3 +1203,46 @@ fn bang_command_runs_in_a_pane_reaches_the_model_and_undoes() {
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn custom_command_in_the_popup_and_help_runs_expanded() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".brute/commands/review.md",
+        "---\ndescription: Review one file carefully\nargument-hint: <file>\n---\nPlease review $1 line by line.",
+    );
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Reviewed it.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "commands") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/rev");
+    tmux.wait_for("the popup with the custom command", |s| {
+        s.contains("/review") && s.contains("Review one file carefully <file>")
+    });
+    tmux.text("iew src/lib.rs");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the answer", |s| s.contains("Reviewed it.") && s.contains(" idle │"));
+    assert!(
+        screen.contains("› /review src/lib.rs"),
+        "the typed line is shown:\n{screen}"
+    );
+    let requests = server.requests();
+    let messages = requests[0].body["messages"].as_array().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    assert_eq!(user["content"], "Please review src/lib.rs line by line.");
+
+    tmux.text("/help");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("/help listing the custom command", |s| {
+        s.contains("custom commands")
+            && s.lines()
+                .any(|l| l.contains("/review") && l.contains("Review one file"))
+    });
+    tmux.text("/nosuch x");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the unknown command notice", |s| s.contains("unknown command /nosuch"));
+    assert_eq!(server.requests().len(), 1, "an unknown command reached the model");
+}

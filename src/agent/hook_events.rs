@@ -24,9 +24,12 @@ use crate::protocol::{Event, Op};
 /// How many times `stop` hooks may continue one turn.
 pub const MAX_STOP_CONTINUATIONS: u32 = 3;
 
+/// Context hooks added to a prompt: the event that gave it, and the text.
+pub(super) type HookContext = Vec<(HookEvent, String)>;
+
 /// The prompt with hook context added, as the model gets it.
-fn with_context(prompt: &str, contexts: &[(HookEvent, String)]) -> String {
-    let mut text = prompt.to_owned();
+pub(super) fn with_context(prompt: String, contexts: &[(HookEvent, String)]) -> String {
+    let mut text = prompt;
     for (event, context) in contexts {
         text.push_str(&format!(
             "\n\n<hook_context event=\"{}\">\n{}\n</hook_context>",
@@ -38,19 +41,19 @@ fn with_context(prompt: &str, contexts: &[(HookEvent, String)]) -> String {
 }
 
 impl Agent {
-    /// Runs `session_start` (the first time) and `user_prompt_submit`: the text to send when
-    /// hooks added context (`None`: the prompt as it is), or the reason a hook refused it.
+    /// Runs `session_start` (the first time) and `user_prompt_submit` on the prompt as typed:
+    /// the context they add to it (see [`with_context`]), or the reason a hook refused it.
     pub(super) async fn prompt_hooks(
         &mut self,
         prompt: &str,
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<HookContext, String> {
         let hooks = self.state.hooks.clone();
         if !hooks.has(HookEvent::UserPromptSubmit) && !hooks.has(HookEvent::SessionStart) {
             self.session_source = None;
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let mut contexts = Vec::new();
         if let Some(source) = self.session_source.take()
@@ -87,7 +90,7 @@ impl Agent {
             }
             contexts.extend(said.context.into_iter().map(|c| (HookEvent::UserPromptSubmit, c)));
         }
-        Ok((!contexts.is_empty()).then(|| with_context(prompt, &contexts)))
+        Ok(contexts)
     }
 
     /// Runs the `stop` hooks at the end of a turn: the reason to go on, if one blocks.
@@ -165,10 +168,10 @@ mod tests {
 
     #[test]
     fn context_is_marked_after_the_prompt() {
-        assert_eq!(with_context("fix it", &[]), "fix it");
+        assert_eq!(with_context("fix it".into(), &[]), "fix it");
         assert_eq!(
             with_context(
-                "fix it",
+                "fix it".into(),
                 &[
                     (HookEvent::SessionStart, "branch main\n".into()),
                     (HookEvent::UserPromptSubmit, "ticket 7".into())

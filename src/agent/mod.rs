@@ -5,6 +5,7 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod commands;
 pub mod compact;
 pub mod conversation;
 pub mod doom_loop;
@@ -228,6 +229,15 @@ pub struct Agent {
     session_source: Option<&'static str>,
     /// Notes repeated calls within a turn.
     doom_loop: doom_loop::DoomLoop,
+    /// Custom slash commands a prompt may invoke (see [`commands`]).
+    commands: Option<Arc<commands::Commands>>,
+}
+
+/// What a custom command changes for its one turn.
+#[derive(Debug, Clone, Default)]
+struct TurnScope {
+    model: Option<String>,
+    allowed_tools: Option<Vec<String>>,
 }
 
 impl Agent {
@@ -247,7 +257,19 @@ impl Agent {
             usage: Usage::default(),
             session_source: Some("startup"),
             doom_loop: doom_loop::DoomLoop::default(),
+            commands: None,
         }
+    }
+
+    /// Expands prompts that invoke one of `commands` at the start of their turn.
+    pub fn with_commands(mut self, commands: Arc<commands::Commands>) -> Self {
+        self.commands = Some(commands);
+        self
+    }
+
+    /// The custom slash commands as `(/name, description)`, for a front end's list.
+    pub fn command_listing(&self) -> Vec<(String, String)> {
+        self.commands.as_ref().map(|c| c.listing()).unwrap_or_default()
     }
 
     /// Uses the context window the server reports once `probe` (started in the background
@@ -598,8 +620,8 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
-        let with_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
-            Ok(text) => text,
+        let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
+            Ok(context) => context,
             Err(reason) => {
                 let message = format!("a user_prompt_submit hook refused this prompt, so it was not sent: {reason}");
                 self.events.emit(Event::Error {
@@ -619,11 +641,26 @@ impl Agent {
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
         self.record(|r| r.begin_turn(&prompt, history_len));
+        // A custom command: the model (and the history) gets the expanded text; the front
+        // ends showed the line as typed.
+        let (text, scope) = match self.commands.as_ref().and_then(|c| c.prepare(&prompt)) {
+            Some(prepared) => {
+                for message in prepared.notices {
+                    self.events.emit(Event::Notice { message });
+                }
+                let scope = TurnScope {
+                    model: prepared.model,
+                    allowed_tools: prepared.allowed_tools,
+                };
+                (prepared.text, scope)
+            }
+            None => (prompt, TurnScope::default()),
+        };
         self.push_message(Message::User {
-            text: with_context.unwrap_or(prompt),
+            text: hook_events::with_context(text, &hook_context),
         });
         self.doom_loop.reset();
-        let mut end = self.drive(ops, inbox, &cancel).await;
+        let mut end = self.drive(ops, inbox, &cancel, &scope).await;
         let mut continued = 0;
         while end.outcome == TurnOutcome::Done {
             let Some(reason) = self.stop_hooks(&end.text, continued, ops, inbox, &cancel).await else {
@@ -633,7 +670,7 @@ impl Agent {
             self.push_message(Message::User {
                 text: format!("[stop hook] {reason}"),
             });
-            end = self.drive(ops, inbox, &cancel).await;
+            end = self.drive(ops, inbox, &cancel, &scope).await;
         }
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
@@ -717,9 +754,13 @@ impl Agent {
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
+        scope: &TurnScope,
     ) -> TurnEnd {
         let end = |outcome, text: String, error: Option<String>| TurnEnd { outcome, text, error };
-        let tools = self.executor.registry().specs();
+        let mut tools = self.executor.registry().specs();
+        if let Some(allowed) = &scope.allowed_tools {
+            tools.retain(|t| allowed.contains(&t.name));
+        }
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
         let mut retried_too_long = false;
@@ -756,7 +797,7 @@ impl Agent {
                     reason,
                 }),
             };
-            let model = self.state.model();
+            let model = scope.model.clone().unwrap_or_else(|| self.state.model());
             let request = ChatRequest {
                 model: &model,
                 system: &self.config.system_prompt,
@@ -845,7 +886,7 @@ impl Agent {
             for note in notes.iter().flatten() {
                 self.events.emit(Event::Notice { message: note.clone() });
             }
-            let records = self.run_calls(&calls, notes, ops, inbox, cancel).await;
+            let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
                 let result = record.result;
@@ -881,19 +922,37 @@ impl Agent {
 
     /// Runs one message's calls, all started at once in call order (so they run side by side
     /// and calls on one file queue in that order), each with its doom-loop note (appended to
-    /// its result). Returns the records in call order.
+    /// its result). Returns the records in call order. A call of a tool not `offered` in this
+    /// turn (a custom command narrowed them) is refused.
     async fn run_calls(
         &self,
         calls: &[ToolCall],
         notes: Vec<Option<String>>,
+        offered: &[crate::provider::ToolSpec],
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
         let mut pending = Vec::with_capacity(calls.len());
         for (call, note) in calls.iter().zip(notes) {
+            let known = self.executor.registry().get(&call.name).is_some();
             pending.push(if cancel.is_cancelled() {
                 Err(self.executor.never_ran(call, &interrupted()))
+            } else if known && !offered.iter().any(|t| t.name == call.name) {
+                let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+                let error = ToolError::new(
+                    "UnknownTool",
+                    format!(
+                        "`{}` is not available in this turn. Available tools: {}",
+                        call.name,
+                        if names.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                );
+                Err(self.executor.never_ran(call, &error))
             } else {
                 Ok(self.executor.start_noted(call, cancel, note))
             });

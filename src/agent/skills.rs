@@ -6,9 +6,10 @@
 //! A skill's front matter is YAML (as Claude Code and Codex write it: folded `>` and literal
 //! `|` descriptions, quoted strings, extra keys): `name` (default: its folder's name) and a
 //! required `description`. A SKILL.md that cannot be used — malformed YAML, no front matter, no
-//! description — is skipped with a warning naming the file. Skills only add text to the prompt
-//! (their scripts run through the shell tool like any command), so project skills are read in
-//! untrusted projects too, as `AGENTS.md` is; every read is bounded.
+//! description — is skipped with a warning naming the file. Skills add text to the prompt, and
+//! the executables in their `scripts/` become tools that run confined to the capabilities the
+//! front matter declares, under the person's ceiling ([`crate::tool::skill_script`]); so
+//! project skills are read in untrusted projects too, as `AGENTS.md` is; every read is bounded.
 
 use std::path::{Path, PathBuf};
 

@@ -158,6 +158,9 @@ settings! {
         sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
         /// More trees commands may write in `workspace-write` (e.g. a build cache).
         writable_roots: Vec<String> = Vec::new();
+        /// The ceiling on what skill scripts may be granted (`[skill_sandbox]`: `fs_read`,
+        /// `fs_write`, `network`, `timeout`); see [`crate::tool::skill_script`].
+        skill_sandbox: crate::tool::skill_script::Ceiling = crate::tool::skill_script::Ceiling::default();
         /// The model's context window in tokens (default: brute's table of common models).
         context_window: Option<u64> = None;
         /// Compact before a request would pass this share of the context window.
@@ -522,6 +525,7 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         tools,
         sandbox,
         writable_roots,
+        skill_sandbox,
         system_prompt,
         permissions,
         models,
@@ -1043,6 +1047,10 @@ mod tests {
             ("notify", "notify = \"osc9\""),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
+            (
+                "skill_sandbox",
+                "[skill_sandbox]\nfs_read = [\".\"]\nfs_write = [\"out\"]\nnetwork = false\ntimeout = 30",
+            ),
             (
                 "models",
                 "[models.\"m\"]\ncontext_window = 1000\ninput_price = 1.0\noutput_price = 2.0",

@@ -18,6 +18,7 @@ pub const RISKY_KEYS: &[&str] = &[
     "tools",
     "sandbox",
     "writable_roots",
+    "skill_sandbox",
     "system_prompt",
     "permissions",
     "hooks",

@@ -351,7 +351,8 @@ fn loopback_up() {
     }
 }
 
-/// Landlock: read everywhere, write only the policy's trees and the devices above.
+/// Landlock: read everywhere (or only the policy's `readable` trees and the base set), write
+/// only the policy's trees and the devices above.
 fn landlock(policy: &Policy) -> Result<(), String> {
     use landlock::{
         ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
@@ -365,12 +366,22 @@ fn landlock(policy: &Policy) -> Result<(), String> {
         .filter(|p| p.exists())
         .chain(DEVICES.iter().map(std::path::Path::new))
         .collect();
+    // Read everywhere, or (a skill script's policy) only the base set and the granted trees.
+    let readable: Vec<&std::path::Path> = match &policy.readable {
+        None => vec![std::path::Path::new("/")],
+        Some(granted) => super::policy::BASE_READ
+            .iter()
+            .map(std::path::Path::new)
+            .chain(granted.iter().map(|p| p.as_path()))
+            .filter(|p| p.exists())
+            .collect(),
+    };
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
         .map_err(|e| fail(&e))?
         .create()
         .map_err(|e| fail(&e))?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .add_rules(path_beneath_rules(readable, AccessFs::from_read(abi)))
         .map_err(|e| fail(&e))?
         .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
         .map_err(|e| fail(&e))?

@@ -63,7 +63,29 @@ pub struct Policy {
     pub read_only: Vec<PathBuf>,
     /// Whether commands reach the network.
     pub network: bool,
+    /// `None`: commands read everywhere (the modes above). `Some`: they read only these trees
+    /// (plus what they may write) — a skill script's grant, with the base set that lets a
+    /// program start ([`BASE_READ`]) added by the caller.
+    pub readable: Option<Vec<PathBuf>>,
 }
+
+/// What every program needs to read to start at all (libraries, interpreters, `/etc`'s
+/// loader and locale files, the null and random devices, its own fresh `/proc`).
+pub const BASE_READ: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/proc",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/urandom",
+    "/dev/random",
+];
 
 /// Directories under the home directory that ordinary builds write (package caches).
 const CACHES: &[&str] = &[".cargo/registry", ".cargo/git", ".cache", ".npm"];
@@ -78,12 +100,14 @@ impl Policy {
                 writable: Vec::new(),
                 read_only: Vec::new(),
                 network: true,
+                readable: None,
             },
             Mode::ReadOnly => Self {
                 mode,
                 writable: Vec::new(),
                 read_only: Vec::new(),
                 network: false,
+                readable: None,
             },
             Mode::WorkspaceWrite => {
                 // brute's data directory is never writable to commands: it holds the trust and
@@ -108,6 +132,7 @@ impl Policy {
                     writable,
                     read_only,
                     network: false,
+                    readable: None,
                 }
             }
         }
@@ -148,6 +173,14 @@ impl Policy {
         }
         args.push("--net".into());
         args.push(if self.network { "on" } else { "off" }.into());
+        if let Some(readable) = &self.readable {
+            args.push("--limit-reads".into());
+            args.push("on".into());
+            for path in readable {
+                args.push("--read".into());
+                args.push(path.clone().into_os_string());
+            }
+        }
         args
     }
 
@@ -169,6 +202,10 @@ impl Policy {
                 (Some("--write"), Some(v)) => policy.writable.push(PathBuf::from(v)),
                 (Some("--ro"), Some(v)) => policy.read_only.push(PathBuf::from(v)),
                 (Some("--net"), Some(v)) => policy.network = v == "on",
+                (Some("--limit-reads"), Some(_)) => {
+                    policy.readable.get_or_insert_with(Vec::new);
+                }
+                (Some("--read"), Some(v)) => policy.readable.get_or_insert_with(Vec::new).push(PathBuf::from(v)),
                 // No options: the rest is the program (an older caller).
                 _ => return (policy, &args[i..]),
             }
@@ -200,6 +237,17 @@ mod tests {
         assert!(policy.allows_write(Path::new("/p/src/a.rs")));
         assert!(!policy.allows_write(Path::new("/p/.git/config")));
         assert!(!policy.allows_write(Path::new("/etc/passwd")));
+        // A read-limited policy (a skill script's) round-trips too, an empty list included.
+        for readable in [vec![PathBuf::from("/skill"), PathBuf::from("/p/src")], Vec::new()] {
+            let limited = Policy {
+                readable: Some(readable),
+                ..Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[], None)
+            };
+            let mut args = limited.to_args();
+            args.push("--".into());
+            args.push("x".into());
+            assert_eq!(Policy::from_args(&args).0, limited);
+        }
     }
 
     #[test]

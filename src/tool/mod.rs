@@ -3,6 +3,7 @@
 
 pub mod adapter;
 pub mod approve;
+pub mod argv;
 pub mod capture;
 pub mod command;
 pub mod exec;
@@ -18,6 +19,7 @@ pub mod registry;
 pub mod remove;
 pub mod shell;
 pub mod skill;
+pub mod skill_script;
 pub mod subagent;
 pub mod todo;
 pub mod truncate;

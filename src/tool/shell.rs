@@ -201,8 +201,22 @@ pub async fn run_process_with(
     policy: &crate::sandbox::Policy,
     ctx: &ToolContext,
 ) -> Result<ProcessRun, ToolError> {
-    let mut spawn = crate::sandbox::confined_command(policy, shell_program(), ["-c", command])
+    let spawn = crate::sandbox::confined_command(policy, shell_program(), ["-c", command])
         .map_err(|e| ToolError::new("SandboxUnavailable", e.to_string()))?;
+    run_prepared(spawn, cwd, stdin, envs, timeout, ctx).await
+}
+
+/// Runs an already built command (a program and its argv, sandboxed or not, from
+/// [`crate::sandbox`]) the way [`run_process`] runs the shell: own process group, bounded
+/// capture, live output, and the whole group killed on timeout, interrupt or exit.
+pub async fn run_prepared(
+    mut spawn: tokio::process::Command,
+    cwd: &std::path::Path,
+    stdin: Option<Vec<u8>>,
+    envs: &[(String, String)],
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ProcessRun, ToolError> {
     spawn
         .current_dir(cwd)
         .envs(envs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -218,7 +232,7 @@ pub async fn run_process_with(
     }
     let mut child = crate::sandbox::spawn(spawn)
         .await
-        .map_err(|e| ToolError::io("cannot start the shell", &e))?;
+        .map_err(|e| ToolError::io("cannot start the command", &e))?;
     let pid = child.id().unwrap_or(0);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         tokio::spawn(async move {

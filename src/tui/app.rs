@@ -112,6 +112,8 @@ pub struct App {
     pub flags: ViewFlags,
     pub files: FileIndex,
     pub tools: Vec<String>,
+    /// Custom slash commands as `(/name, description)`; the core expands them.
+    pub custom_commands: Vec<(String, String)>,
     pub todos: Vec<TodoItem>,
     /// Saved sessions of this directory, newest first (for `/resume`).
     pub sessions: Vec<SessionRow>,
@@ -170,6 +172,7 @@ impl App {
             flags: ViewFlags::default(),
             files,
             tools,
+            custom_commands: Vec::new(),
             todos: Vec::new(),
             sessions: Vec::new(),
             list_sessions: None,
@@ -838,8 +841,9 @@ impl App {
         let items: Vec<(String, String)> = if text.starts_with('/') && !text.contains(' ') && !text.contains('\n') {
             COMMANDS
                 .iter()
-                .filter(|(name, _)| name.starts_with(text.as_str()))
                 .map(|(name, help)| ((*name).to_owned(), (*help).to_owned()))
+                .chain(self.custom_commands.iter().cloned())
+                .filter(|(name, _)| name.starts_with(text.as_str()))
                 .collect()
         } else if let Some(query) = word.strip_prefix('@') {
             if self.popup.is_none() {
@@ -1012,7 +1016,8 @@ impl App {
             return Vec::new();
         }
         let text = self.composer.text();
-        if text.starts_with('/') && !text.contains('\n') {
+        // A custom command is a prompt: the core expands it when its turn starts.
+        if text.starts_with('/') && !text.contains('\n') && !self.is_custom_command(&text) {
             self.composer.submit();
             self.remember(&text);
             return self.command(text.trim());
@@ -1042,6 +1047,12 @@ impl App {
         // Idle, the core starts the turn at once: Esc already interrupts it.
         self.busy = true;
         vec![Action::Op(Op::UserTurn { text: message })]
+    }
+
+    /// Whether `text` invokes a custom command (`/name` or `/name args`).
+    fn is_custom_command(&self, text: &str) -> bool {
+        let name = text.split_whitespace().next().unwrap_or("");
+        self.custom_commands.iter().any(|(command, _)| command == name)
     }
 
     /// What the status line says the agent is doing.

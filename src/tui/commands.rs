@@ -71,6 +71,12 @@ impl App {
                 for (command, text) in COMMANDS {
                     help.push_str(&format!("\n  {command:<12} {text}"));
                 }
+                if !self.custom_commands.is_empty() {
+                    help.push_str("\ncustom commands (.brute/commands, the config dir's commands/):");
+                    for (command, text) in &self.custom_commands {
+                        help.push_str(&format!("\n  {command:<12} {}", super::sanitize::sanitize(text)));
+                    }
+                }
                 self.notice(NoticeKind::Info, help);
                 Vec::new()
             }
@@ -242,6 +248,22 @@ impl App {
                 self.notice(NoticeKind::Info, format!("unknown command {other}; /help lists them"));
                 Vec::new()
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::COMMANDS;
+
+    #[test]
+    fn custom_commands_cannot_take_a_built_in_name() {
+        for (name, _) in COMMANDS {
+            let bare = name.trim_start_matches('/');
+            assert!(
+                crate::agent::commands::RESERVED.contains(&bare),
+                "{name} is missing from agent::commands::RESERVED"
+            );
         }
     }
 }

@@ -79,6 +79,7 @@ pub async fn run(
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
     app.notify = notify::Notify::parse(&settings.notify.value).unwrap_or_default();
+    app.custom_commands = started.commands.clone();
     app.welcome();
     app.sessions = list_sessions(root);
     let sessions_root = root.to_path_buf();
