@@ -387,7 +387,11 @@ pub fn build_agent_with(
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
         .with_requests(requests)
-        .with_access(access(settings, root)),
+        .with_access(access(settings, root))
+        .with_hooks(Arc::new(crate::hooks::Hooks::new(
+            settings.hooks.iter().map(|h| h.value.clone()).collect(),
+            root.to_path_buf(),
+        ))),
     );
     let executor = Executor::new(
         Arc::new(registry),

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod hooks;
 pub mod net;
 pub mod oneshot;
 pub mod permission;

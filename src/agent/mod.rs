@@ -8,6 +8,8 @@
 pub mod commands;
 pub mod compact;
 pub mod conversation;
+pub mod doom_loop;
+mod hook_events;
 pub mod instructions;
 pub mod pricing;
 pub mod prompt;
@@ -223,6 +225,10 @@ pub struct Agent {
     history: Vec<Message>,
     events: EventSink,
     usage: Usage,
+    /// The `session_start` hooks' `source` until they ran (see [`hook_events`]).
+    session_source: Option<&'static str>,
+    /// Notes repeated calls within a turn.
+    doom_loop: doom_loop::DoomLoop,
     /// Custom slash commands a prompt may invoke (see [`commands`]).
     commands: Option<Arc<commands::Commands>>,
 }
@@ -249,6 +255,8 @@ impl Agent {
             history: Vec::new(),
             events,
             usage: Usage::default(),
+            session_source: Some("startup"),
+            doom_loop: doom_loop::DoomLoop::default(),
             commands: None,
         }
     }
@@ -305,6 +313,12 @@ impl Agent {
                 });
             }
         }));
+        self.state
+            .hooks
+            .set_session_id(recorder.lock().unwrap_or_else(|e| e.into_inner()).id());
+        if !history.is_empty() {
+            self.session_source = Some("resume");
+        }
         self.history = history;
         self.recorder = Some(recorder);
         self
@@ -322,6 +336,7 @@ impl Agent {
     /// conversation as pruning left it.
     pub async fn compact_now(&mut self, focus: Option<String>) {
         let tools = self.executor.registry().specs();
+        self.pre_compact_hooks(true, focus.as_deref()).await;
         self.compact(focus.as_deref(), true, &tools).await;
     }
 
@@ -519,6 +534,7 @@ impl Agent {
         self.record(|r| r.clear());
         self.history.clear();
         self.usage = Usage::default();
+        self.session_source = Some("clear");
     }
 
     /// What an undo (or `redo`) of a whole turn would do now, for the confirmation; `None`
@@ -604,6 +620,24 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
+        let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
+            Ok(context) => context,
+            Err(reason) => {
+                let message = format!("a user_prompt_submit hook refused this prompt, so it was not sent: {reason}");
+                self.events.emit(Event::Error {
+                    message: message.clone(),
+                });
+                self.events.emit(Event::TurnFinished {
+                    outcome: TurnOutcome::Error,
+                    text: String::new(),
+                });
+                return TurnEnd {
+                    outcome: TurnOutcome::Error,
+                    text: String::new(),
+                    error: Some(message),
+                };
+            }
+        };
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
         self.record(|r| r.begin_turn(&prompt, history_len));
@@ -622,8 +656,22 @@ impl Agent {
             }
             None => (prompt, TurnScope::default()),
         };
-        self.push_message(Message::User { text });
-        let end = self.drive(ops, inbox, &cancel, &scope).await;
+        self.push_message(Message::User {
+            text: hook_events::with_context(text, &hook_context),
+        });
+        self.doom_loop.reset();
+        let mut end = self.drive(ops, inbox, &cancel, &scope).await;
+        let mut continued = 0;
+        while end.outcome == TurnOutcome::Done {
+            let Some(reason) = self.stop_hooks(&end.text, continued, ops, inbox, &cancel).await else {
+                break;
+            };
+            continued += 1;
+            self.push_message(Message::User {
+                text: format!("[stop hook] {reason}"),
+            });
+            end = self.drive(ops, inbox, &cancel, &scope).await;
+        }
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
         let own = self.executor.snapshots().paths_since(writes_from);
@@ -722,6 +770,7 @@ impl Agent {
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
                 if estimate as f64 > window as f64 * self.compaction.at {
+                    self.pre_compact_hooks(false, None).await;
                     self.compact(None, false, &tools).await;
                 }
             }
@@ -787,6 +836,7 @@ impl Agent {
                         self.events.emit(Event::Notice {
                             message: "the request was too long for the model: compacting and retrying".to_owned(),
                         });
+                        self.pre_compact_hooks(false, None).await;
                         self.compact(None, true, &tools).await;
                         iteration -= 1;
                         continue;
@@ -829,7 +879,14 @@ impl Agent {
             if step == Step::Finish {
                 return end(TurnOutcome::Done, text, None);
             }
-            let records = self.run_calls(&calls, &tools, ops, inbox, cancel).await;
+            let notes: Vec<Option<String>> = calls
+                .iter()
+                .map(|call| self.doom_loop.observe(&call.name, &call.arguments))
+                .collect();
+            for note in notes.iter().flatten() {
+                self.events.emit(Event::Notice { message: note.clone() });
+            }
+            let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {
                 let result = record.result;
@@ -864,18 +921,20 @@ impl Agent {
     }
 
     /// Runs one message's calls, all started at once in call order (so they run side by side
-    /// and calls on one file queue in that order). Returns the records in call order.
-    /// A call of a tool not `offered` in this turn (a custom command narrowed them) is refused.
+    /// and calls on one file queue in that order), each with its doom-loop note (appended to
+    /// its result). Returns the records in call order. A call of a tool not `offered` in this
+    /// turn (a custom command narrowed them) is refused.
     async fn run_calls(
         &self,
         calls: &[ToolCall],
+        notes: Vec<Option<String>>,
         offered: &[crate::provider::ToolSpec],
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
         let mut pending = Vec::with_capacity(calls.len());
-        for call in calls {
+        for (call, note) in calls.iter().zip(notes) {
             let known = self.executor.registry().get(&call.name).is_some();
             pending.push(if cancel.is_cancelled() {
                 Err(self.executor.never_ran(call, &interrupted()))
@@ -895,7 +954,7 @@ impl Agent {
                 );
                 Err(self.executor.never_ran(call, &error))
             } else {
-                Ok(self.executor.start(call, cancel))
+                Ok(self.executor.start_noted(call, cancel, note))
             });
         }
         let mut records = Vec::with_capacity(calls.len());

@@ -30,6 +30,8 @@ pub struct AgentState {
     access: Mutex<Access>,
     /// Calls the person allowed for the rest of the session: (tool, summary).
     approved: Mutex<std::collections::HashSet<(String, String)>>,
+    /// The session's hooks (none by default; see [`crate::hooks`]).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// What the sandbox and approvals allow right now (the mode can change mid-session).
@@ -86,7 +88,14 @@ impl AgentState {
                 ..Access::default()
             }),
             approved: Mutex::default(),
+            hooks: Arc::default(),
         }
+    }
+
+    /// Runs these hooks in this agent's session (and its sub-agents').
+    pub fn with_hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// Sets what commands and tools may do (mode, yolo, rules).

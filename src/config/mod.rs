@@ -93,6 +93,8 @@ settings! {
         permissions: crate::permission::PermissionsConfig,
         /// Per-model facts (`[models."NAME"]`: context window, prices).
         models: std::collections::BTreeMap<String, ModelConfig>,
+        /// Hooks (`[[hooks.<event>]]`); every layer's hooks run, the user's first.
+        hooks: crate::hooks::HooksConfig,
     }
     layered {
         provider: String, env = "BRUTE_PROVIDER";
@@ -129,6 +131,8 @@ settings! {
         rules: crate::permission::Rules,
         /// `[models."NAME"]` tables, later layers overriding earlier ones per model.
         models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
+        /// Hooks from every config file in order (user config first), each with its file.
+        hooks: Vec<Sourced<crate::hooks::Hook>>,
     }
     plain {
         /// Model requests per user turn.
@@ -379,6 +383,12 @@ impl Settings {
         for (name, model) in &self.models {
             line("models", format!("{name}: {:?}", model.value), &model.source);
         }
+        if self.hooks.is_empty() {
+            line("hooks", "(none)".to_owned(), &Source::Default);
+        }
+        for hook in &self.hooks {
+            line("hooks", hook.value.describe(), &hook.source);
+        }
         if self.rules.is_empty() {
             line("permissions", "(none)".to_owned(), &Source::Default);
         }
@@ -477,6 +487,7 @@ struct Layers {
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
     models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
+    hooks: Vec<Sourced<crate::hooks::Hook>>,
 }
 
 impl Layers {
@@ -517,7 +528,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         skill_sandbox,
         system_prompt,
         permissions,
-        models
+        models,
+        hooks
     );
     ignored
 }
@@ -542,6 +554,14 @@ impl Layers {
                 message: e.to_string(),
             })?;
             self.rules.append(rules);
+        }
+        if let Some(hooks) = layer.hooks.take() {
+            let hooks = hooks.compile().map_err(|message| ConfigError::Invalid {
+                name: format!("[hooks] in {}", path.display()),
+                message,
+            })?;
+            self.hooks
+                .extend(hooks.into_iter().map(|hook| Sourced::new(hook, source.clone())));
         }
         for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
@@ -668,6 +688,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         add_dirs,
         rules,
         models,
+        hooks,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -720,6 +741,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         add_dirs,
         rules,
         models,
+        hooks,
     };
     Ok(Settings::assemble(resolved, plain))
 }
@@ -834,6 +856,9 @@ fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
             .collect();
         if layers.command_tools.iter().any(|tool| tool.source == from_file) {
             keys.push("tools");
+        }
+        if layers.hooks.iter().any(|hook| hook.source == from_file) {
+            keys.push("hooks");
         }
         let status = match (file.found, keys.is_empty()) {
             (false, _) => "not found".to_owned(),
@@ -1034,6 +1059,10 @@ mod tests {
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
             ),
+            (
+                "hooks",
+                "[[hooks.pre_tool_use]]\nmatcher = \"shell\"\ncommand = \"check\"",
+            ),
         ];
         let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
         let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
@@ -1102,6 +1131,36 @@ mod tests {
         let s = load(dir.path(), &Flags::default(), &env, Some(&user)).unwrap();
         assert_eq!(s.deny_tools.value, ["shell"], "the user's denial stands");
         assert_eq!(s.allow_tools.unwrap().value, ["read"], "only tools both allow");
+    }
+
+    /// Hooks from the user's config and a trusted project run, the user's first; an untrusted
+    /// project's hooks are left out and named.
+    #[test]
+    fn project_hooks_need_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
+        std::fs::write(
+            dir.path().join(".brute/config.toml"),
+            "[[hooks.pre_tool_use]]\ncommand = \"project-hook\"\n",
+        )
+        .unwrap();
+        let user = dir.path().join("user.toml");
+        std::fs::write(&user, "[[hooks.stop]]\ncommand = \"user-hook\"\ntimeout = 3\n").unwrap();
+        let env = env_of(&[("OPENAI_API_KEY", "k")]);
+        let s = load(dir.path(), &Flags::default(), &env, Some(&user)).unwrap();
+        let commands: Vec<&str> = s.hooks.iter().map(|h| h.value.spec.command.as_str()).collect();
+        assert_eq!(commands, ["user-hook"], "an untrusted project's hook never runs");
+        assert_eq!(s.untrusted_ignored, ["hooks"]);
+        assert!(
+            s.describe()
+                .contains("hooks            = stop: user-hook (timeout 3 s)")
+        );
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[[hooks.pre_tool]]\ncommand = \"x\"\n").unwrap();
+        assert!(matches!(
+            load(dir.path(), &Flags::default(), &env, Some(&bad)),
+            Err(ConfigError::Parse { .. })
+        ));
     }
 
     /// Each variable the environment layer reads is shown as the source of its key.

@@ -21,6 +21,7 @@ pub const RISKY_KEYS: &[&str] = &[
     "skill_sandbox",
     "system_prompt",
     "permissions",
+    "hooks",
 ];
 
 const FILE: &str = "trusted-projects.json";

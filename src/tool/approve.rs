@@ -8,12 +8,17 @@
 //! ([`super::Tool::escalation`]), or when it runs commands and no sandbox is available here.
 //! `--yolo` and approvals for the session skip the question; without a person (`brute -p`) the
 //! call is denied with a result that names what would allow it.
+//!
+//! A `pre_tool_use` hook's `permissionDecision` ([`crate::hooks::layer::decision`]) is weighed
+//! here too: `ask` asks even where the rules or the mode would allow; `allow` answers the
+//! question the mode would ask (like the person approving once) but never a rule's.
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::adapter::{Middleware, Next};
 use super::{ToolContext, ToolError, ToolOutput};
+use crate::hooks::Permission;
 use crate::permission::{Decision, Rule, Source};
 use crate::protocol::{ApprovalDecision, RequestKind, Response};
 use crate::sandbox::Mode;
@@ -104,6 +109,10 @@ impl Middleware for Approve {
         Box::pin(async move {
             let tool = next.tool();
             let rules = ctx.agent.access().rules;
+            // A pre_tool_use hook's say: `ask` forces the question, `allow` answers only the
+            // question the mode would ask; neither overrides a deny (or ask) rule.
+            let hook = crate::hooks::layer::decision();
+            let hook_asks = "a pre_tool_use hook asks for approval";
             let reason = match rules.decide(tool.name(), &args) {
                 Decision::Deny(matched) => {
                     return Err(ToolError::new(
@@ -114,11 +123,14 @@ impl Middleware for Approve {
                         ),
                     ));
                 }
+                Decision::Allow(_) if hook == Some(Permission::Ask) => hook_asks.to_owned(),
                 Decision::Allow(_) => return next.run(args, ctx).await,
                 Decision::Ask(Some(matched)) => format!("the rule ask `{}` ({})", matched.rule, matched.source),
-                Decision::Ask(None) | Decision::Default => match reason(&next, &args, ctx) {
-                    Some(reason) => reason,
-                    None => return next.run(args, ctx).await,
+                Decision::Ask(None) | Decision::Default => match (reason(&next, &args, ctx), hook) {
+                    (Some(_), Some(Permission::Allow)) => return next.run(args, ctx).await,
+                    (Some(reason), _) => reason,
+                    (None, Some(Permission::Ask)) => hook_asks.to_owned(),
+                    (None, _) => return next.run(args, ctx).await,
                 },
             };
             let summary = tool.summary(&args);

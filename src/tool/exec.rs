@@ -148,17 +148,30 @@ impl Executor {
     /// Starts one call. Must be called in the model's call order: that order decides the
     /// queue position of calls on the same file.
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
-        self.start_call(call, cancel, true)
+        self.start_call(call, cancel, true, None)
+    }
+
+    /// [`Executor::start`], with a note for the model appended to the call's result before
+    /// it is published (the loop's doom-loop note), so the model, the front ends and the
+    /// session file all get the same text.
+    pub fn start_noted(&self, call: &ToolCall, cancel: &CancellationToken, note: Option<String>) -> PendingCall {
+        self.start_call(call, cancel, true, note)
     }
 
     /// Starts a call the person made (`!command`): run and shown like the model's calls, but
     /// its result is not recorded as a tool result, since no assistant message asked for it
     /// (the caller records the person's message that carries the output).
     pub fn start_for_person(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
-        self.start_call(call, cancel, false)
+        self.start_call(call, cancel, false, None)
     }
 
-    fn start_call(&self, call: &ToolCall, cancel: &CancellationToken, recorded: bool) -> PendingCall {
+    fn start_call(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        recorded: bool,
+        note: Option<String>,
+    ) -> PendingCall {
         let sink = if recorded { self.sink.clone() } else { None };
         self.announce(call);
         let started = Instant::now();
@@ -166,7 +179,8 @@ impl Executor {
         let (tool, args) = match self.registry.prepare(&call.name, &call.arguments) {
             Ok(prepared) => prepared,
             Err(error) => {
-                let record = failed(call, &error, started, display);
+                let mut record = failed(call, &error, started, display);
+                append_note(&mut record, note.as_deref());
                 publish(&self.events, sink.as_ref(), &record);
                 return PendingCall {
                     call: call.clone(),
@@ -246,6 +260,7 @@ impl Executor {
             if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.result.content) {
                 record.result.content = clean;
             }
+            append_note(&mut record, note.as_deref());
             publish(&events, sink.as_ref(), &record);
             record
         });
@@ -256,6 +271,13 @@ impl Executor {
             handle: Some(handle),
             ready: None,
         }
+    }
+}
+
+/// Appends a note for the model to a result, as a paragraph of its own.
+fn append_note(record: &mut CallRecord, note: Option<&str>) {
+    if let Some(note) = note {
+        crate::hooks::append_paragraph(&mut record.result.content, note);
     }
 }
 

@@ -40,15 +40,19 @@ impl Registry {
     }
 
     /// Adds a tool; a later tool with the same name replaces the earlier one. Every tool is
-    /// wrapped so its arguments are validated against its schema before it runs, the paths it
-    /// changes are kept inside the boundaries of [`super::guard`], and it is logged.
+    /// wrapped so its `pre_tool_use` hooks run first (see [`crate::hooks::layer`]), its
+    /// arguments (as a hook left them) are validated against its schema before it runs, the
+    /// paths it changes are kept inside the boundaries of [`super::guard`], the permission step
+    /// decides, its `post_tool_use` hooks see the result, and it is logged.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.entries.retain(|e| e.tool.name() != tool.name());
         let wrapped = Pipeline::new(tool)
             .layer(LogCalls)
+            .layer(crate::hooks::layer::PreToolHooks)
             .layer(ValidateArgs::default())
             .layer(GuardPaths)
-            .layer(super::approve::Approve);
+            .layer(super::approve::Approve)
+            .layer(crate::hooks::layer::PostToolHooks);
         self.entries.push(Entry {
             tool: Arc::new(wrapped),
         });

@@ -100,7 +100,8 @@ impl Tool for SubAgentTool {
                 .with_effort(parent.effort())
                 .with_skills(parent.skills.clone())
                 .with_overflow_dir(parent.overflow_dir.clone())
-                .with_requests(parent.requests.clone()),
+                .with_requests(parent.requests.clone())
+                .with_hooks(parent.hooks.for_subagent()),
             );
             let skills: Vec<_> = parent.skills.iter().map(|s| s.summary()).collect();
             let executor = Executor::new(
