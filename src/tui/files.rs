@@ -7,7 +7,8 @@
 //! O(n) scoring is used, as fzf does with its v1 algorithm for large inputs: its scores can be
 //! lower than the best alignment's for a few paths, and a query that matches that many
 //! files ranks them loosely anyway. Once the candidates shrink below [`OPTIMAL_BELOW`] every
-//! path is scored by its best alignment. The list is kept sorted, so ties break on integers
+//! path is scored by its best alignment. A greedy pass over very many candidates is split
+//! over two threads (scoped, so nothing outlives the keystroke). The list is kept sorted, so ties break on integers
 //! (score, length, position) instead of comparing strings.
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,8 @@ pub const MAX_FILES: usize = 200_000;
 /// Below this many candidates each path is scored by its best alignment (about 0.3 µs a path);
 /// above it, greedily (about 0.04 µs).
 pub const OPTIMAL_BELOW: usize = 10_000;
+/// Above this many candidates a greedy pass is split over two threads.
+const PARALLEL_ABOVE: usize = 40_000;
 /// A listing older than this is refreshed when the `@` popup opens.
 const STALE: Duration = Duration::from_secs(2);
 
@@ -29,9 +32,14 @@ const STALE: Duration = Duration::from_secs(2);
 pub struct FileIndex {
     root: Option<PathBuf>,
     files: Vec<String>,
+    /// Which ASCII letters, digits and path punctuation each file holds ([`char_mask`]): a
+    /// file lacking a character of the query cannot match, and is skipped without scoring.
+    masks: Vec<u64>,
     listed_at: Option<Instant>,
     pending: Option<mpsc::Receiver<Vec<String>>>,
     matcher: Matcher,
+    /// A second matcher, for the other half of a large greedy pass (one per thread).
+    second: Matcher,
     /// Queries typed since the popup's query was last shortened past them, each extending the
     /// one before: the files each matched and the best ones, so typing more re-scores only the
     /// previous hits and Backspace returns to a cached answer.
@@ -50,11 +58,13 @@ impl FileIndex {
     pub fn new(mut files: Vec<String>) -> Self {
         files.sort_unstable();
         Self {
+            masks: files.iter().map(|f| file_mask(f)).collect(),
             root: None,
             files,
             listed_at: None,
             pending: None,
             matcher: Matcher::new(Config::DEFAULT.match_paths()),
+            second: Matcher::new(Config::DEFAULT.match_paths()),
             cache: Vec::new(),
         }
     }
@@ -128,6 +138,7 @@ impl FileIndex {
     fn replace(&mut self, files: Vec<String>) -> bool {
         self.pending = None;
         let changed = files != self.files;
+        self.masks = files.iter().map(|f| file_mask(f)).collect();
         self.files = files;
         self.cache.clear();
         changed
@@ -153,34 +164,35 @@ impl FileIndex {
             return cached.best.clone();
         }
         let atom = Atom::new(query, CaseMatching::Smart, Normalization::Smart, AtomKind::Fuzzy, false);
-        // A query that extends an earlier one can only match a subset of its hits.
+        // A query that extends an earlier one can only match a subset of its hits, and only
+        // files holding every character of the query can match at all.
+        let needed = char_mask(query);
+        let masks = &self.masks;
+        let holds = |&i: &u32| masks.get(i as usize).is_some_and(|m| m & needed == needed);
         let candidates: Vec<u32> = match self.cache.last() {
-            Some(cached) => cached.hits.clone(),
-            None => (0..self.files.len() as u32).collect(),
+            Some(cached) => cached.hits.iter().copied().filter(holds).collect(),
+            None => (0..self.files.len() as u32).filter(holds).collect(),
         };
-        let mut buf = Vec::new();
-        let mut hits = Vec::new();
-        let mut scored: Vec<(u16, u32)> = Vec::new();
-        let greedy = candidates.len() >= OPTIMAL_BELOW;
-        if greedy {
-            // Scoring once sets the matcher's case and normalization to the atom's.
-            let _ = atom.score(Utf32Str::Ascii(b""), &mut self.matcher);
-        }
-        for i in candidates {
-            let Some(file) = self.files.get(i as usize) else {
-                continue;
-            };
-            let haystack = Utf32Str::new(file, &mut buf);
-            let score = if greedy {
-                self.matcher.fuzzy_match_greedy(haystack, atom.needle_text())
-            } else {
-                atom.score(haystack, &mut self.matcher)
-            };
-            if let Some(score) = score {
-                hits.push(i);
-                scored.push((score, i));
-            }
-        }
+        let mut scored: Vec<(u16, u32)> = if candidates.len() < OPTIMAL_BELOW {
+            let mut buf = Vec::new();
+            candidates
+                .iter()
+                .filter_map(|&i| {
+                    let file = self.files.get(i as usize)?;
+                    atom.score(Utf32Str::new(file, &mut buf), &mut self.matcher)
+                        .map(|score| (score, i))
+                })
+                .collect()
+        } else {
+            score_greedy_split(
+                &self.files,
+                &self.masks,
+                &candidates,
+                &atom,
+                [&mut self.matcher, &mut self.second],
+            )
+        };
+        let hits: Vec<u32> = scored.iter().map(|&(_, i)| i).collect();
         let files = &self.files;
         let best: Vec<String> = top(&mut scored, limit, |&(score, i)| {
             (u16::MAX - score, files[i as usize].len(), i)
@@ -199,6 +211,74 @@ impl FileIndex {
         });
         best
     }
+}
+
+/// One bit per ASCII letter (either case), digit and `.`, `_`, `-`, `/` that `text` holds.
+/// Other characters set no bit, so a query with them is not narrowed by them.
+fn char_mask(text: &str) -> u64 {
+    text.bytes().fold(0, |mask, byte| {
+        let bit = match byte.to_ascii_lowercase() {
+            b @ b'a'..=b'z' => u32::from(b - b'a'),
+            b @ b'0'..=b'9' => 26 + u32::from(b - b'0'),
+            b'.' => 36,
+            b'_' => 37,
+            b'-' => 38,
+            b'/' => 39,
+            _ => return mask,
+        };
+        mask | 1 << bit
+    })
+}
+
+/// A file's [`char_mask`]; a name with non-ASCII characters may match ASCII query letters
+/// after normalization (`é` matches `e`), so it holds every bit.
+fn file_mask(file: &str) -> u64 {
+    if file.is_ascii() { char_mask(file) } else { u64::MAX }
+}
+
+/// Scores `candidates` greedily (see the module docs) for `atom`'s needle, half of them on a
+/// second thread when there are enough to be worth one; `(score, index)` of the matches.
+fn score_greedy_split(
+    files: &[String],
+    masks: &[u64],
+    candidates: &[u32],
+    atom: &Atom,
+    [first, second]: [&mut Matcher; 2],
+) -> Vec<(u16, u32)> {
+    let score = |part: &[u32], matcher: &mut Matcher| -> Vec<(u16, u32)> {
+        // Scoring once sets the matcher's case and normalization to the atom's.
+        let _ = atom.score(Utf32Str::Ascii(b""), matcher);
+        let needle = atom.needle_text();
+        let mut buf = Vec::new();
+        part.iter()
+            .filter_map(|&i| {
+                let file = files.get(i as usize)?;
+                // An ASCII name (its mask is not all ones) needs no conversion check.
+                let haystack = if masks.get(i as usize).is_some_and(|&m| m != u64::MAX) {
+                    Utf32Str::Ascii(file.as_bytes())
+                } else {
+                    Utf32Str::new(file, &mut buf)
+                };
+                matcher.fuzzy_match_greedy(haystack, needle).map(|score| (score, i))
+            })
+            .collect()
+    };
+    if candidates.len() < PARALLEL_ABOVE {
+        return score(candidates, first);
+    }
+    let (a, b) = candidates.split_at(candidates.len() / 2);
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("brute-match".into())
+            .spawn_scoped(scope, || score(b, second));
+        let mut scored = score(a, first);
+        match other.map(|handle| handle.join()) {
+            Ok(Ok(rest)) => scored.extend(rest),
+            // No thread (or it panicked): this one does the other half too.
+            _ => scored.extend(score(b, first)),
+        }
+        scored
+    })
 }
 
 /// The `limit` smallest items by `key`, in order (a selection, then a sort of only those).
@@ -265,8 +345,9 @@ mod tests {
 
     #[test]
     fn many_candidates_are_scored_greedily_and_agree_on_what_matches() {
-        // Enough paths that the first keys take the greedy path, then the optimal one.
-        let mut files: Vec<String> = (0..OPTIMAL_BELOW * 2)
+        // Enough paths that the first keys take the greedy path split over two threads, then
+        // the optimal one.
+        let mut files: Vec<String> = (0..PARALLEL_ABOVE)
             .map(|i| format!("src/module_{}/file_{i}.rs", i % 50))
             .collect();
         files.push("docs/Composer.md".to_owned());
@@ -287,6 +368,9 @@ mod tests {
         assert_eq!(greedy.len(), expected);
         // A query that narrows to a few files is ranked by the best alignment.
         assert_eq!(index.matches("tuicomposer", 5), ["src/tui/composer.rs"]);
+        // A non-ASCII name is never skipped by the character masks: `e` matches `é`.
+        let mut accents = FileIndex::new(vec!["docs/café.md".to_owned(), "src/x.rs".to_owned()]);
+        assert_eq!(accents.matches("cafe", 5), ["docs/café.md"]);
         // Smart case holds on the greedy path too: an upper-case letter must match exactly.
         let mut fresh = FileIndex::new(files);
         assert_eq!(fresh.matches("C", usize::MAX), ["docs/Composer.md"]);
