@@ -8,6 +8,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod mcp;
 pub mod net;
 pub mod oneshot;
 pub mod permission;

@@ -292,6 +292,13 @@ pub enum Event {
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).
     Notice { message: String },
+    /// The MCP servers' status changed (one started, failed, or changed its tools); the whole
+    /// list, in config order, for `/mcp`.
+    McpStatus {
+        servers: Vec<crate::mcp::ServerStatus>,
+    },
+    /// The tools offered to the model changed (between turns: MCP servers came or went).
+    ToolsChanged { tools: Vec<String> },
     /// An error that ends the turn.
     Error { message: String },
     /// The user turn ended; `text` is the assistant's final message.

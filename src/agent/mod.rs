@@ -214,6 +214,8 @@ pub struct Agent {
     history: Vec<Message>,
     events: EventSink,
     usage: Usage,
+    /// Tools that come and go (MCP servers): picked up at the start of a user turn.
+    live_tools: Option<crate::mcp::LiveTools>,
 }
 
 impl Agent {
@@ -231,7 +233,40 @@ impl Agent {
             history: Vec::new(),
             events,
             usage: Usage::default(),
+            live_tools: None,
         }
+    }
+
+    /// Adds tools that come and go while the session runs (MCP servers): the registry is
+    /// rebuilt at the start of a user turn when they changed, never within one.
+    pub fn with_live_tools(mut self, live: crate::mcp::LiveTools) -> Self {
+        self.live_tools = Some(live);
+        self
+    }
+
+    /// Swaps in the current set of live tools before a turn (see [`Agent::with_live_tools`]);
+    /// the first turn of `brute -p` waits for the servers to be ready or failed first.
+    async fn refresh_tools(&mut self, ops: &mut UnboundedReceiver<Op>, inbox: &mut Inbox, cancel: &CancellationToken) {
+        let Some(mut live) = self.live_tools.take() else {
+            return;
+        };
+        let settle = async {
+            tokio::select! {
+                _ = live.settle() => {}
+                _ = cancel.cancelled() => {}
+            }
+        };
+        with_ops(settle, ops, inbox, cancel, &self.state, &self.events).await;
+        if let Some((registry, notices)) = live.update() {
+            self.executor.set_registry(Arc::new(registry));
+            self.events.emit(Event::ToolsChanged {
+                tools: self.tool_names(),
+            });
+            for message in notices {
+                self.events.emit(Event::Notice { message });
+            }
+        }
+        self.live_tools = Some(live);
     }
 
     /// Uses the context window the server reports once `probe` (started in the background
@@ -573,6 +608,7 @@ impl Agent {
         inbox: &mut Inbox,
         cancel: CancellationToken,
     ) -> TurnEnd {
+        self.refresh_tools(ops, inbox, &cancel).await;
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();

@@ -93,6 +93,8 @@ settings! {
         permissions: crate::permission::PermissionsConfig,
         /// Per-model facts (`[models."NAME"]`: context window, prices).
         models: std::collections::BTreeMap<String, ModelConfig>,
+        /// MCP servers (`[mcp_servers.NAME]`); a project's only in a trusted project.
+        mcp_servers: std::collections::BTreeMap<String, crate::mcp::config::ServerSpec>,
     }
     layered {
         provider: String, env = "BRUTE_PROVIDER";
@@ -129,6 +131,10 @@ settings! {
         rules: crate::permission::Rules,
         /// `[models."NAME"]` tables, later layers overriding earlier ones per model.
         models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
+        /// MCP servers: the user's, then a trusted project's (config, then `.mcp.json`).
+        mcp_servers: Vec<crate::mcp::config::Server>,
+        /// What was left out of the MCP server lists, and why (for the person).
+        mcp_notices: Vec<String>,
     }
     plain {
         /// Model requests per user turn.
@@ -361,6 +367,20 @@ impl Settings {
         for (name, model) in &self.models {
             line("models", format!("{name}: {:?}", model.value), &model.source);
         }
+        if self.mcp_servers.is_empty() {
+            line("mcp_servers", "(none)".to_owned(), &Source::Default);
+        }
+        for server in &self.mcp_servers {
+            let off = if server.spec.enabled() { "" } else { " (disabled)" };
+            line(
+                "mcp_servers",
+                format!("{}: {}{off}", server.name, server.spec.describe()),
+                &Source::File(std::path::PathBuf::from(server.origin.to_string())),
+            );
+        }
+        for notice in &self.mcp_notices {
+            line("mcp_servers", notice.clone(), &Source::Default);
+        }
         if self.rules.is_empty() {
             line("permissions", "(none)".to_owned(), &Source::Default);
         }
@@ -459,6 +479,8 @@ struct Layers {
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
     models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
+    mcp_servers: Vec<crate::mcp::config::Server>,
+    mcp_notices: Vec<String>,
 }
 
 impl Layers {
@@ -498,7 +520,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         writable_roots,
         system_prompt,
         permissions,
-        models
+        models,
+        mcp_servers
     );
     ignored
 }
@@ -523,6 +546,13 @@ impl Layers {
                 message: e.to_string(),
             })?;
             self.rules.append(rules);
+        }
+        if let Some(table) = layer.mcp_servers.take() {
+            let servers = crate::mcp::config::from_table(table, path).map_err(|message| ConfigError::Invalid {
+                name: format!("[mcp_servers] in {}", path.display()),
+                message,
+            })?;
+            crate::mcp::config::merge(&mut self.mcp_servers, servers);
         }
         for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
@@ -608,6 +638,17 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
             layers.apply_file(layer, path)?;
         }
     }
+    // A project's `.mcp.json` starts programs as the person: only in a trusted project.
+    if trust::check(root) == trust::Trust::Trusted {
+        let (servers, notices) = crate::mcp::config::project_servers(root);
+        crate::mcp::config::merge(&mut layers.mcp_servers, servers);
+        layers.mcp_notices.extend(notices);
+    } else if root.join(crate::mcp::config::MCP_JSON).exists() {
+        layers.mcp_notices.push(format!(
+            "ignored the MCP servers in {}: the project is not trusted (brute trust trusts it)",
+            root.join(crate::mcp::config::MCP_JSON).display()
+        ));
+    }
     layers.gathered.merge_env(env)?;
     layers.apply_flags(flags);
     Ok(layers)
@@ -649,6 +690,8 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         add_dirs,
         rules,
         models,
+        mcp_servers,
+        mcp_notices,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -701,6 +744,8 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         add_dirs,
         rules,
         models,
+        mcp_servers,
+        mcp_notices,
     };
     Ok(Settings::assemble(resolved, plain))
 }

@@ -8,6 +8,11 @@
 //! ([`super::Tool::escalation`]), or when it runs commands and no sandbox is available here.
 //! `--yolo` and approvals for the session skip the question; without a person (`brute -p`) the
 //! call is denied with a result that names what would allow it.
+//!
+//! An external tool ([`super::Tool::external`], e.g. an MCP server's) is allowed without
+//! asking when it declares itself read-only; otherwise it is asked about once per tool per
+//! session (its arguments mean nothing brute could judge), and an allow rule on its name
+//! (`mcp__github__*`) lets it through.
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -40,14 +45,21 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
     if tool.runs_commands() && access.policy.confined() && !access.can_confine() {
         return Some("no sandbox is available here, so the command would run unconfined".to_owned());
     }
-    None
+    match tool.external() {
+        Some(external) if !external.read_only => {
+            Some("it is a tool of an outside server that does not declare itself read-only".to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// "Always allow in this project": an exact allow rule for this call, saved in the person's
 /// data (never the project) and applied for the rest of the session.
-fn remember_for_project(tool: &str, args: &Value, ctx: &ToolContext) {
+fn remember_for_project(tool: &str, args: &Value, external: bool, ctx: &ToolContext) {
     let argument = crate::permission::rules::argument(tool, args).unwrap_or_default();
-    let rule = match Rule::exact(tool, &argument) {
+    // An external tool is approved as a whole: the rule is its bare name.
+    let rule = if external { Rule::parse(tool) } else { Rule::exact(tool, &argument) };
+    let rule = match rule {
         Ok(rule) => rule,
         Err(e) => {
             tracing::warn!("cannot keep the approval: {e}");
@@ -87,7 +99,13 @@ fn approval_key(tool: &str, args: &Value, escalated: bool) -> String {
 }
 
 /// What allows such a call without asking, for the denial `brute -p` gives.
-fn how_to_allow(tool: &str, summary: &str) -> String {
+fn how_to_allow(tool: &str, summary: &str, external: Option<&super::External>) -> String {
+    if let Some(external) = external {
+        return format!(
+            "allow it in config with `allow = [\"{tool}\"]` (or `\"{}\"` for all of its server's tools) under [permissions], or run brute with --yolo",
+            external.family
+        );
+    }
     let first = summary.split_whitespace().next().unwrap_or("");
     format!(
         "run brute with --sandbox full-access (or --yolo), or allow it in config with a rule like `{tool}({first}*)` under [permissions]"
@@ -124,7 +142,12 @@ impl Middleware for Approve {
             let summary = tool.summary(&args);
             // "For this session" covers exactly this call: the whole argument (not the shown
             // summary) and whether it asks to leave the sandbox.
-            let key = approval_key(tool.name(), &args, tool.escalation(&args).is_some());
+            let external = tool.external();
+            let key = match &external {
+                // Once per tool: its arguments mean nothing brute could judge.
+                Some(_) => String::new(),
+                None => approval_key(tool.name(), &args, tool.escalation(&args).is_some()),
+            };
             if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &key) {
                 return next.run(args, ctx).await;
             }
@@ -156,7 +179,7 @@ impl Middleware for Approve {
                     ..
                 } => {
                     ctx.agent.approve_for_session(tool.name(), &key);
-                    remember_for_project(tool.name(), &args, ctx);
+                    remember_for_project(tool.name(), &args, external.is_some(), ctx);
                     next.run(args, ctx).await
                 }
                 Response::Approval {
@@ -176,7 +199,7 @@ impl Middleware for Approve {
                     "Denied",
                     format!(
                         "not allowed without approval ({reason}), and nobody is here to approve it: {}",
-                        how_to_allow(tool.name(), &summary)
+                        how_to_allow(tool.name(), &summary, external.as_ref())
                     ),
                 )),
                 _ if ctx.cancel.is_cancelled() => Err(ToolError::new(

@@ -112,6 +112,8 @@ pub struct App {
     pub flags: ViewFlags,
     pub files: FileIndex,
     pub tools: Vec<String>,
+    /// The MCP servers' status as the core last reported it (for `/mcp`).
+    pub mcp: Vec<crate::mcp::ServerStatus>,
     pub todos: Vec<TodoItem>,
     /// Saved sessions of this directory, newest first (for `/resume`).
     pub sessions: Vec<SessionRow>,
@@ -166,6 +168,7 @@ impl App {
             flags: ViewFlags::default(),
             files,
             tools,
+            mcp: Vec::new(),
             todos: Vec::new(),
             sessions: Vec::new(),
             list_sessions: None,
@@ -380,6 +383,8 @@ impl App {
             }
             Event::Usage { usage } => self.usage.add(usage),
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),
+            Event::McpStatus { servers } => self.mcp = servers,
+            Event::ToolsChanged { tools } => self.tools = tools,
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
                 if let Some(last) = self.entries.last_mut() {
