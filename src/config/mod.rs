@@ -861,6 +861,13 @@ fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
         if layers.command_tools.iter().any(|tool| tool.source == from_file) {
             keys.push("tools");
         }
+        if layers
+            .mcp_servers
+            .iter()
+            .any(|server| server.origin == crate::mcp::config::Origin::Config(file.path.clone()))
+        {
+            keys.push("mcp_servers");
+        }
         let status = match (file.found, keys.is_empty()) {
             (false, _) => "not found".to_owned(),
             (true, true) => "found, sets nothing".to_owned(),
