@@ -432,3 +432,48 @@ fn a_trusted_projects_mcp_json_is_used_until_it_changes() {
     assert!(!marker.exists());
     assert!(!advertised(&server.requests()[1]).iter().any(|n| n.starts_with("mcp__")));
 }
+
+#[test]
+fn brute_mcp_add_list_get_remove_round_trip() {
+    let sb = Sandbox::new();
+    let file = sb.home.path().join("config/config.toml");
+    let run = |args: &[&str]| {
+        // `bare` rewrites the config file: restore what the previous step left.
+        let kept = std::fs::read_to_string(&file).unwrap_or_default();
+        let output = bare(&sb, &kept).args(args).output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr(&output),
+        )
+    };
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "# mine\nretry_base_ms = 1\n").unwrap();
+    let (code, out, err) = run(&["mcp", "add", "files", "--env", "TOKEN=s3cret", "--", "npx", "-y", "srv", "two words"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("added MCP server `files`"), "{out}");
+    let (code, _, err) = run(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, out, _) = run(&["mcp", "list"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("files\tstdio: npx -y srv two words\tenabled\t"), "{out}");
+    assert!(lines[1].starts_with("web\thttp: http://127.0.0.1:9/mcp\tenabled\t"), "{out}");
+    let (code, out, _) = run(&["mcp", "get", "files"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("env: TOKEN (values hidden)") && !out.contains("s3cret"), "{out}");
+    // The written table is what a person would write, and the rest of the file is kept.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("# mine\nretry_base_ms = 1\n"), "{text}");
+    assert!(text.contains("args = [\"-y\", \"srv\", \"two words\"]"), "{text}");
+    let (code, _, err) = run(&["mcp", "add", "files", "--", "other"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("already configured"), "{err}");
+    let (code, _, err) = run(&["mcp", "remove", "files"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, out, _) = run(&["mcp", "list"]);
+    assert!(!out.contains("files") && out.contains("web"), "{out}");
+    let (code, _, err) = run(&["mcp", "get", "files"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("no MCP server named `files`"), "{err}");
+}

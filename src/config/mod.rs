@@ -786,6 +786,18 @@ pub fn permissions_report(
     Ok(out)
 }
 
+/// The MCP servers configured for a project root (user config, then a trusted project's
+/// config and `.mcp.json`), and notices for what was left out. Needs no provider.
+pub fn mcp_servers(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<(Vec<crate::mcp::config::Server>, Vec<String>), ConfigError> {
+    let layers = gather(root, flags, env, user_config)?;
+    Ok((layers.mcp_servers, layers.mcp_notices))
+}
+
 /// What `brute config` prints: the effective settings or, when no provider can be used yet,
 /// where brute looked, what each layer set, the variables it reads and what to set. Only
 /// unreadable or invalid configuration is an error.

@@ -8,9 +8,10 @@
 //! - [`tool`]: a server's tool as a [`crate::tool::Tool`].
 //! - [`manager`]: starting servers in the background, their status, and the tool set the
 //!   agent picks up between turns.
-//! - [`edit`]: `brute mcp add/remove` on the user's config file.
+//! - [`edit`]: `brute mcp add/remove` on the user's config file; [`command`]: `brute mcp`.
 
 pub mod client;
+pub mod command;
 pub mod config;
 pub mod edit;
 pub mod manager;
