@@ -501,17 +501,29 @@ pub fn start(
         FrontEnd::Ui | FrontEnd::HeadlessAtTerminal => Requests::new(events.clone()),
         FrontEnd::Headless => Requests::headless(),
     };
-    let built = build_agent_with(settings, place, events.clone(), requests.clone(), extra.clone(), session)?;
+    let built = build_agent_with(
+        settings,
+        place,
+        events.clone(),
+        requests.clone(),
+        extra.clone(),
+        session,
+    )?;
     let mut notices = built.notices;
     notices.extend(settings.mcp_notices.iter().cloned());
     let mut agent = built.agent;
     // MCP servers start now, in the background; with none configured nothing runs.
-    let mcp = (!settings.mcp_servers.is_empty()).then(|| {
-        crate::mcp::Manager::start(settings.mcp_servers.clone(), place.root.clone(), events.clone())
-    });
+    let mcp = (!settings.mcp_servers.is_empty())
+        .then(|| crate::mcp::Manager::start(settings.mcp_servers.clone(), place.root.clone(), events.clone()));
     if let Some(manager) = &mcp {
         let settle_first = front_end != FrontEnd::Ui;
-        agent = agent.with_live_tools(live_tools(settings, &extra, manager.clone(), settle_first, notices.clone()));
+        agent = agent.with_live_tools(live_tools(
+            settings,
+            &extra,
+            manager.clone(),
+            settle_first,
+            notices.clone(),
+        ));
     }
     let tools = agent.tool_names();
     let provider = agent.provider_name().to_owned();
@@ -532,13 +544,11 @@ pub fn start(
             )
             .map(|built| match &mcp {
                 // The resumed conversation keeps the running servers.
-                Some(manager) => built.agent.with_live_tools(live_tools(
-                    &settings,
-                    &extra,
-                    manager.clone(),
-                    false,
-                    Vec::new(),
-                )),
+                Some(manager) => {
+                    built
+                        .agent
+                        .with_live_tools(live_tools(&settings, &extra, manager.clone(), false, Vec::new()))
+                }
                 None => built.agent,
             })
             .map_err(|e| e.to_string())

@@ -294,9 +294,7 @@ pub enum Event {
     Notice { message: String },
     /// The MCP servers' status changed (one started, failed, or changed its tools); the whole
     /// list, in config order, for `/mcp`.
-    McpStatus {
-        servers: Vec<crate::mcp::ServerStatus>,
-    },
+    McpStatus { servers: Vec<crate::mcp::ServerStatus> },
     /// The tools offered to the model changed (between turns: MCP servers came or went).
     ToolsChanged { tools: Vec<String> },
     /// An error that ends the turn.

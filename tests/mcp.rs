@@ -13,9 +13,11 @@ use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
 /// Where `.ci/test-tools` installs the servers.
 fn tools_dir() -> PathBuf {
-    std::env::var_os("BRUTE_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache/brute-test-tools")
-    })
+    std::env::var_os("BRUTE_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache/brute-test-tools")
+        })
 }
 
 /// A required test program, or `None` (skip) outside CI; under CI its absence fails.
@@ -123,10 +125,16 @@ fn stdio_everything_tools_are_listed_and_echo_reaches_the_model() {
     let names = advertised(&requests[0]);
     assert!(names.contains(&"read".to_owned()), "built-ins stay: {names:?}");
     assert!(names.contains(&"mcp__everything__echo".to_owned()), "{names:?}");
-    assert!(names.iter().filter(|n| n.starts_with("mcp__everything__")).count() > 3, "{names:?}");
+    assert!(
+        names.iter().filter(|n| n.starts_with("mcp__everything__")).count() > 3,
+        "{names:?}"
+    );
     let echo = tool_spec(&requests[0], "mcp__everything__echo");
     assert_eq!(echo["function"]["parameters"]["type"], "object");
-    assert!(echo["function"]["parameters"]["properties"]["message"].is_object(), "{echo}");
+    assert!(
+        echo["function"]["parameters"]["properties"]["message"].is_object(),
+        "{echo}"
+    );
     // The same list in both requests of the turn (prompt caches keep hitting).
     assert_eq!(requests[0].body["tools"], requests[1].body["tools"]);
     let results = tool_results(&requests[1]);
@@ -228,9 +236,7 @@ fn streamable_http_everything_is_listed_and_called() {
         &[("c1", "mcp__web__echo", r#"{"message":"over http"}"#)],
     )));
     server.push(Reply::sse(openai_sse("done", &[])));
-    let config = format!(
-        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Test = \"1\" }}\n"
-    );
+    let config = format!("[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Test = \"1\" }}\n");
     let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
     let _ = http.kill();
     let _ = http.wait();
@@ -262,8 +268,15 @@ fn a_server_that_crashes_mid_session_gives_an_error_result_with_its_stderr() {
     let after = &tool_results(&requests[2])[1].1;
     assert!(after.contains("ServerExited") && after.contains("`fx`"), "{after}");
     assert!(after.contains("exit status: 3"), "{after}");
-    assert!(after.contains("fixture: crashing on purpose"), "the stderr tail: {after}");
-    assert!(stderr(&output).contains("MCP server `fx`"), "the person is told: {}", stderr(&output));
+    assert!(
+        after.contains("fixture: crashing on purpose"),
+        "the stderr tail: {after}"
+    );
+    assert!(
+        stderr(&output).contains("MCP server `fx`"),
+        "the person is told: {}",
+        stderr(&output)
+    );
 }
 
 /// Runs `prompts` as consecutive user turns of one in-process conversation (`brute -p` has
@@ -294,7 +307,13 @@ fn converse(sb: &Sandbox, server: &MockServer, config: &str, prompts: &[&str]) -
         .unwrap();
         let mut seen = Vec::new();
         for prompt in prompts {
-            started.handle.ops.send(Op::UserTurn { text: (*prompt).to_owned() }).unwrap();
+            started
+                .handle
+                .ops
+                .send(Op::UserTurn {
+                    text: (*prompt).to_owned(),
+                })
+                .unwrap();
             loop {
                 let event = tokio::time::timeout(support::RUN_DEADLINE, rx.recv())
                     .await
@@ -321,7 +340,10 @@ fn list_changed_tools_appear_from_the_next_turn_only() {
     server.push(Reply::sse(openai_sse("", &[("c1", "mcp__fx__grow", "{}")])));
     server.push(Reply::sse(openai_sse("grown", &[])));
     // Turn 2: the new tool is offered and works.
-    server.push(Reply::sse(openai_sse("", &[("c2", "mcp__fx__added", r#"{"text":"hi"}"#)])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("c2", "mcp__fx__added", r#"{"text":"hi"}"#)],
+    )));
     server.push(Reply::sse(openai_sse("done", &[])));
     let config = format!(
         "[permissions]\nallow = [\"mcp__fx__*\"]\n\n{}",
@@ -331,11 +353,19 @@ fn list_changed_tools_appear_from_the_next_turn_only() {
     let requests = server.requests();
     assert_eq!(requests.len(), 4, "{events:?}");
     assert_eq!(tool_results(&requests[1])[0].1, "grown");
-    assert!(!advertised(&requests[1]).contains(&"mcp__fx__added".to_owned()), "not mid-turn");
-    assert_eq!(requests[0].body["tools"], requests[1].body["tools"], "the list holds within a turn");
+    assert!(
+        !advertised(&requests[1]).contains(&"mcp__fx__added".to_owned()),
+        "not mid-turn"
+    );
+    assert_eq!(
+        requests[0].body["tools"], requests[1].body["tools"],
+        "the list holds within a turn"
+    );
     assert!(advertised(&requests[2]).contains(&"mcp__fx__added".to_owned()));
     assert_eq!(tool_results(&requests[3]).last().unwrap().1, "added says hi");
-    assert!(events.iter().any(|e| matches!(e, brute::protocol::Event::ToolsChanged { tools } if tools.contains(&"mcp__fx__added".to_owned()))));
+    assert!(events.iter().any(
+        |e| matches!(e, brute::protocol::Event::ToolsChanged { tools } if tools.contains(&"mcp__fx__added".to_owned()))
+    ));
 }
 
 /// Whether a process with `marker` among its arguments is still running (zombies aside).
@@ -343,7 +373,10 @@ fn running(marker: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
         !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
     })
 }
@@ -358,7 +391,12 @@ fn failing_and_hanging_servers_are_notices_and_the_run_still_answers() {
     let config = format!(
         "{}{}{}",
         fixture_server("broken", &python, "fail", ""),
-        stdio_server("slow", &python, &[&fixture(), "slow", &marker], "startup_timeout_secs = 1"),
+        stdio_server(
+            "slow",
+            &python,
+            &[&fixture(), "slow", &marker],
+            "startup_timeout_secs = 1"
+        ),
         fixture_server("fx", &python, "stdio", "")
     );
     let output = brute(&sb, &server, &config).args(["-p", "hi"]).output().unwrap();
@@ -366,7 +404,8 @@ fn failing_and_hanging_servers_are_notices_and_the_run_still_answers() {
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "still here");
     let err = stderr(&output);
     assert!(
-        err.contains("MCP server `broken`: failed to start") && err.contains("cannot open the database /nonexistent/db"),
+        err.contains("MCP server `broken`: failed to start")
+            && err.contains("cannot open the database /nonexistent/db"),
         "the notice carries the stderr tail: {err}"
     );
     assert!(
@@ -374,12 +413,22 @@ fn failing_and_hanging_servers_are_notices_and_the_run_still_answers() {
         "{err}"
     );
     let names = advertised(&server.requests()[0]);
-    assert!(names.contains(&"mcp__fx__peek".to_owned()), "the good server still serves: {names:?}");
-    assert!(!names.iter().any(|n| n.starts_with("mcp__broken") || n.starts_with("mcp__slow")));
+    assert!(
+        names.contains(&"mcp__fx__peek".to_owned()),
+        "the good server still serves: {names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("mcp__broken") || n.starts_with("mcp__slow"))
+    );
     // The abandoned server was killed, not left behind (the kill is asynchronous: poll).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while running(&marker) {
-        assert!(std::time::Instant::now() < deadline, "the timed-out server outlived brute");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timed-out server outlived brute"
+        );
         std::thread::yield_now();
     }
 }
@@ -396,7 +445,11 @@ fn an_untrusted_projects_mcp_json_starts_nothing() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(!marker.exists(), "nothing from an untrusted .mcp.json ran");
     assert!(!advertised(&server.requests()[0]).iter().any(|n| n.starts_with("mcp__")));
-    assert!(stderr(&output).contains("ignored the MCP servers in"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ignored the MCP servers in"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -412,10 +465,13 @@ fn a_trusted_projects_mcp_json_is_used_until_it_changes() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(advertised(&server.requests()[0]).contains(&"mcp__proj__peek".to_owned()));
     // `brute config` names the server and where it came from.
-    let config = bare(&sb, &format!("provider = \"openai\"\nbase_url = {}\n", q(&server.url("/v1"))))
-        .arg("config")
-        .output()
-        .unwrap();
+    let config = bare(
+        &sb,
+        &format!("provider = \"openai\"\nbase_url = {}\n", q(&server.url("/v1"))),
+    )
+    .arg("config")
+    .output()
+    .unwrap();
     let shown = String::from_utf8_lossy(&config.stdout);
     assert!(
         shown.contains("proj: stdio: ") && shown.contains(".mcp.json"),
@@ -449,7 +505,18 @@ fn brute_mcp_add_list_get_remove_round_trip() {
     };
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, "# mine\nretry_base_ms = 1\n").unwrap();
-    let (code, out, err) = run(&["mcp", "add", "files", "--env", "TOKEN=s3cret", "--", "npx", "-y", "srv", "two words"]);
+    let (code, out, err) = run(&[
+        "mcp",
+        "add",
+        "files",
+        "--env",
+        "TOKEN=s3cret",
+        "--",
+        "npx",
+        "-y",
+        "srv",
+        "two words",
+    ]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("added MCP server `files`"), "{out}");
     let (code, _, err) = run(&["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp"]);
@@ -457,11 +524,20 @@ fn brute_mcp_add_list_get_remove_round_trip() {
     let (_, out, _) = run(&["mcp", "list"]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].starts_with("files\tstdio: npx -y srv two words\tenabled\t"), "{out}");
-    assert!(lines[1].starts_with("web\thttp: http://127.0.0.1:9/mcp\tenabled\t"), "{out}");
+    assert!(
+        lines[0].starts_with("files\tstdio: npx -y srv two words\tenabled\t"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("web\thttp: http://127.0.0.1:9/mcp\tenabled\t"),
+        "{out}"
+    );
     let (code, out, _) = run(&["mcp", "get", "files"]);
     assert_eq!(code, Some(0));
-    assert!(out.contains("env: TOKEN (values hidden)") && !out.contains("s3cret"), "{out}");
+    assert!(
+        out.contains("env: TOKEN (values hidden)") && !out.contains("s3cret"),
+        "{out}"
+    );
     // The written table is what a person would write, and the rest of the file is kept.
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with("# mine\nretry_base_ms = 1\n"), "{text}");

@@ -209,7 +209,8 @@ impl Connection {
                 let client = crate::net::client_builder()
                     .build()
                     .map_err(|e| ConnectError::Http(e.to_string()))?;
-                let mut config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+                let mut config =
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
                 let mut headers = std::collections::HashMap::new();
                 for (name, value) in &spec.headers {
                     let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())

@@ -65,14 +65,21 @@ pub fn run(
             }
             super::edit::add(file, name, &spec)?;
             Ok((
-                format!("added MCP server `{name}` ({}) to {}\n", spec.describe(), file.display()),
+                format!(
+                    "added MCP server `{name}` ({}) to {}\n",
+                    spec.describe(),
+                    file.display()
+                ),
                 exit::OK,
             ))
         }
         McpCommand::Remove { name } => {
             let file = user_config.ok_or_else(|| anyhow::anyhow!("no config directory (set BRUTE_CONFIG_DIR)"))?;
             super::edit::remove(file, name)?;
-            Ok((format!("removed MCP server `{name}` from {}\n", file.display()), exit::OK))
+            Ok((
+                format!("removed MCP server `{name}` from {}\n", file.display()),
+                exit::OK,
+            ))
         }
     }
 }

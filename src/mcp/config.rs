@@ -151,10 +151,7 @@ pub fn from_table(table: BTreeMap<String, ServerSpec>, file: &Path) -> Result<Ve
 
 /// A server name: letters, digits, `_` and `-` (it becomes part of tool names and rules).
 pub fn check_name(name: &str) -> Result<(), String> {
-    if !name.is_empty()
-        && name.len() <= 48
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !name.is_empty() && name.len() <= 48 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         Ok(())
     } else {
         Err(format!(
@@ -215,7 +212,10 @@ pub fn parse_mcp_json(text: &str, path: &Path) -> (Vec<Server>, Vec<String>) {
             headers: entry.headers,
             ..ServerSpec::default()
         };
-        let kind = entry.kind.as_deref().unwrap_or(if spec.url.is_some() { "http" } else { "stdio" });
+        let kind = entry
+            .kind
+            .as_deref()
+            .unwrap_or(if spec.url.is_some() { "http" } else { "stdio" });
         let problem = match kind {
             "stdio" if spec.url.is_none() => None,
             "http" | "streamable-http" | "streamableHttp" if spec.command.is_none() => None,

@@ -48,7 +48,11 @@ pub fn table(name: &str, spec: &ServerSpec) -> String {
         out.push_str(&format!("url = {}\n", quote(url)));
     }
     if !spec.env.is_empty() {
-        let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{} = {}", quote(k), quote(v))).collect();
+        let env: Vec<String> = spec
+            .env
+            .iter()
+            .map(|(k, v)| format!("{} = {}", quote(k), quote(v)))
+            .collect();
         out.push_str(&format!("env = {{ {} }}\n", env.join(", ")));
     }
     if !spec.headers.is_empty() {
@@ -100,7 +104,8 @@ pub fn add(path: &Path, name: &str, spec: &ServerSpec) -> Result<(), EditError> 
     super::config::check_name(name).map_err(EditError::Invalid)?;
     spec.transport().map_err(EditError::Invalid)?;
     let text = read(path)?;
-    let before = servers(&text).map_err(|e| EditError::Invalid(format!("{} is not valid config: {e}", path.display())))?;
+    let before =
+        servers(&text).map_err(|e| EditError::Invalid(format!("{} is not valid config: {e}", path.display())))?;
     if before.contains_key(name) {
         return Err(EditError::Invalid(format!(
             "an MCP server named `{name}` is already configured in {} (brute mcp remove {name} first)",
@@ -128,7 +133,8 @@ pub fn add(path: &Path, name: &str, spec: &ServerSpec) -> Result<(), EditError> 
 /// Removes server `name`'s `[mcp_servers.NAME]` table (up to the next table) from `path`.
 pub fn remove(path: &Path, name: &str) -> Result<(), EditError> {
     let text = read(path)?;
-    let before = servers(&text).map_err(|e| EditError::Invalid(format!("{} is not valid config: {e}", path.display())))?;
+    let before =
+        servers(&text).map_err(|e| EditError::Invalid(format!("{} is not valid config: {e}", path.display())))?;
     if !before.contains_key(name) {
         return Err(EditError::Invalid(format!(
             "no MCP server named `{name}` in {}",
@@ -140,7 +146,13 @@ pub fn remove(path: &Path, name: &str) -> Result<(), EditError> {
         line.starts_with('[') && !line.starts_with("[[") || line.starts_with("[[")
     };
     let ours = |line: &str| {
-        let compact: String = line.split('#').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
+        let compact: String = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
         compact == format!("[mcp_servers.{name}]") || compact == format!("[mcp_servers.\"{name}\"]")
     };
     let mut kept = Vec::new();
@@ -187,15 +199,28 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with(original), "{text}");
         assert_eq!(servers(&text).unwrap()["new-one"], spec);
-        assert!(add(&path, "new-one", &spec).unwrap_err().to_string().contains("already"));
+        assert!(
+            add(&path, "new-one", &spec)
+                .unwrap_err()
+                .to_string()
+                .contains("already")
+        );
         remove(&path, "keep").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("# my settings\nmodel = \"m\"\n\n[permissions]\nallow = [\"read\"]\n"), "{text}");
+        assert!(
+            text.contains("# my settings\nmodel = \"m\"\n\n[permissions]\nallow = [\"read\"]\n"),
+            "{text}"
+        );
         let left = servers(&text).unwrap();
         assert_eq!(left.keys().collect::<Vec<_>>(), ["new-one"]);
         remove(&path, "new-one").unwrap();
         assert!(servers(&std::fs::read_to_string(&path).unwrap()).unwrap().is_empty());
-        assert!(remove(&path, "new-one").unwrap_err().to_string().contains("no MCP server"));
+        assert!(
+            remove(&path, "new-one")
+                .unwrap_err()
+                .to_string()
+                .contains("no MCP server")
+        );
     }
 
     #[test]

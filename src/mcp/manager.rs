@@ -31,7 +31,9 @@ pub enum ServerState {
     Starting,
     Ready,
     /// It failed to start, timed out, or exited; the message says how (with stderr).
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// One server's status, for `/mcp` and front ends.
@@ -89,7 +91,10 @@ impl Link {
     pub fn gone_error(&self) -> ToolError {
         ToolError::new(
             "ServerExited",
-            format!("{}. Its tools are unavailable for the rest of this session.", self.ending()),
+            format!(
+                "{}. Its tools are unavailable for the rest of this session.",
+                self.ending()
+            ),
         )
     }
 }
@@ -185,16 +190,19 @@ impl Manager {
             for remote in &slot.tools {
                 let name = advertised_name(&slot.server.name, &remote.name, &taken);
                 taken.insert(name.clone());
-                tools.push(Arc::new(McpTool::new(name, &slot.server.name, remote.clone(), link.clone())));
+                tools.push(Arc::new(McpTool::new(
+                    name,
+                    &slot.server.name,
+                    remote.clone(),
+                    link.clone(),
+                )));
             }
         }
         tools
     }
 
     fn emit_status(&self) {
-        self.events.emit(Event::McpStatus {
-            servers: self.status(),
-        });
+        self.events.emit(Event::McpStatus { servers: self.status() });
     }
 
     /// Records a change of one server and tells the front ends.
@@ -214,7 +222,11 @@ impl Manager {
     }
 
     fn fail(&self, index: usize, error: String) {
-        let name = self.lock().get(index).map(|s| s.server.name.clone()).unwrap_or_default();
+        let name = self
+            .lock()
+            .get(index)
+            .map(|s| s.server.name.clone())
+            .unwrap_or_default();
         self.events.emit(Event::Notice {
             message: format!("MCP server `{name}`: {error}"),
         });
@@ -237,7 +249,10 @@ impl Manager {
             let connection = Connection::open(&spec, &root, stderr.clone())
                 .await
                 .map_err(|e| e.to_string())?;
-            let tools = connection.list_tools().await.map_err(|e| format!("cannot list its tools: {e}"))?;
+            let tools = connection
+                .list_tools()
+                .await
+                .map_err(|e| format!("cannot list its tools: {e}"))?;
             Ok::<_, String>((connection, tools))
         };
         let (mut connection, tools) = match tokio::time::timeout(timeout, opening).await {

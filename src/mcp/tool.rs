@@ -40,7 +40,13 @@ impl McpTool {
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_`.
 pub fn sanitize(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -90,15 +96,14 @@ pub fn result_text(result: &Value) -> (String, bool) {
         let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
         parts.push(match kind {
             "text" => text("text").to_owned(),
-            "image" | "audio" => format!(
-                "[{kind}: {}, {} bytes]",
-                text("mimeType"),
-                base64_len(text("data"))
-            ),
+            "image" | "audio" => format!("[{kind}: {}, {} bytes]", text("mimeType"), base64_len(text("data"))),
             "resource" => {
                 let resource = item.get("resource").cloned().unwrap_or_default();
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
-                let mime = resource.get("mimeType").and_then(Value::as_str).unwrap_or("unknown type");
+                let mime = resource
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown type");
                 let bytes = match (resource.get("text"), resource.get("blob")) {
                     (Some(Value::String(t)), _) => t.len(),
                     (_, Some(Value::String(b))) => base64_len(b),
@@ -167,7 +172,8 @@ impl Tool for McpTool {
             let (text, is_error) = result_text(&result);
             if is_error {
                 // Error results skip the universal truncation: bound them here.
-                let text = crate::tool::truncate::truncate(&text, Keep::Head, ctx.overflow_dir.as_deref(), &ctx.call_id);
+                let text =
+                    crate::tool::truncate::truncate(&text, Keep::Head, ctx.overflow_dir.as_deref(), &ctx.call_id);
                 return Err(ToolError::new("ToolError", text));
             }
             Ok(ToolOutput::text(text))
@@ -185,7 +191,10 @@ mod tests {
         let name = advertised_name("my server", "do.thing/now", &taken);
         assert_eq!(name, "mcp__my_server__do_thing_now");
         taken.insert(name.clone());
-        assert_eq!(advertised_name("my server", "do thing/now", &taken), "mcp__my_server__do_thing_now_2");
+        assert_eq!(
+            advertised_name("my server", "do thing/now", &taken),
+            "mcp__my_server__do_thing_now_2"
+        );
         let long = advertised_name("s", &"x".repeat(100), &taken);
         assert_eq!(long.len(), MAX_NAME);
         taken.insert(long.clone());

@@ -58,7 +58,11 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
 fn remember_for_project(tool: &str, args: &Value, external: bool, ctx: &ToolContext) {
     let argument = crate::permission::rules::argument(tool, args).unwrap_or_default();
     // An external tool is approved as a whole: the rule is its bare name.
-    let rule = if external { Rule::parse(tool) } else { Rule::exact(tool, &argument) };
+    let rule = if external {
+        Rule::parse(tool)
+    } else {
+        Rule::exact(tool, &argument)
+    };
     let rule = match rule {
         Ok(rule) => rule,
         Err(e) => {
@@ -212,5 +216,101 @@ impl Middleware for Approve {
                 )),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures_util::future::BoxFuture;
+    use serde_json::{Value, json};
+
+    use super::Approve;
+    use crate::agent::requests::Requests;
+    use crate::agent::state::AgentState;
+    use crate::protocol::{ApprovalDecision, Event, EventSink, RequestKind, Response};
+    use crate::tool::{External, Pipeline, Tool, ToolContext, ToolError, ToolOutput};
+
+    /// An outside tool that counts its runs.
+    struct Outside {
+        read_only: bool,
+        runs: AtomicUsize,
+    }
+
+    impl Tool for Outside {
+        fn name(&self) -> &str {
+            if self.read_only {
+                "mcp__srv__look"
+            } else {
+                "mcp__srv__change"
+            }
+        }
+        fn description(&self) -> &str {
+            "outside"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object", "properties": {}})
+        }
+        fn external(&self) -> Option<External> {
+            Some(External {
+                read_only: self.read_only,
+                family: "mcp__srv__*".to_owned(),
+            })
+        }
+        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Ok(ToolOutput::text("ran")) })
+        }
+    }
+
+    /// An outside tool is asked about once per session, whatever its arguments; a read-only
+    /// one is never asked about.
+    #[tokio::test]
+    async fn outside_tools_are_approved_once_per_tool() {
+        let (events, mut rx) = EventSink::channel();
+        let requests = Requests::new(events.clone());
+        let provider = Arc::new(crate::provider::replay::ReplayProvider::from_script("").unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let agent = Arc::new(
+            AgentState::new(provider, "m".into(), 100, dir.path().to_path_buf()).with_requests(requests.clone()),
+        );
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = asked.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let Event::Request {
+                    id,
+                    kind: RequestKind::Approval { .. },
+                } = event
+                {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let answer = Response::Approval {
+                        decision: ApprovalDecision::Session,
+                        reason: None,
+                    };
+                    requests.resolve(&id, answer);
+                }
+            }
+        });
+        let ctx = ToolContext::standalone(agent, events);
+        let change = Arc::new(Outside {
+            read_only: false,
+            runs: AtomicUsize::new(0),
+        });
+        let look = Arc::new(Outside {
+            read_only: true,
+            runs: AtomicUsize::new(0),
+        });
+        let changing = Pipeline::new(change.clone()).layer(Approve);
+        let looking = Pipeline::new(look.clone()).layer(Approve);
+        for args in [json!({"a": 1}), json!({"a": 2}), json!({})] {
+            assert_eq!(changing.call(args, &ctx).await.unwrap().content, "ran");
+            looking.call(json!({"x": 1}), &ctx).await.unwrap();
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once for the changing tool only");
+        assert_eq!(change.runs.load(Ordering::SeqCst), 3);
+        assert_eq!(look.runs.load(Ordering::SeqCst), 3);
     }
 }

@@ -27,7 +27,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "show or set how hard a reasoning model thinks: /effort low|medium|high|default",
     ),
     ("/tools", "list the tools the model can use"),
-    ("/mcp", "the MCP servers: starting, ready with their tools, or why they failed"),
+    (
+        "/mcp",
+        "the MCP servers: starting, ready with their tools, or why they failed",
+    ),
     (
         "/status",
         "model, provider, base URL, context, usage, session and sandbox mode",
