@@ -1074,6 +1074,7 @@ mod tests {
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
             ),
+            ("mcp_servers", "[mcp_servers.srv]\ncommand = \"srv\"\nargs = [\"--stdio\"]"),
         ];
         let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
         let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
@@ -1108,12 +1109,16 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(
             dir.path().join(".brute/config.toml"),
-            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n",
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
-        assert_eq!(s.untrusted_ignored, ["base_url", "tools", "sandbox", "models"]);
+        assert_eq!(
+            s.untrusted_ignored,
+            ["base_url", "tools", "sandbox", "models", "mcp_servers"]
+        );
+        assert!(s.mcp_servers.is_empty(), "a cloned repo starts no MCP server");
         assert!(s.models.is_empty(), "a cloned repo sets no prices");
         assert_eq!(
             s.base_url.value, "https://api.openai.com/v1",
