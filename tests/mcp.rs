@@ -242,7 +242,11 @@ fn streamable_http_everything_is_listed_and_called() {
     let _ = http.wait();
     assert!(output.status.success(), "{}", stderr(&output));
     let requests = server.requests();
-    assert!(advertised(&requests[0]).contains(&"mcp__web__echo".to_owned()));
+    assert!(
+        advertised(&requests[0]).contains(&"mcp__web__echo".to_owned()),
+        "{}",
+        stderr(&output)
+    );
     let results = tool_results(&requests[1]);
     assert!(results[0].1.contains("over http"), "{results:?}");
 }
@@ -263,8 +267,9 @@ fn a_server_that_crashes_mid_session_gives_an_error_result_with_its_stderr() {
     assert!(output.status.success(), "{}", stderr(&output));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
+    // The call that crashed it gets the same kind of error as later calls.
     let crash = &tool_results(&requests[1])[0].1;
-    assert!(crash.starts_with("Error: "), "{crash}");
+    assert!(crash.starts_with("Error: ServerExited: the MCP server `fx`"), "{crash}");
     let after = &tool_results(&requests[2])[1].1;
     assert!(after.contains("ServerExited") && after.contains("`fx`"), "{after}");
     assert!(after.contains("exit status: 3"), "{after}");

@@ -1074,7 +1074,10 @@ mod tests {
                 "tools",
                 "[[tools]]\nname = \"lint\"\ndescription = \"Lint\"\ncommand = \"true\"",
             ),
-            ("mcp_servers", "[mcp_servers.srv]\ncommand = \"srv\"\nargs = [\"--stdio\"]"),
+            (
+                "mcp_servers",
+                "[mcp_servers.srv]\ncommand = \"srv\"\nargs = [\"--stdio\"]",
+            ),
         ];
         let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
         let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();

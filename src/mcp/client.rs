@@ -24,7 +24,7 @@ use super::config::{ServerSpec, Transport};
 const STDERR_LINES: usize = 20;
 /// How long a stdio server that closed its output may take to exit before the message
 /// stops waiting for its exit status.
-const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 /// Longer stderr lines are cut to this many bytes.
 const STDERR_LINE_BYTES: usize = 400;
 
@@ -194,7 +194,7 @@ impl Connection {
                         // so the message can say how it ended.
                         _ = watch_eof.cancelled() => match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
                             Ok(status) => describe(status),
-                            Err(_) => "closed the connection".to_owned(),
+                            Err(_) => "closed the connection and has not exited".to_owned(),
                         },
                     };
                     *watch_exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(ended);
@@ -305,14 +305,27 @@ fn remote_tool(tool: &Value) -> Option<RemoteTool> {
     })
 }
 
+/// Why a call got no result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The connection closed under the call (the server exited, most likely).
+    #[error("the connection closed")]
+    Closed,
+    #[error("{0}")]
+    Other(String),
+}
+
 /// Calls `tool` with `args`, returning the result's wire form (`content`, `isError`, …).
-pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Value, String> {
+pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Value, CallError> {
     let mut params = CallToolRequestParams::new(tool.to_owned());
     if let Value::Object(map) = args {
         params = params.with_arguments(map);
     }
-    let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
-    serde_json::to_value(result).map_err(|e| e.to_string())
+    let result = peer.call_tool(params).await.map_err(|e| match e {
+        rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => CallError::Closed,
+        other => CallError::Other(other.to_string()),
+    })?;
+    serde_json::to_value(result).map_err(|e| CallError::Other(e.to_string()))
 }
 
 #[cfg(test)]

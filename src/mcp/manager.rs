@@ -207,17 +207,17 @@ impl Manager {
 
     /// Records a change of one server and tells the front ends.
     fn update(&self, index: usize, change: impl FnOnce(&mut Slot)) {
-        let was_starting;
         {
             let mut slots = self.lock();
             let Some(slot) = slots.get_mut(index) else { return };
-            was_starting = slot.state == ServerState::Starting;
+            let was_starting = slot.state == ServerState::Starting;
             change(slot);
+            // The new generation is visible before anyone waiting in `settled` wakes.
+            self.generation.fetch_add(1, Ordering::SeqCst);
             if was_starting && slot.state != ServerState::Starting {
                 self.starting.send_modify(|n| *n = n.saturating_sub(1));
             }
         }
-        self.generation.fetch_add(1, Ordering::SeqCst);
         self.emit_status();
     }
 

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::client::RemoteTool;
+use super::client::{CallError, RemoteTool};
 use super::manager::Link;
 use crate::tool::{External, Keep, Tool, ToolContext, ToolError, ToolOutput};
+
+/// How long a call whose connection closed waits to learn how the server ended.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The longest tool name providers accept.
 pub const MAX_NAME: usize = 64;
@@ -166,6 +169,11 @@ impl Tool for McpTool {
             };
             let result = match result {
                 Ok(result) => result,
+                Err(CallError::Closed) => {
+                    // The process watcher says how the server ended a moment later.
+                    let _ = tokio::time::timeout(CLOSE_GRACE, self.link.closed()).await;
+                    return Err(self.link.gone_error());
+                }
                 Err(_) if self.link.is_closed() => return Err(self.link.gone_error()),
                 Err(e) => return Err(ToolError::new("McpError", format!("the MCP server `{server}`: {e}"))),
             };
