@@ -156,11 +156,14 @@ fn without_a_person_only_read_only_or_allowed_mcp_tools_run() {
         ],
     )));
     server.push(Reply::sse(openai_sse("done", &[])));
-    let config = fixture_server("fx", &python, "stdio", "");
+    let marker = format!("brute-mcp-approvals-{}", std::process::id());
+    let config = stdio_server("fx", &python, &[&fixture(), "stdio", &marker], "");
     let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "{}", stderr(&output));
+    // The server did not outlive brute (its end is asynchronous: poll).
+    gone(&marker);
     let results = tool_results(&requests[1]);
     // readOnlyHint: allowed without a person.
     assert_eq!(results[0].1, "peeked k1");
@@ -427,12 +430,18 @@ fn failing_and_hanging_servers_are_notices_and_the_run_still_answers() {
             .iter()
             .any(|n| n.starts_with("mcp__broken") || n.starts_with("mcp__slow"))
     );
-    // The abandoned server was killed, not left behind (the kill is asynchronous: poll).
+    // The abandoned server was killed, not left behind.
+    gone(&marker);
+}
+
+/// Waits until no process carries `marker` (a kill is asynchronous); fails after a generous
+/// deadline.
+fn gone(marker: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while running(&marker) {
+    while running(marker) {
         assert!(
             std::time::Instant::now() < deadline,
-            "the timed-out server outlived brute"
+            "a server outlived brute: {marker}"
         );
         std::thread::yield_now();
     }
@@ -557,4 +566,78 @@ fn brute_mcp_add_list_get_remove_round_trip() {
     let (code, _, err) = run(&["mcp", "get", "files"]);
     assert_ne!(code, Some(0));
     assert!(err.contains("no MCP server named `files`"), "{err}");
+}
+
+#[test]
+fn tool_timeouts_and_interrupts_end_a_call_and_the_turn_goes_on() {
+    use brute::protocol::{Event, EventSink, Op};
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    // Turn 1: the call runs into tool_timeout_secs.
+    server.push(Reply::sse(openai_sse("", &[("c1", "mcp__fx__wait", "{}")])));
+    server.push(Reply::sse(openai_sse("timed out", &[])));
+    // Turn 2: the call is interrupted (Esc) while it runs.
+    server.push(Reply::sse(openai_sse("", &[("c2", "mcp__fx__wait", "{}")])));
+    let config = format!(
+        "[permissions]\nallow = [\"mcp__fx__*\"]\n\n{}",
+        fixture_server("fx", &python, "stdio", "tool_timeout_secs = 1")
+    );
+    let file = sb.home.path().join("config.toml");
+    std::fs::write(&file, config).unwrap();
+    let flags = brute::config::Flags {
+        provider: Some("openai".into()),
+        model: Some("mock-model".into()),
+        base_url: Some(server.url("/v1")),
+        ..Default::default()
+    };
+    let settings = brute::config::load(sb.project.path(), &flags, &|_| None, Some(&file)).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let results = runtime.block_on(async {
+        let (events, mut rx) = EventSink::channel();
+        let place = brute::config::project::Workspace::at(sb.project.path());
+        let started = brute::app::start(
+            &settings,
+            &place,
+            events,
+            brute::app::FrontEnd::Headless,
+            Vec::new(),
+            &brute::app::SessionChoice::Off,
+        )
+        .unwrap();
+        let mut results = Vec::new();
+        for (prompt, interrupt) in [("wait", false), ("wait again", true)] {
+            started
+                .handle
+                .ops
+                .send(Op::UserTurn {
+                    text: prompt.to_owned(),
+                })
+                .unwrap();
+            loop {
+                let event = tokio::time::timeout(support::RUN_DEADLINE, rx.recv())
+                    .await
+                    .expect("the turn ends")
+                    .expect("events flow");
+                match event {
+                    Event::ToolCallStarted { .. } if interrupt => started.handle.ops.send(Op::Interrupt).unwrap(),
+                    Event::ToolResult(result) => results.push(result.content),
+                    Event::TurnFinished { .. } => break,
+                    _ => {}
+                }
+            }
+        }
+        let _ = started.handle.ops.send(Op::Shutdown);
+        results
+    });
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].starts_with("Error: Timeout") && results[0].contains("within 1 s"),
+        "{results:?}"
+    );
+    assert!(results[1].starts_with("Error: Interrupted"), "{results:?}");
+    // The timed-out call's result reached the model in turn 1; turn 2 ended at the interrupt.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(tool_results(&requests[1])[0].1.starts_with("Error: Timeout"));
 }
