@@ -501,6 +501,11 @@ fn a_trusted_projects_mcp_json_is_used_until_it_changes() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(!marker.exists());
     assert!(!advertised(&server.requests()[1]).iter().any(|n| n.starts_with("mcp__")));
+    assert!(
+        stderr(&output).contains("changed since you trusted it"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

@@ -639,15 +639,25 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
         }
     }
     // A project's `.mcp.json` starts programs as the person: only in a trusted project.
-    if trust::check(root) == trust::Trust::Trusted {
-        let (servers, notices) = crate::mcp::config::project_servers(root);
-        crate::mcp::config::merge(&mut layers.mcp_servers, servers);
-        layers.mcp_notices.extend(notices);
-    } else if root.join(crate::mcp::config::MCP_JSON).exists() {
-        layers.mcp_notices.push(format!(
-            "ignored the MCP servers in {}: the project is not trusted (brute trust trusts it)",
-            root.join(crate::mcp::config::MCP_JSON).display()
-        ));
+    let mcp_json = root.join(crate::mcp::config::MCP_JSON);
+    // (No file, no further work at start-up.)
+    if std::fs::symlink_metadata(&mcp_json).is_ok() {
+        let why = match trust::check(root) {
+            trust::Trust::Trusted => None,
+            trust::Trust::Untrusted => Some("the project is not trusted"),
+            trust::Trust::ConfigChanged => Some("the project's config changed since you trusted it"),
+        };
+        match why {
+            None => {
+                let (servers, notices) = crate::mcp::config::project_servers(root);
+                crate::mcp::config::merge(&mut layers.mcp_servers, servers);
+                layers.mcp_notices.extend(notices);
+            }
+            Some(why) => layers.mcp_notices.push(format!(
+                "ignored the MCP servers in {}: {why} (brute trust trusts it as it is now)",
+                mcp_json.display()
+            )),
+        }
     }
     layers.gathered.merge_env(env)?;
     layers.apply_flags(flags);
