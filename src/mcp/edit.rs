@@ -141,10 +141,9 @@ pub fn remove(path: &Path, name: &str) -> Result<(), EditError> {
             path.display()
         )));
     }
-    let header = |line: &str| {
-        let line = line.trim();
-        line.starts_with('[') && !line.starts_with("[[") || line.starts_with("[[")
-    };
+    // A table or array-of-tables header ends ours (a line of a multi-line array that starts
+    // with `[` would end it early; the check below then refuses to write).
+    let header = |line: &str| line.trim_start().starts_with('[');
     let ours = |line: &str| {
         let compact: String = line
             .split('#')
