@@ -25,6 +25,9 @@ _brute() {
             brute,help)
                 cmd="brute__subcmd__help"
                 ;;
+            brute,mcp)
+                cmd="brute__subcmd__mcp"
+                ;;
             brute,permissions)
                 cmd="brute__subcmd__permissions"
                 ;;
@@ -49,6 +52,9 @@ _brute() {
             brute__subcmd__help,help)
                 cmd="brute__subcmd__help__subcmd__help"
                 ;;
+            brute__subcmd__help,mcp)
+                cmd="brute__subcmd__help__subcmd__mcp"
+                ;;
             brute__subcmd__help,permissions)
                 cmd="brute__subcmd__help__subcmd__permissions"
                 ;;
@@ -64,6 +70,48 @@ _brute() {
             brute__subcmd__help,untrust)
                 cmd="brute__subcmd__help__subcmd__untrust"
                 ;;
+            brute__subcmd__help__subcmd__mcp,add)
+                cmd="brute__subcmd__help__subcmd__mcp__subcmd__add"
+                ;;
+            brute__subcmd__help__subcmd__mcp,get)
+                cmd="brute__subcmd__help__subcmd__mcp__subcmd__get"
+                ;;
+            brute__subcmd__help__subcmd__mcp,list)
+                cmd="brute__subcmd__help__subcmd__mcp__subcmd__list"
+                ;;
+            brute__subcmd__help__subcmd__mcp,remove)
+                cmd="brute__subcmd__help__subcmd__mcp__subcmd__remove"
+                ;;
+            brute__subcmd__mcp,add)
+                cmd="brute__subcmd__mcp__subcmd__add"
+                ;;
+            brute__subcmd__mcp,get)
+                cmd="brute__subcmd__mcp__subcmd__get"
+                ;;
+            brute__subcmd__mcp,help)
+                cmd="brute__subcmd__mcp__subcmd__help"
+                ;;
+            brute__subcmd__mcp,list)
+                cmd="brute__subcmd__mcp__subcmd__list"
+                ;;
+            brute__subcmd__mcp,remove)
+                cmd="brute__subcmd__mcp__subcmd__remove"
+                ;;
+            brute__subcmd__mcp__subcmd__help,add)
+                cmd="brute__subcmd__mcp__subcmd__help__subcmd__add"
+                ;;
+            brute__subcmd__mcp__subcmd__help,get)
+                cmd="brute__subcmd__mcp__subcmd__help__subcmd__get"
+                ;;
+            brute__subcmd__mcp__subcmd__help,help)
+                cmd="brute__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            brute__subcmd__mcp__subcmd__help,list)
+                cmd="brute__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            brute__subcmd__mcp__subcmd__help,remove)
+                cmd="brute__subcmd__mcp__subcmd__help__subcmd__remove"
+                ;;
             *)
                 ;;
         esac
@@ -71,7 +119,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust completions help"
+            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -181,7 +229,7 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help)
-            opts="config undo redo permissions trust untrust completions help"
+            opts="config undo redo permissions trust untrust mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -225,6 +273,76 @@ _brute() {
         brute__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__mcp)
+            opts="list get add remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__mcp__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__mcp__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__mcp__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -294,6 +412,172 @@ _brute() {
             ;;
         brute__subcmd__help__subcmd__untrust)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp)
+            opts="-h --help list get add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__add)
+            opts="-e -h --env --url --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__get)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help)
+            opts="list get add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__mcp__subcmd__remove)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -229,6 +229,9 @@ pub enum SessionChoice {
 /// An agent ready to run, plus notices for the person (e.g. tools dropped by the cap).
 pub struct Built {
     pub agent: Agent,
+    /// The tools besides the built-ins and command tools (the library's, then skill scripts):
+    /// what a rebuild of the registry keeps when MCP tools change.
+    pub fixed_tools: Vec<Arc<dyn Tool>>,
     /// Why turn checkpoints are paused until the person agrees to copy the tree (started in
     /// `/`, in `$HOME`, or in a large tree that is not a repository); `None` when they run.
     pub checkpoints_paused: Option<String>,
@@ -299,6 +302,63 @@ fn open_session(
     Ok(Some((recorder, loaded)))
 }
 
+/// The tools of a run: the built-ins, the configured command tools, `extra` (library users'
+/// own) and the MCP tools `mcp` has ready, after the run's filter, deny list and cap.
+fn run_registry(
+    settings: &Settings,
+    extra: &[Arc<dyn Tool>],
+    mcp: Option<&crate::mcp::Manager>,
+    notices: &mut Vec<String>,
+) -> Registry {
+    let mut registry = builtin_tools();
+    for spec in &settings.command_tools {
+        match CommandTool::new(spec.value.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
+            Ok(()) => {}
+            Err(problem) => notices.push(format!("command tool skipped: {problem}")),
+        }
+    }
+    for tool in extra {
+        if let Err(problem) = registry.register_new(tool.clone()) {
+            notices.push(format!("tool skipped: {problem}"));
+        }
+    }
+    if let Some(mcp) = mcp {
+        let taken = registry.names().into_iter().map(str::to_owned).collect();
+        for tool in mcp.tools(&taken) {
+            if let Err(problem) = registry.register_new(tool) {
+                notices.push(format!("MCP tool skipped: {problem}"));
+            }
+        }
+    }
+    let filter = match &settings.allow_tools {
+        None => ToolFilter::All,
+        Some(list) if list.value.is_empty() => ToolFilter::None,
+        Some(list) => ToolFilter::Only(list.value.clone()),
+    };
+    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
+    registry
+}
+
+/// The agent's view of the session's MCP servers: its registry is rebuilt from
+/// [`run_registry`] between turns when their tools changed. Notices already given at start
+/// are not repeated.
+fn live_tools(
+    settings: &Settings,
+    extra: &[Arc<dyn Tool>],
+    manager: Arc<crate::mcp::Manager>,
+    settle_first: bool,
+    given: Vec<String>,
+) -> crate::mcp::LiveTools {
+    let (settings, extra) = (settings.clone(), extra.to_vec());
+    let rebuild: crate::mcp::manager::Rebuild = Box::new(move |manager| {
+        let mut notices = Vec::new();
+        let registry = run_registry(&settings, &extra, Some(manager), &mut notices);
+        notices.retain(|n| !given.contains(n));
+        (registry, notices)
+    });
+    crate::mcp::LiveTools::new(manager, settle_first, rebuild)
+}
+
 /// Builds the agent for the workspace `place` from `settings`, with `extra` tools (library
 /// users' own) added after the built-ins and the configured command tools. The project root
 /// holds the session, the checkpoints and the sandbox's workspace; tools work from the
@@ -312,19 +372,7 @@ pub fn build_agent_with(
     session: &SessionChoice,
 ) -> Result<Built, SetupError> {
     let provider = provider(settings)?;
-    let mut registry = builtin_tools();
     let mut notices = Vec::new();
-    for spec in &settings.command_tools {
-        match CommandTool::new(spec.value.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
-            Ok(()) => {}
-            Err(problem) => notices.push(format!("command tool skipped: {problem}")),
-        }
-    }
-    for tool in extra {
-        if let Err(problem) = registry.register_new(tool) {
-            notices.push(format!("tool skipped: {problem}"));
-        }
-    }
     let root = place.root.as_path();
     let config_dir = paths::config_dir();
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
@@ -337,12 +385,13 @@ pub fn build_agent_with(
         .map(|d| d.join("skills"))
         .chain(home.iter().map(|h| h.join(".agents").join("skills")))
         .collect();
-    // Built-in names stay taken even when the tool list leaves the built-in out.
-    let taken: Vec<String> = registry
-        .names()
-        .into_iter()
-        .chain(crate::tool::BUILTIN_NAMES.iter().copied())
-        .map(str::to_owned)
+    // Built-in names stay taken even when the tool list leaves the built-in out; so do the
+    // command tools' and the library's.
+    let taken: Vec<String> = crate::tool::BUILTIN_NAMES
+        .iter()
+        .map(|n| (*n).to_owned())
+        .chain(settings.command_tools.iter().map(|spec| spec.value.name.clone()))
+        .chain(extra.iter().map(|tool| tool.name().to_owned()))
         .collect();
     let (scripts, script_notices) = crate::tool::skill_script::tools(
         &skills,
@@ -353,17 +402,10 @@ pub fn build_agent_with(
         &user_skill_dirs,
     );
     notices.extend(script_notices);
-    for tool in scripts {
-        if let Err(problem) = registry.register_new(Arc::new(tool)) {
-            notices.push(format!("skill script skipped: {problem}"));
-        }
-    }
-    let filter = match &settings.allow_tools {
-        None => ToolFilter::All,
-        Some(list) if list.value.is_empty() => ToolFilter::None,
-        Some(list) => ToolFilter::Only(list.value.clone()),
-    };
-    notices.extend(registry.apply(&filter, &settings.deny_tools.value, settings.max_tools.value));
+    // What every rebuild of the registry (MCP servers coming and going) starts from.
+    let mut fixed_tools = extra;
+    fixed_tools.extend(scripts.into_iter().map(|tool| Arc::new(tool) as Arc<dyn Tool>));
+    let registry = run_registry(settings, &fixed_tools, None, &mut notices);
     let summaries: Vec<_> = if registry.get("skill").is_some() {
         skills.iter().map(skills::Skill::summary).collect()
     } else {
@@ -448,6 +490,7 @@ pub fn build_agent_with(
     }
     Ok(Built {
         agent,
+        fixed_tools,
         checkpoints_paused,
         notices,
     })
@@ -502,9 +545,30 @@ pub fn start(
         FrontEnd::Ui | FrontEnd::HeadlessAtTerminal => Requests::new(events.clone()),
         FrontEnd::Headless => Requests::headless(),
     };
-    let built = build_agent_with(settings, place, events.clone(), requests.clone(), extra, session)?;
+    let built = build_agent_with(
+        settings,
+        place,
+        events.clone(),
+        requests.clone(),
+        extra.clone(),
+        session,
+    )?;
     let mut notices = built.notices;
-    let agent = built.agent;
+    notices.extend(settings.mcp_notices.iter().cloned());
+    let mut agent = built.agent;
+    // MCP servers start now, in the background; with none configured nothing runs.
+    let mcp = (!settings.mcp_servers.is_empty())
+        .then(|| crate::mcp::Manager::start(settings.mcp_servers.clone(), place.root.clone(), events.clone()));
+    if let Some(manager) = &mcp {
+        let settle_first = front_end != FrontEnd::Ui;
+        agent = agent.with_live_tools(live_tools(
+            settings,
+            &built.fixed_tools,
+            manager.clone(),
+            settle_first,
+            notices.clone(),
+        ));
+    }
     let tools = agent.tool_names();
     let commands = agent.command_listing();
     let provider = agent.provider_name().to_owned();
@@ -515,14 +579,25 @@ pub fn start(
     let resumer: Resumer = {
         let (settings, place, events) = (settings.clone(), place.clone(), events.clone());
         Box::new(move |id, requests| {
-            build_agent(
+            build_agent_with(
                 &settings,
                 &place,
                 events.clone(),
                 requests.clone(),
+                extra.clone(),
                 &SessionChoice::Resume(id.to_owned()),
             )
-            .map(|built| built.agent)
+            .map(|built| match &mcp {
+                // The resumed conversation keeps the running servers.
+                Some(manager) => built.agent.with_live_tools(live_tools(
+                    &settings,
+                    &built.fixed_tools,
+                    manager.clone(),
+                    false,
+                    Vec::new(),
+                )),
+                None => built.agent,
+            })
             .map_err(|e| e.to_string())
         })
     };

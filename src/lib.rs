@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod hooks;
+pub mod mcp;
 pub mod net;
 pub mod oneshot;
 pub mod permission;

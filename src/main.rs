@@ -253,6 +253,13 @@ fn subcommand(cli: &Cli, command: &Command, root: &std::path::Path) -> anyhow::R
             let _ = write!(std::io::stdout(), "{report}");
             Ok(exit::OK)
         }
+        Command::Mcp { action } => {
+            let user_config = user_config();
+            let servers = || config::mcp_servers(root, &flags(cli), &config::process_env, user_config.as_deref());
+            let (text, code) = brute::mcp::command::run(action, user_config.as_deref(), servers)?;
+            let _ = write!(std::io::stdout(), "{text}");
+            Ok(code)
+        }
         Command::Config => {
             // Also works with nothing configured: then it says where it looked and what to set.
             let user_config = user_config();

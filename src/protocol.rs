@@ -305,6 +305,11 @@ pub enum Event {
     Notice { message: String },
     /// What a turn (or the session) changed, as a unified diff (see [`Op::Diff`]).
     Diff { title: String, diff: String, files: usize },
+    /// The MCP servers' status changed (one started, failed, or changed its tools); the whole
+    /// list, in config order, for `/mcp`.
+    McpStatus { servers: Vec<crate::mcp::ServerStatus> },
+    /// The tools offered to the model changed (between turns: MCP servers came or went).
+    ToolsChanged { tools: Vec<String> },
     /// An error that ends the turn.
     Error { message: String },
     /// The user turn ended; `text` is the assistant's final message.

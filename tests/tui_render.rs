@@ -899,3 +899,45 @@ fn dialogs_scroll_and_fit_small_terminals() {
     );
     insta::assert_snapshot!("approval_40x12", approval);
 }
+
+/// `/mcp` shows what the core last reported about each server: starting, ready with its
+/// tools, or failed with the error (escape sequences from a server never reach the screen).
+#[test]
+fn mcp_command_shows_the_servers_the_core_reported() {
+    use brute::mcp::{ServerState, ServerStatus};
+    let mut app = app();
+    let status = |name: &str, state: ServerState, tools: &[&str]| ServerStatus {
+        name: name.into(),
+        transport: format!("stdio: {name}-server"),
+        source: "/home/me/.config/brute/config.toml".into(),
+        state,
+        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+    };
+    app.on_event(Event::McpStatus {
+        servers: vec![
+            status("github", ServerState::Ready, &["search_issues", "create_issue"]),
+            status("slow", ServerState::Starting, &[]),
+            status(
+                "broken",
+                ServerState::Failed {
+                    error: "failed to start: exited\u{1b}[2J (exit status: 7)".into(),
+                },
+                &[],
+            ),
+        ],
+    });
+    app.submit_text("/mcp");
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("github (stdio: github-server) ready, 2 tool(s)"),
+        "{screen}"
+    );
+    assert!(screen.contains("tools: search_issues, create_issue"), "{screen}");
+    assert!(screen.contains("slow (stdio: slow-server) starting"), "{screen}");
+    assert!(
+        screen.contains("broken (stdio: broken-server) failed: failed to start: exited (exit status: 7)"),
+        "{screen}"
+    );
+    // The popup and /help offer it.
+    assert!(brute::tui::commands::COMMANDS.iter().any(|(name, _)| *name == "/mcp"));
+}

@@ -231,6 +231,8 @@ pub struct Agent {
     doom_loop: doom_loop::DoomLoop,
     /// Custom slash commands a prompt may invoke (see [`commands`]).
     commands: Option<Arc<commands::Commands>>,
+    /// Tools that come and go (MCP servers): picked up at the start of a user turn.
+    live_tools: Option<crate::mcp::LiveTools>,
 }
 
 /// What a custom command changes for its one turn.
@@ -258,6 +260,7 @@ impl Agent {
             session_source: Some("startup"),
             doom_loop: doom_loop::DoomLoop::default(),
             commands: None,
+            live_tools: None,
         }
     }
 
@@ -270,6 +273,38 @@ impl Agent {
     /// The custom slash commands as `(/name, description)`, for a front end's list.
     pub fn command_listing(&self) -> Vec<(String, String)> {
         self.commands.as_ref().map(|c| c.listing()).unwrap_or_default()
+    }
+
+    /// Adds tools that come and go while the session runs (MCP servers): the registry is
+    /// rebuilt at the start of a user turn when they changed, never within one.
+    pub fn with_live_tools(mut self, live: crate::mcp::LiveTools) -> Self {
+        self.live_tools = Some(live);
+        self
+    }
+
+    /// Swaps in the current set of live tools before a turn (see [`Agent::with_live_tools`]);
+    /// the first turn of `brute -p` waits for the servers to be ready or failed first.
+    async fn refresh_tools(&mut self, ops: &mut UnboundedReceiver<Op>, inbox: &mut Inbox, cancel: &CancellationToken) {
+        let Some(mut live) = self.live_tools.take() else {
+            return;
+        };
+        let settle = async {
+            tokio::select! {
+                _ = live.settle() => {}
+                _ = cancel.cancelled() => {}
+            }
+        };
+        with_ops(settle, ops, inbox, cancel, &self.state, &self.events).await;
+        if let Some((registry, notices)) = live.update() {
+            self.executor.set_registry(Arc::new(registry));
+            self.events.emit(Event::ToolsChanged {
+                tools: self.tool_names(),
+            });
+            for message in notices {
+                self.events.emit(Event::Notice { message });
+            }
+        }
+        self.live_tools = Some(live);
     }
 
     /// Uses the context window the server reports once `probe` (started in the background
@@ -619,6 +654,7 @@ impl Agent {
         inbox: &mut Inbox,
         cancel: CancellationToken,
     ) -> TurnEnd {
+        self.refresh_tools(ops, inbox, &cancel).await;
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
             Ok(context) => context,

@@ -221,10 +221,48 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },
+    /// Manage MCP servers: list, show, add or remove them (add and remove edit the user
+    /// config file)
+    Mcp {
+        #[command(subcommand)]
+        action: McpCommand,
+    },
     /// Print shell completions
     Completions {
         #[arg(value_enum)]
         shell: Shell,
+    },
+}
+
+/// `brute mcp …`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List the configured servers: name, transport, command or URL, enabled, source
+    List,
+    /// Show one server's settings
+    Get {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// Add a server to the user config: `brute mcp add NAME -- COMMAND [ARGS...]` (stdio) or
+    /// `brute mcp add NAME --url URL` (streamable HTTP)
+    Add {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// An environment variable for the server (repeatable)
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A streamable HTTP endpoint instead of a command
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// The command that starts the server, and its arguments (after `--`)
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server from the user config
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
     },
 }
 

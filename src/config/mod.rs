@@ -95,6 +95,8 @@ settings! {
         models: std::collections::BTreeMap<String, ModelConfig>,
         /// Hooks (`[[hooks.<event>]]`); every layer's hooks run, the user's first.
         hooks: crate::hooks::HooksConfig,
+        /// MCP servers (`[mcp_servers.NAME]`); a project's only in a trusted project.
+        mcp_servers: std::collections::BTreeMap<String, crate::mcp::config::ServerSpec>,
     }
     layered {
         provider: String, env = "BRUTE_PROVIDER";
@@ -133,6 +135,10 @@ settings! {
         models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
         /// Hooks from every config file in order (user config first), each with its file.
         hooks: Vec<Sourced<crate::hooks::Hook>>,
+        /// MCP servers: the user's, then a trusted project's (config, then `.mcp.json`).
+        mcp_servers: Vec<crate::mcp::config::Server>,
+        /// What was left out of the MCP server lists, and why (for the person).
+        mcp_notices: Vec<String>,
     }
     plain {
         /// Model requests per user turn.
@@ -389,6 +395,20 @@ impl Settings {
         for hook in &self.hooks {
             line("hooks", hook.value.describe(), &hook.source);
         }
+        if self.mcp_servers.is_empty() {
+            line("mcp_servers", "(none)".to_owned(), &Source::Default);
+        }
+        for server in &self.mcp_servers {
+            let off = if server.spec.enabled() { "" } else { " (disabled)" };
+            line(
+                "mcp_servers",
+                format!("{}: {}{off}", server.name, server.spec.describe()),
+                &Source::File(std::path::PathBuf::from(server.origin.to_string())),
+            );
+        }
+        for notice in &self.mcp_notices {
+            line("mcp_servers", notice.clone(), &Source::Default);
+        }
         if self.rules.is_empty() {
             line("permissions", "(none)".to_owned(), &Source::Default);
         }
@@ -488,6 +508,8 @@ struct Layers {
     rules: crate::permission::Rules,
     models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
     hooks: Vec<Sourced<crate::hooks::Hook>>,
+    mcp_servers: Vec<crate::mcp::config::Server>,
+    mcp_notices: Vec<String>,
 }
 
 impl Layers {
@@ -529,7 +551,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         system_prompt,
         permissions,
         models,
-        hooks
+        hooks,
+        mcp_servers
     );
     ignored
 }
@@ -562,6 +585,13 @@ impl Layers {
             })?;
             self.hooks
                 .extend(hooks.into_iter().map(|hook| Sourced::new(hook, source.clone())));
+        }
+        if let Some(table) = layer.mcp_servers.take() {
+            let servers = crate::mcp::config::from_table(table, path).map_err(|message| ConfigError::Invalid {
+                name: format!("[mcp_servers] in {}", path.display()),
+                message,
+            })?;
+            crate::mcp::config::merge(&mut self.mcp_servers, servers);
         }
         for tool in layer.tools.take().unwrap_or_default() {
             // A config tool named like a built-in would silently replace it (a cloned
@@ -647,6 +677,27 @@ fn gather(root: &Path, flags: &Flags, env: EnvLookup<'_>, user_config: Option<&P
             layers.apply_file(layer, path)?;
         }
     }
+    // A project's `.mcp.json` starts programs as the person: only in a trusted project.
+    let mcp_json = root.join(crate::mcp::config::MCP_JSON);
+    // (No file, no further work at start-up.)
+    if std::fs::symlink_metadata(&mcp_json).is_ok() {
+        let why = match trust::check(root) {
+            trust::Trust::Trusted => None,
+            trust::Trust::Untrusted => Some("the project is not trusted"),
+            trust::Trust::ConfigChanged => Some("the project's config changed since you trusted it"),
+        };
+        match why {
+            None => {
+                let (servers, notices) = crate::mcp::config::project_servers(root);
+                crate::mcp::config::merge(&mut layers.mcp_servers, servers);
+                layers.mcp_notices.extend(notices);
+            }
+            Some(why) => layers.mcp_notices.push(format!(
+                "ignored the MCP servers in {}: {why} (brute trust trusts it as it is now)",
+                mcp_json.display()
+            )),
+        }
+    }
     layers.gathered.merge_env(env)?;
     layers.apply_flags(flags);
     Ok(layers)
@@ -689,6 +740,8 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         rules,
         models,
         hooks,
+        mcp_servers,
+        mcp_notices,
     } = layers;
     let plain = gathered.take_plain()?;
     let g = &mut gathered;
@@ -742,6 +795,8 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         rules,
         models,
         hooks,
+        mcp_servers,
+        mcp_notices,
     };
     Ok(Settings::assemble(resolved, plain))
 }
@@ -780,6 +835,18 @@ pub fn permissions_report(
         ));
     }
     Ok(out)
+}
+
+/// The MCP servers configured for a project root (user config, then a trusted project's
+/// config and `.mcp.json`), and notices for what was left out. Needs no provider.
+pub fn mcp_servers(
+    root: &Path,
+    flags: &Flags,
+    env: EnvLookup<'_>,
+    user_config: Option<&Path>,
+) -> Result<(Vec<crate::mcp::config::Server>, Vec<String>), ConfigError> {
+    let layers = gather(root, flags, env, user_config)?;
+    Ok((layers.mcp_servers, layers.mcp_notices))
 }
 
 /// What `brute config` prints: the effective settings or, when no provider can be used yet,
@@ -859,6 +926,13 @@ fn layer_rows(layers: &Layers) -> Vec<(&'static str, String)> {
         }
         if layers.hooks.iter().any(|hook| hook.source == from_file) {
             keys.push("hooks");
+        }
+        if layers
+            .mcp_servers
+            .iter()
+            .any(|server| server.origin == crate::mcp::config::Origin::Config(file.path.clone()))
+        {
+            keys.push("mcp_servers");
         }
         let status = match (file.found, keys.is_empty()) {
             (false, _) => "not found".to_owned(),
@@ -1063,6 +1137,10 @@ mod tests {
                 "hooks",
                 "[[hooks.pre_tool_use]]\nmatcher = \"shell\"\ncommand = \"check\"",
             ),
+            (
+                "mcp_servers",
+                "[mcp_servers.srv]\ncommand = \"srv\"\nargs = [\"--stdio\"]",
+            ),
         ];
         let mut keys: Vec<&str> = FileLayer::KEYS.to_vec();
         let mut sampled: Vec<&str> = samples.iter().map(|(key, _)| *key).collect();
@@ -1097,12 +1175,16 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(
             dir.path().join(".brute/config.toml"),
-            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n",
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
-        assert_eq!(s.untrusted_ignored, ["base_url", "tools", "sandbox", "models"]);
+        assert_eq!(
+            s.untrusted_ignored,
+            ["base_url", "tools", "sandbox", "models", "mcp_servers"]
+        );
+        assert!(s.mcp_servers.is_empty(), "a cloned repo starts no MCP server");
         assert!(s.models.is_empty(), "a cloned repo sets no prices");
         assert_eq!(
             s.base_url.value, "https://api.openai.com/v1",

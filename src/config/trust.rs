@@ -22,6 +22,7 @@ pub const RISKY_KEYS: &[&str] = &[
     "system_prompt",
     "permissions",
     "hooks",
+    "mcp_servers",
 ];
 
 const FILE: &str = "trusted-projects.json";
@@ -50,12 +51,19 @@ fn canonical(dir: &Path) -> PathBuf {
     dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
 
-/// The project config as it is now: a hash of its bytes, or `absent`.
+/// The project config as it is now: a hash of its bytes, or `absent`, and the hash of its
+/// `.mcp.json` when it has one.
 fn fingerprint(dir: &Path) -> String {
     let path = dir.join(".brute").join("config.toml");
-    match crate::tool::guard::read_bounded(&path, 1024 * 1024) {
+    let config = match crate::tool::guard::read_bounded(&path, 1024 * 1024) {
         Ok(bytes) => format!("sha256:{}", crate::session::objects::hash(&bytes)),
         Err(_) => "absent".to_owned(),
+    };
+    // `.mcp.json` starts programs too: trust covers it as it was (a project without one keeps
+    // the fingerprint it always had).
+    match crate::tool::guard::read_bounded(&dir.join(crate::mcp::config::MCP_JSON), 1024 * 1024) {
+        Ok(bytes) => format!("{config}+mcp:sha256:{}", crate::session::objects::hash(&bytes)),
+        Err(_) => config,
     }
 }
 

@@ -115,6 +115,9 @@ impl Tool for Pipeline {
     fn escalation(&self, args: &Value) -> Option<String> {
         self.tool.escalation(args)
     }
+    fn external(&self) -> Option<super::External> {
+        self.tool.external()
+    }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Next {
             layers: &self.layers,

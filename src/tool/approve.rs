@@ -12,6 +12,11 @@
 //! A `pre_tool_use` hook's `permissionDecision` ([`crate::hooks::layer::decision`]) is weighed
 //! here too: `ask` asks even where the rules or the mode would allow; `allow` answers the
 //! question the mode would ask (like the person approving once) but never a rule's.
+//!
+//! An external tool ([`super::Tool::external`], e.g. an MCP server's) is allowed without
+//! asking when it declares itself read-only; otherwise it is asked about once per tool per
+//! session (its arguments mean nothing brute could judge), and an allow rule on its name
+//! (`mcp__github__*`) lets it through.
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -45,14 +50,25 @@ fn reason(next: &Next<'_>, args: &Value, ctx: &ToolContext) -> Option<String> {
     if tool.runs_commands() && access.policy.confined() && !access.can_confine() {
         return Some("no sandbox is available here, so the command would run unconfined".to_owned());
     }
-    None
+    match tool.external() {
+        Some(external) if !external.read_only => {
+            Some("it is a tool of an outside server that does not declare itself read-only".to_owned())
+        }
+        _ => None,
+    }
 }
 
 /// "Always allow in this project": an exact allow rule for this call, saved in the person's
 /// data (never the project) and applied for the rest of the session.
-fn remember_for_project(tool: &str, args: &Value, ctx: &ToolContext) {
+fn remember_for_project(tool: &str, args: &Value, external: bool, ctx: &ToolContext) {
     let argument = crate::permission::rules::argument(tool, args).unwrap_or_default();
-    let rule = match Rule::exact(tool, &argument) {
+    // An external tool is approved as a whole: the rule is its bare name.
+    let rule = if external {
+        Rule::parse(tool)
+    } else {
+        Rule::exact(tool, &argument)
+    };
+    let rule = match rule {
         Ok(rule) => rule,
         Err(e) => {
             tracing::warn!("cannot keep the approval: {e}");
@@ -92,7 +108,13 @@ fn approval_key(tool: &str, args: &Value, escalated: bool) -> String {
 }
 
 /// What allows such a call without asking, for the denial `brute -p` gives.
-fn how_to_allow(tool: &str, summary: &str) -> String {
+fn how_to_allow(tool: &str, summary: &str, external: Option<&super::External>) -> String {
+    if let Some(external) = external {
+        return format!(
+            "allow it in config with `allow = [\"{tool}\"]` (or `\"{}\"` for all of its server's tools) under [permissions], or run brute with --yolo",
+            external.family
+        );
+    }
     let first = summary.split_whitespace().next().unwrap_or("");
     format!(
         "run brute with --sandbox full-access (or --yolo), or allow it in config with a rule like `{tool}({first}*)` under [permissions]"
@@ -136,7 +158,12 @@ impl Middleware for Approve {
             let summary = tool.summary(&args);
             // "For this session" covers exactly this call: the whole argument (not the shown
             // summary) and whether it asks to leave the sandbox.
-            let key = approval_key(tool.name(), &args, tool.escalation(&args).is_some());
+            let external = tool.external();
+            let key = match &external {
+                // Once per tool: its arguments mean nothing brute could judge.
+                Some(_) => String::new(),
+                None => approval_key(tool.name(), &args, tool.escalation(&args).is_some()),
+            };
             if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &key) {
                 return next.run(args, ctx).await;
             }
@@ -168,7 +195,7 @@ impl Middleware for Approve {
                     ..
                 } => {
                     ctx.agent.approve_for_session(tool.name(), &key);
-                    remember_for_project(tool.name(), &args, ctx);
+                    remember_for_project(tool.name(), &args, external.is_some(), ctx);
                     next.run(args, ctx).await
                 }
                 Response::Approval {
@@ -188,7 +215,7 @@ impl Middleware for Approve {
                     "Denied",
                     format!(
                         "not allowed without approval ({reason}), and nobody is here to approve it: {}",
-                        how_to_allow(tool.name(), &summary)
+                        how_to_allow(tool.name(), &summary, external.as_ref())
                     ),
                 )),
                 _ if ctx.cancel.is_cancelled() => Err(ToolError::new(
@@ -201,5 +228,101 @@ impl Middleware for Approve {
                 )),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures_util::future::BoxFuture;
+    use serde_json::{Value, json};
+
+    use super::Approve;
+    use crate::agent::requests::Requests;
+    use crate::agent::state::AgentState;
+    use crate::protocol::{ApprovalDecision, Event, EventSink, RequestKind, Response};
+    use crate::tool::{External, Pipeline, Tool, ToolContext, ToolError, ToolOutput};
+
+    /// An outside tool that counts its runs.
+    struct Outside {
+        read_only: bool,
+        runs: AtomicUsize,
+    }
+
+    impl Tool for Outside {
+        fn name(&self) -> &str {
+            if self.read_only {
+                "mcp__srv__look"
+            } else {
+                "mcp__srv__change"
+            }
+        }
+        fn description(&self) -> &str {
+            "outside"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object", "properties": {}})
+        }
+        fn external(&self) -> Option<External> {
+            Some(External {
+                read_only: self.read_only,
+                family: "mcp__srv__*".to_owned(),
+            })
+        }
+        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Ok(ToolOutput::text("ran")) })
+        }
+    }
+
+    /// An outside tool is asked about once per session, whatever its arguments; a read-only
+    /// one is never asked about.
+    #[tokio::test]
+    async fn outside_tools_are_approved_once_per_tool() {
+        let (events, mut rx) = EventSink::channel();
+        let requests = Requests::new(events.clone());
+        let provider = Arc::new(crate::provider::replay::ReplayProvider::from_script("").unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let agent = Arc::new(
+            AgentState::new(provider, "m".into(), 100, dir.path().to_path_buf()).with_requests(requests.clone()),
+        );
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = asked.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let Event::Request {
+                    id,
+                    kind: RequestKind::Approval { .. },
+                } = event
+                {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let answer = Response::Approval {
+                        decision: ApprovalDecision::Session,
+                        reason: None,
+                    };
+                    requests.resolve(&id, answer);
+                }
+            }
+        });
+        let ctx = ToolContext::standalone(agent, events);
+        let change = Arc::new(Outside {
+            read_only: false,
+            runs: AtomicUsize::new(0),
+        });
+        let look = Arc::new(Outside {
+            read_only: true,
+            runs: AtomicUsize::new(0),
+        });
+        let changing = Pipeline::new(change.clone()).layer(Approve);
+        let looking = Pipeline::new(look.clone()).layer(Approve);
+        for args in [json!({"a": 1}), json!({"a": 2}), json!({})] {
+            assert_eq!(changing.call(args, &ctx).await.unwrap().content, "ran");
+            looking.call(json!({"x": 1}), &ctx).await.unwrap();
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once for the changing tool only");
+        assert_eq!(change.runs.load(Ordering::SeqCst), 3);
+        assert_eq!(look.runs.load(Ordering::SeqCst), 3);
     }
 }

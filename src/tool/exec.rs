@@ -112,6 +112,12 @@ impl Executor {
         &self.registry
     }
 
+    /// Replaces the tools (between turns only: the advertised list must not change within a
+    /// turn, see [`crate::mcp::manager`]).
+    pub fn set_registry(&mut self, registry: Arc<Registry>) {
+        self.registry = registry;
+    }
+
     pub fn snapshots(&self) -> &Arc<Snapshots> {
         &self.snapshots
     }

@@ -238,6 +238,16 @@ pub fn resolve(root: &Path, path: &str) -> PathBuf {
     if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
 }
 
+/// What an external tool (one brute does not implement, e.g. an MCP server's) declares, for
+/// the approval step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct External {
+    /// It says it changes nothing (MCP `annotations.readOnlyHint`): allowed without asking.
+    pub read_only: bool,
+    /// A rule covering the tool's whole family (e.g. `mcp__github__*`), for messages.
+    pub family: String,
+}
+
 /// The neutral shape every tool is adapted to: a name, a description, a JSON Schema for the
 /// parameters, and `call`. Built-ins implement it directly; other shapes are adapted to it.
 pub trait Tool: Send + Sync {
@@ -273,6 +283,11 @@ pub trait Tool: Send + Sync {
     }
     /// The justification when a call asks to run beyond the sandbox (an approval request).
     fn escalation(&self, _args: &Value) -> Option<String> {
+        None
+    }
+    /// `Some` for a tool brute does not implement (an MCP server's): the approval step then
+    /// decides per tool rather than per argument, from what the tool declares about itself.
+    fn external(&self) -> Option<External> {
         None
     }
     /// Runs the tool. Arguments were already validated against [`Tool::parameters`].

@@ -114,6 +114,8 @@ pub struct App {
     pub tools: Vec<String>,
     /// Custom slash commands as `(/name, description)`; the core expands them.
     pub custom_commands: Vec<(String, String)>,
+    /// The MCP servers' status as the core last reported it (for `/mcp`).
+    pub mcp: Vec<crate::mcp::ServerStatus>,
     pub todos: Vec<TodoItem>,
     /// Saved sessions of this directory, newest first (for `/resume`).
     pub sessions: Vec<SessionRow>,
@@ -173,6 +175,7 @@ impl App {
             files,
             tools,
             custom_commands: Vec::new(),
+            mcp: Vec::new(),
             todos: Vec::new(),
             sessions: Vec::new(),
             list_sessions: None,
@@ -394,6 +397,8 @@ impl App {
                 diff: sanitize(&diff),
                 files,
             }),
+            Event::McpStatus { servers } => self.mcp = servers,
+            Event::ToolsChanged { tools } => self.tools = tools,
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
                 if let Some(last) = self.entries.last_mut() {

@@ -32,6 +32,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/tools", "list the tools the model can use"),
     (
+        "/mcp",
+        "the MCP servers: starting, ready with their tools, or why they failed",
+    ),
+    (
         "/status",
         "model, provider, base URL, context, usage, session and sandbox mode",
     ),
@@ -213,6 +217,11 @@ impl App {
                 self.notice(NoticeKind::Info, format!("tools: {list}"));
                 Vec::new()
             }
+            "/mcp" => {
+                let text = mcp_report(&self.mcp);
+                self.notice(NoticeKind::Info, text);
+                Vec::new()
+            }
             "/todo" => {
                 let rendered = crate::tool::todo::render(&self.todos);
                 self.notice(NoticeKind::Info, rendered.trim_end().to_owned());
@@ -250,6 +259,29 @@ impl App {
             }
         }
     }
+}
+
+/// What `/mcp` shows: each server's transport, state and tools (or its last error).
+pub fn mcp_report(servers: &[crate::mcp::ServerStatus]) -> String {
+    use crate::mcp::ServerState;
+    if servers.is_empty() {
+        return "no MCP servers configured (add [mcp_servers.NAME] to config.toml, or brute mcp add)".to_owned();
+    }
+    let mut out = String::from("MCP servers:");
+    for server in servers {
+        let state = match &server.state {
+            ServerState::Disabled => "disabled".to_owned(),
+            ServerState::Starting => "starting".to_owned(),
+            ServerState::Ready => format!("ready, {} tool(s)", server.tools.len()),
+            ServerState::Failed { error } => format!("failed: {error}"),
+        };
+        out.push_str(&format!("\n  {} ({}) {state}", server.name, server.transport));
+        if !server.tools.is_empty() {
+            out.push_str(&format!("\n    tools: {}", server.tools.join(", ")));
+        }
+    }
+    // Server names, commands and errors come from outside: no escape sequences.
+    crate::sanitize::sanitize(&out)
 }
 
 #[cfg(test)]

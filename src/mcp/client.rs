@@ -1,0 +1,358 @@
+//! One connection to one MCP server (the `rmcp` client): a stdio server brute starts itself,
+//! or a streamable HTTP endpoint.
+//!
+//! A stdio server is spawned through [`crate::sandbox::command`] rather than rmcp's own
+//! child-process transport, so it gets what every process brute starts gets: its own process
+//! group, death with brute (SIGKILL of brute included), and brute's provider keys removed from
+//! its environment. It runs as the person, unconfined: servers come only from the person's
+//! config or a trusted project, and many need the network (`npx`). The last lines of its
+//! stderr are kept for the notice shown when it fails.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{MaybeSendFuture, NotificationContext};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerSpec, Transport};
+
+/// How many lines of a server's stderr are kept.
+const STDERR_LINES: usize = 20;
+/// How long a stdio server that closed its output may take to exit before the message
+/// stops waiting for its exit status.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+/// Longer stderr lines are cut to this many bytes.
+const STDERR_LINE_BYTES: usize = 400;
+
+/// A server's last stderr lines (a ring buffer shared with the task reading the pipe).
+#[derive(Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut line = line.trim_end().to_owned();
+        if line.len() > STDERR_LINE_BYTES {
+            let mut cut = STDERR_LINE_BYTES;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.len() == STDERR_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(crate::secrets::redact(&line).into_owned());
+    }
+
+    /// The kept lines, joined; empty when the server wrote nothing.
+    pub fn text(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// `: stderr:\n…` for a message, or nothing when there is no stderr.
+    pub fn suffix(&self) -> String {
+        let text = self.text();
+        if text.trim().is_empty() {
+            String::new()
+        } else {
+            format!("\nlast lines of its stderr:\n{text}")
+        }
+    }
+}
+
+/// The client side's handler: it only passes `tools/list_changed` on.
+#[derive(Clone)]
+struct Handler {
+    tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        let _ = self.tools_changed.send(());
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("brute", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint: true`.
+    pub read_only: bool,
+}
+
+/// A live connection.
+pub struct Connection {
+    peer: Peer<RoleClient>,
+    /// Fires when the server process exits or the connection closes.
+    pub closed: CancellationToken,
+    /// A stdio server's stderr tail (empty for HTTP).
+    pub stderr: StderrTail,
+    /// How the stdio server process ended, once it has.
+    pub exit: Arc<Mutex<Option<String>>>,
+    /// Receives a message for every `notifications/tools/list_changed`.
+    pub tools_changed: tokio::sync::mpsc::UnboundedReceiver<()>,
+    /// Cancelled on drop: stops the watchers (which kills a stdio server's group).
+    shutdown: CancellationToken,
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("{0}")]
+    Config(String),
+    #[error("cannot start `{command}`: {error}")]
+    Spawn { command: String, error: std::io::Error },
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    #[error("cannot build the HTTP client: {0}")]
+    Http(String),
+}
+
+impl Connection {
+    /// Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake. `root` is
+    /// where a stdio server starts unless it names its own `cwd`. Not time-limited here: the
+    /// caller applies the start-up timeout, and dropping the future kills the process.
+    pub async fn open(spec: &ServerSpec, root: &std::path::Path, stderr: StderrTail) -> Result<Self, ConnectError> {
+        let (tx, tools_changed) = tokio::sync::mpsc::unbounded_channel();
+        let handler = Handler { tools_changed: tx };
+        let closed = CancellationToken::new();
+        let eof = CancellationToken::new();
+        let shutdown = CancellationToken::new();
+        // A failed or abandoned (timed-out) start kills what it started.
+        let abort = shutdown.clone().drop_guard();
+        let exit = Arc::new(Mutex::new(None));
+        let stdio = matches!(spec.transport(), Ok(Transport::Stdio { .. }));
+        let service = match spec.transport().map_err(ConnectError::Config)? {
+            Transport::Stdio { command, args } => {
+                let mut cmd = crate::sandbox::command(command, args);
+                cmd.current_dir(spec.cwd.as_ref().map_or_else(|| root.to_path_buf(), |c| root.join(c)))
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .process_group(0)
+                    .kill_on_drop(true);
+                // brute's provider keys are not the server's business (unless given on purpose).
+                for var in crate::secrets::key_vars() {
+                    if !spec.env.contains_key(var) {
+                        cmd.env_remove(var);
+                    }
+                }
+                cmd.envs(&spec.env);
+                let mut child = crate::sandbox::spawn(cmd).await.map_err(|error| ConnectError::Spawn {
+                    command: command.to_owned(),
+                    error,
+                })?;
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(ConnectError::Handshake("the server's pipes are missing".to_owned()));
+                };
+                if let Some(err) = child.stderr.take() {
+                    let tail = stderr.clone();
+                    tokio::spawn(async move {
+                        use tokio::io::AsyncBufReadExt;
+                        let mut lines = tokio::io::BufReader::new(err).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tail.push(&line);
+                        }
+                    });
+                }
+                // The child is owned by this watcher: it records how the process ended, then
+                // marks the connection closed; dropping it (the connection dropped, brute
+                // ending) kills the group.
+                let (watch_closed, watch_exit, watch_eof, watch_shutdown) =
+                    (closed.clone(), exit.clone(), eof.clone(), shutdown.clone());
+                let pid = child.id();
+                tokio::spawn(async move {
+                    let _group = pid.map(KillGroup);
+                    let describe = |status: std::io::Result<std::process::ExitStatus>| match status {
+                        Ok(status) => format!("exited ({status})"),
+                        Err(e) => format!("could not be waited for ({e})"),
+                    };
+                    let ended = tokio::select! {
+                        status = child.wait() => describe(status),
+                        _ = watch_shutdown.cancelled() => return,
+                        // The server closed its end first: give it a moment to exit by itself
+                        // so the message can say how it ended.
+                        _ = watch_eof.cancelled() => match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+                            Ok(status) => describe(status),
+                            Err(_) => "closed the connection and has not exited".to_owned(),
+                        },
+                    };
+                    *watch_exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(ended);
+                    watch_closed.cancel();
+                });
+                handler
+                    .serve_with_ct((stdout, stdin), shutdown.child_token())
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))?
+            }
+            Transport::Http { url } => {
+                let client = crate::net::client_builder()
+                    .build()
+                    .map_err(|e| ConnectError::Http(e.to_string()))?;
+                let mut config =
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+                let mut headers = std::collections::HashMap::new();
+                for (name, value) in &spec.headers {
+                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|e| ConnectError::Config(format!("header `{name}`: {e}")))?;
+                    let value = reqwest::header::HeaderValue::from_str(value)
+                        .map_err(|e| ConnectError::Config(format!("header `{name}`: {e}")))?;
+                    headers.insert(name, value);
+                }
+                config = config.custom_headers(headers);
+                if let Some(var) = &spec.bearer_token_env_var {
+                    let token = std::env::var(var)
+                        .ok()
+                        .filter(|t| !t.is_empty())
+                        .ok_or_else(|| ConnectError::Config(format!("`bearer_token_env_var`: {var} is not set")))?;
+                    crate::secrets::register(&token);
+                    config = config.auth_header(token);
+                }
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
+                handler
+                    .serve_with_ct(transport, shutdown.child_token())
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))?
+            }
+        };
+        // The service ending (the server closed the connection) closes this connection: at
+        // once over HTTP, through the process watcher for a stdio server.
+        let peer = service.peer().clone();
+        let mark = if stdio { eof } else { closed.clone() };
+        tokio::spawn(async move {
+            let _ = service.waiting().await;
+            mark.cancel();
+        });
+        abort.disarm();
+        Ok(Self {
+            peer,
+            closed,
+            shutdown,
+            stderr,
+            exit,
+            tools_changed,
+        })
+    }
+
+    /// A handle for calls, cheap to clone.
+    pub fn peer(&self) -> Peer<RoleClient> {
+        self.peer.clone()
+    }
+
+    /// Lists every tool (all pages).
+    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, String> {
+        let tools = self.peer.list_all_tools().await.map_err(|e| e.to_string())?;
+        Ok(tools
+            .into_iter()
+            .filter_map(|tool| serde_json::to_value(tool).ok())
+            .filter_map(|tool| remote_tool(&tool))
+            .collect())
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Ends the watcher, which kills the server's process group.
+        self.shutdown.cancel();
+    }
+}
+
+/// Kills a process group when dropped.
+struct KillGroup(u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        crate::tool::shell::kill_group(self.0);
+    }
+}
+
+/// Reads a listed tool from its wire form (so brute depends on the protocol's JSON, not on
+/// the SDK's model types).
+fn remote_tool(tool: &Value) -> Option<RemoteTool> {
+    Some(RemoteTool {
+        name: tool.get("name")?.as_str()?.to_owned(),
+        description: tool
+            .get("description")
+            .and_then(Value::as_str)
+            .or_else(|| tool.get("title").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_owned(),
+        input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+        read_only: tool
+            .pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// Why a call got no result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The connection closed under the call (the server exited, most likely).
+    #[error("the connection closed")]
+    Closed,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Calls `tool` with `args`, returning the result's wire form (`content`, `isError`, …).
+pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Value, CallError> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    let result = peer.call_tool(params).await.map_err(|e| match e {
+        rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => CallError::Closed,
+        other => CallError::Other(other.to_string()),
+    })?;
+    serde_json::to_value(result).map_err(|e| CallError::Other(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_tail_keeps_the_last_lines_cut() {
+        let tail = StderrTail::default();
+        assert_eq!(tail.suffix(), "");
+        for i in 0..30 {
+            tail.push(&format!("line {i}"));
+        }
+        tail.push(&"é".repeat(300));
+        let text = tail.text();
+        assert_eq!(text.lines().count(), STDERR_LINES);
+        assert!(text.starts_with("line 11\n"));
+        assert!(text.ends_with('…') && text.lines().last().is_some_and(|l| l.len() <= STDERR_LINE_BYTES + 3));
+    }
+
+    #[test]
+    fn reads_tools_from_their_wire_form() {
+        let tool = serde_json::json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true}});
+        let got = remote_tool(&tool).unwrap();
+        assert_eq!((got.name.as_str(), got.read_only), ("echo", true));
+        assert!(!remote_tool(&serde_json::json!({"name": "x"})).unwrap().read_only);
+        assert!(remote_tool(&serde_json::json!({"description": "no name"})).is_none());
+    }
+}
