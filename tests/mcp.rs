@@ -646,3 +646,53 @@ fn tool_timeouts_and_interrupts_end_a_call_and_the_turn_goes_on() {
     assert_eq!(requests.len(), 3);
     assert!(tool_results(&requests[1])[0].1.starts_with("Error: Timeout"));
 }
+
+/// The extensions together: an MCP server's tools and a skill script are advertised side by
+/// side (the registry rebuilt for the MCP tools keeps the script), the script runs, and a
+/// `pre_tool_use` hook matching `mcp__*` blocks the MCP call with its reason reaching the model.
+#[test]
+fn mcp_tools_skill_scripts_and_hooks_work_together() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(everything) = everything() else { return };
+    let sb = Sandbox::new();
+    let skill = sb.home.path().join("config/skills/greet");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: greets\n---\nUse the script.\n",
+    )
+    .unwrap();
+    let script = skill.join("scripts/say-hello");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n# Says hello to its arguments.\necho \"hello $1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("c1", "say_hello", r#"{"args":"world"}"#),
+            ("c2", "mcp__everything__echo", r#"{"message":"blocked?"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = format!(
+        "{}\n[permissions]\nallow = [\"mcp__everything__*\"]\n\n[[hooks.pre_tool_use]]\nmatcher = \"mcp__*\"\ncommand = \"echo 'no MCP calls in this repo' >&2; exit 2\"\n",
+        stdio_server("everything", &everything, &["stdio"], "")
+    );
+    let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{}", stderr(&output));
+    let names = advertised(&requests[0]);
+    assert!(names.contains(&"say_hello".to_owned()), "{names:?}");
+    assert!(names.contains(&"mcp__everything__echo".to_owned()), "{names:?}");
+    let results: std::collections::HashMap<String, String> = tool_results(&requests[1]).into_iter().collect();
+    assert_eq!(results["c1"].trim(), "hello world", "{results:?}");
+    assert!(
+        results["c2"].contains("no MCP calls in this repo") && results["c2"].starts_with("Error"),
+        "{results:?}"
+    );
+}
