@@ -1246,3 +1246,59 @@ fn custom_command_in_the_popup_and_help_runs_expanded() {
     tmux.wait_for("the unknown command notice", |s| s.contains("unknown command /nosuch"));
     assert_eq!(server.requests().len(), 1, "an unknown command reached the model");
 }
+
+/// `/mcp` in a real terminal: a configured server (the reference server from npm, installed by
+/// .ci/test-tools) starts in the background and the command shows it ready with its tools.
+#[test]
+fn mcp_shows_a_started_server_and_its_tools() {
+    let tools = std::env::var_os("BRUTE_TEST_TOOLS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/brute-test-tools")
+        });
+    let everything = tools.join("node_modules/.bin/mcp-server-everything");
+    if !everything.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing: run .ci/test-tools",
+            everything.display()
+        );
+        eprintln!("skipping: {} is missing", everything.display());
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let config = sb.home.path().join("mcp-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "retry_base_ms = 1\n[mcp_servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n",
+            everything.display()
+        ),
+    )
+    .unwrap();
+    let env = format!("BRUTE_CONFIG_DIR='{}'", config.display());
+    let Some(tmux) = Tmux::start_in(&sb, &server, "mcp", "", sb.project.path(), &env) else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    // Asked until the server has answered (it starts in the background).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let screen = loop {
+        tmux.text("/mcp");
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("the /mcp report", |s| s.contains("everything (stdio"));
+        if screen.contains("ready,") || Instant::now() > deadline {
+            break screen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        screen.contains("everything (stdio") && screen.contains("ready,"),
+        "{screen}"
+    );
+    assert!(screen.contains("echo"), "its tools are listed: {screen}");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
