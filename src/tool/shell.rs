@@ -353,6 +353,26 @@ async fn run_once(
     let ProcessRun { stdout, stderr, ending } =
         run_process_with(command, cwd, None, &[], timeout, &policy, ctx).await?;
     let blocked = policy.confined() && looks_blocked(&stdout.text(), &stderr.text());
+    let failed = matches!(ending, Ending::Exited(status) if !status.success());
+    let run = ProcessRun { stdout, stderr, ending };
+    let sandboxed =
+        |code: i32| (code == i32::from(crate::sandbox::UNAVAILABLE) || blocked).then(|| sandbox_note(&policy));
+    let output = describe_run(run, "command", timeout, sandboxed, ctx)?;
+    Ok((output, blocked && failed))
+}
+
+/// A finished process's result as the model sees it: stdout, then `STDERR:` and stderr, the
+/// notes on output cut short (last, where the kept end is), then how it ended. `what` names
+/// the process in those notes ("command", "script"); `exit_note` may add a line for a
+/// non-zero exit code. A timeout or an interrupt is an error carrying the output so far.
+pub(crate) fn describe_run(
+    run: ProcessRun,
+    what: &str,
+    timeout: Duration,
+    exit_note: impl Fn(i32) -> Option<String>,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let ProcessRun { stdout, stderr, ending } = run;
     let mut content = stdout.text();
     if stderr.total() > 0 {
         if !content.is_empty() && !content.ends_with('\n') {
@@ -367,7 +387,6 @@ async fn run_once(
         }
         content.push_str(&line);
     };
-    // Notes about output too long to keep go last, where the kept end is.
     for note in [stdout.note(), stderr.note()].into_iter().flatten() {
         footer(note);
     }
@@ -376,8 +395,8 @@ async fn run_once(
             use std::os::unix::process::ExitStatusExt;
             if let Some(code) = status.code().filter(|c| *c != 0) {
                 footer(format!("[exit code: {code}]"));
-                if code == i32::from(crate::sandbox::UNAVAILABLE) || blocked {
-                    footer(sandbox_note(&policy));
+                if let Some(note) = exit_note(code) {
+                    footer(note);
                 }
             } else if let Some(signal) = status.signal() {
                 footer(format!("[killed by signal {signal}]"));
@@ -385,28 +404,26 @@ async fn run_once(
         }
         Ending::TimedOut => {
             footer(format!(
-                "[timed out after {} s; the command and its process group were killed. Output so far is above.]",
+                "[timed out after {} s; the {what} and its process group were killed. Output so far is above.]",
                 timeout.as_secs()
             ));
             return Err(ToolError::new("Timeout", bounded(&content, ctx)));
         }
         Ending::Interrupted => {
-            footer("[interrupted by the user; the command and its process group were killed]".to_owned());
+            footer(format!(
+                "[interrupted by the user; the {what} and its process group were killed]"
+            ));
             return Err(ToolError::new("Interrupted", bounded(&content, ctx)));
         }
     }
     if content.is_empty() {
         content.push_str("(no output)");
     }
-    let failed = matches!(ending, Ending::Exited(status) if !status.success());
-    Ok((
-        ToolOutput {
-            content,
-            keep: Keep::Tail,
-            self_truncated: false,
-        },
-        blocked && failed,
-    ))
+    Ok(ToolOutput {
+        content,
+        keep: Keep::Tail,
+        self_truncated: false,
+    })
 }
 
 /// Whether a failed command's output looks like the sandbox stopped it (a write outside, or

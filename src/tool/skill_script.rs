@@ -38,8 +38,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::shell::{Ending, ProcessRun, run_prepared};
-use super::{Keep, Params, Tool, ToolContext, ToolError, ToolOutput};
+use super::shell::run_prepared;
+use super::{Params, Tool, ToolContext, ToolError, ToolOutput};
 use crate::agent::skills::{Skill, split_front_matter};
 
 /// A script's timeout when neither the skill nor the ceiling says otherwise.
@@ -500,56 +500,12 @@ impl Tool for SkillScriptTool {
                 }
             };
             let timeout = self.grant.timeout;
-            let ProcessRun { stdout, stderr, ending } = run_prepared(spawn, &ctx.cwd, None, &[], timeout, ctx).await?;
-            let mut content = stdout.text();
-            if stderr.total() > 0 {
-                if !content.is_empty() && !content.ends_with('\n') {
-                    content.push('\n');
-                }
-                content.push_str("STDERR:\n");
-                content.push_str(&stderr.text());
-            }
-            let mut footer = |line: String| {
-                if !content.is_empty() && !content.ends_with('\n') {
-                    content.push('\n');
-                }
-                content.push_str(&line);
+            let run = run_prepared(spawn, &ctx.cwd, None, &[], timeout, ctx).await?;
+            let unconfined = |code: i32| {
+                (code == i32::from(crate::sandbox::UNAVAILABLE))
+                    .then(|| "[the sandbox could not confine the script, so it did not run]".to_owned())
             };
-            for note in [stdout.note(), stderr.note()].into_iter().flatten() {
-                footer(note);
-            }
-            match ending {
-                Ending::Exited(status) => {
-                    use std::os::unix::process::ExitStatusExt;
-                    if let Some(code) = status.code().filter(|c| *c != 0) {
-                        footer(format!("[exit code: {code}]"));
-                        if code == i32::from(crate::sandbox::UNAVAILABLE) {
-                            footer("[the sandbox could not confine the script, so it did not run]".to_owned());
-                        }
-                    } else if let Some(signal) = status.signal() {
-                        footer(format!("[killed by signal {signal}]"));
-                    }
-                }
-                Ending::TimedOut => {
-                    footer(format!(
-                        "[timed out after {} s; the script and its process group were killed. Output so far is above.]",
-                        timeout.as_secs()
-                    ));
-                    return Err(ToolError::new("Timeout", super::shell::bounded(&content, ctx)));
-                }
-                Ending::Interrupted => {
-                    footer("[interrupted by the user; the script and its process group were killed]".to_owned());
-                    return Err(ToolError::new("Interrupted", super::shell::bounded(&content, ctx)));
-                }
-            }
-            if content.is_empty() {
-                content.push_str("(no output)");
-            }
-            Ok(ToolOutput {
-                content,
-                keep: Keep::Tail,
-                self_truncated: false,
-            })
+            super::shell::describe_run(run, "script", timeout, unconfined, ctx)
         })
     }
 }
