@@ -24,7 +24,7 @@ pub const MAX_FILES: usize = 200_000;
 /// above it, greedily (about 0.04 µs).
 pub const OPTIMAL_BELOW: usize = 10_000;
 /// Above this many candidates a greedy pass is split over two threads.
-const PARALLEL_ABOVE: usize = 40_000;
+const PARALLEL_ABOVE: usize = 20_000;
 /// A listing older than this is refreshed when the `@` popup opens.
 const STALE: Duration = Duration::from_secs(2);
 
