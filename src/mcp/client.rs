@@ -32,6 +32,36 @@ const STDERR_LINE_BYTES: usize = 400;
 #[derive(Clone, Default)]
 pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
+/// Reads a server's stderr to its end, keeping the last lines in `tail`. It never stops
+/// early (a server whose stderr pipe fills up would block) and holds at most one cut line in
+/// memory, whatever the server writes: invalid UTF-8 is decoded lossily, and a line with no end
+/// is kept only up to the per-line cap.
+async fn drain_stderr(reader: impl tokio::io::AsyncRead + Unpin, tail: StderrTail) {
+    use tokio::io::AsyncBufReadExt;
+    let mut reader = tokio::io::BufReader::new(reader);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let Ok(buf) = reader.fill_buf().await else { break };
+        if buf.is_empty() {
+            if !line.is_empty() {
+                tail.push(&String::from_utf8_lossy(&line));
+            }
+            break;
+        }
+        let end = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..end.unwrap_or(buf.len())];
+        // One byte over the cap is enough for `push` to mark the line as cut.
+        let room = (STDERR_LINE_BYTES + 4).saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let consumed = end.map_or(buf.len(), |i| i + 1);
+        reader.consume(consumed);
+        if end.is_some() {
+            tail.push(&String::from_utf8_lossy(&line));
+            line.clear();
+        }
+    }
+}
+
 impl StderrTail {
     fn push(&self, line: &str) {
         let mut line = line.trim_end().to_owned();
@@ -166,14 +196,7 @@ impl Connection {
                     return Err(ConnectError::Handshake("the server's pipes are missing".to_owned()));
                 };
                 if let Some(err) = child.stderr.take() {
-                    let tail = stderr.clone();
-                    tokio::spawn(async move {
-                        use tokio::io::AsyncBufReadExt;
-                        let mut lines = tokio::io::BufReader::new(err).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tail.push(&line);
-                        }
-                    });
+                    tokio::spawn(drain_stderr(err, stderr.clone()));
                 }
                 // The child is owned by this watcher: it records how the process ended, then
                 // marks the connection closed; dropping it (the connection dropped, brute
@@ -330,6 +353,30 @@ pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Va
 
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn stderr_is_drained_to_the_end_whatever_the_server_writes() {
+        let mut input = b"starting\n".to_vec();
+        input.extend_from_slice(b"bad \xff\xfe bytes\n");
+        input.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+        input.extend_from_slice(b"\nlast words");
+        let tail = super::StderrTail::default();
+        super::drain_stderr(input.as_slice(), tail.clone()).await;
+        let text = tail.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text:.200}");
+        assert_eq!(lines[0], "starting");
+        assert_eq!(
+            lines[1], "bad \u{FFFD}\u{FFFD} bytes",
+            "invalid UTF-8 does not stop the reading"
+        );
+        assert!(
+            lines[2].starts_with("xxx") && lines[2].ends_with('…'),
+            "a huge line is cut"
+        );
+        assert!(lines[2].len() <= super::STDERR_LINE_BYTES + 4);
+        assert_eq!(lines[3], "last words", "the reading went on past both");
+    }
+
     use super::*;
 
     #[test]
