@@ -40,8 +40,7 @@ async fn drain_stderr(reader: impl tokio::io::AsyncRead + Unpin, tail: StderrTai
     use tokio::io::AsyncBufReadExt;
     let mut reader = tokio::io::BufReader::new(reader);
     let mut line: Vec<u8> = Vec::new();
-    loop {
-        let Ok(buf) = reader.fill_buf().await else { break };
+    while let Ok(buf) = reader.fill_buf().await {
         if buf.is_empty() {
             if !line.is_empty() {
                 tail.push(&String::from_utf8_lossy(&line));
