@@ -548,3 +548,38 @@ command = "cat > start.json"
     assert_eq!(compact["trigger"], "auto");
     assert_eq!(json_file(&sb, "start.json")["source"], "resume");
 }
+
+/// SIGKILL of brute while a hook runs: brute cannot clean up, yet the hook (started through the
+/// sandbox's init, which dies with brute and takes the process group along) is gone.
+#[test]
+fn a_hook_does_not_outlive_a_killed_brute() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("r", "read", r#"{"file_path":"x"}"#)])));
+    server.push(Reply::sse(openai_sse("never reached", &[])));
+    let marker = format!("brute-hook-killed-{}", std::process::id());
+    let mut cmd = sb.std_brute(&server);
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        format!("retry_base_ms = 1\n[[hooks.pre_tool_use]]\ncommand = '''exec -a {marker} sleep 600'''\n"),
+    )
+    .unwrap();
+    let mut child = cmd
+        .args(["-p", "read x"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !running(&marker) {
+        assert!(std::time::Instant::now() < deadline, "the hook never started");
+        std::thread::yield_now();
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    while running(&marker) {
+        assert!(std::time::Instant::now() < deadline, "the hook outlived a killed brute");
+        std::thread::yield_now();
+    }
+}

@@ -696,3 +696,47 @@ fn mcp_tools_skill_scripts_and_hooks_work_together() {
         "{results:?}"
     );
 }
+
+/// SIGKILL of brute in the middle of an MCP call: brute cannot clean up, yet the server (started
+/// through the sandbox's init, which dies with brute and takes its process group along) is gone.
+#[test]
+fn a_server_does_not_outlive_a_killed_brute() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("c1", "mcp__fx__wait", "{}")])));
+    server.push(Reply::sse(openai_sse("never reached", &[])));
+    let marker = format!("brute-mcp-killed-{}", std::process::id());
+    let config = format!(
+        "[permissions]\nallow = [\"mcp__fx__*\"]\n{}",
+        stdio_server("fx", &python, &[&fixture(), "stdio", &marker], "")
+    );
+    // A std command (its child can be killed), with the config written after it is made.
+    let mut cmd = sb.std_brute(&server);
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        format!("retry_base_ms = 1\n{config}"),
+    )
+    .unwrap();
+    let mut child = cmd
+        .args(["-p", "wait"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The call is under way once the model asked for it and the server runs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests().is_empty() || !running(&marker) {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("the call never started: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::yield_now();
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    gone(&marker);
+    assert_eq!(server.requests().len(), 1, "brute died during the call");
+}
