@@ -236,10 +236,19 @@ pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
-            format!("it is larger than {} MiB", limit / (1024 * 1024)),
+            format!("it is larger than {}", human_size(limit)),
         ));
     }
     Ok(bytes)
+}
+
+/// A byte limit as a person reads it: whole MiB, else whole KiB, else bytes.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1024 * 1024 && b % (1024 * 1024) == 0 => format!("{} MiB", b / (1024 * 1024)),
+        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
+        b => format!("{b} bytes"),
+    }
 }
 
 #[cfg(test)]
