@@ -390,6 +390,40 @@ mod tests {
     }
 
     #[test]
+    fn hostile_command_files_never_block_or_escape() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        write(&root, ".brute/commands/ok.md", "fine");
+        // A FIFO (opening it would block until a writer came) and a link to a file outside.
+        let fifo = root.join(".brute/commands/fifo.md");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        write(dir.path(), "secret.txt", "outside the project");
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join(".brute/commands/leak.md")).unwrap();
+        write(&root, ".brute/commands/huge.md", &"x".repeat(2 * 1024 * 1024));
+        let found = discover(&dirs(&root, None, None));
+        let names: Vec<&str> = found.commands.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"ok"), "{names:?}");
+        assert!(!names.contains(&"fifo"), "a FIFO is no command: {names:?}");
+        assert!(!names.contains(&"huge"), "an oversized file is skipped: {names:?}");
+        assert!(
+            found
+                .notices
+                .iter()
+                .any(|n| n.contains("huge.md") && n.contains("larger than 256 KiB")),
+            "{:?}",
+            found.notices
+        );
+        let leak = found.commands.iter().find(|c| c.name == "leak");
+        assert!(
+            leak.is_none_or(|c| !c.body.contains("outside the project")),
+            "a link out of the project does not read what it points to"
+        );
+    }
+
+    #[test]
     fn discovery_names_folders_and_precedence() {
         let dir = tempfile::tempdir().unwrap();
         let (root, config, home) = (dir.path().join("p"), dir.path().join("cfg"), dir.path().join("home"));
