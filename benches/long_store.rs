@@ -7,10 +7,18 @@
 //! Run: `cargo bench --bench long_store` (`BENCH_DIR=/dev/shm` puts the trees and stores in
 //! memory: then what is measured is brute's own work, without the filesystem's; on ext4 a fast
 //! loop of creating and deleting files makes each new file slower to create for a while).
+//!
+//! Each turn's edits are dated 3 s back, as if the turn took that long (a model's turn takes
+//! seconds): a checkpoint re-reads every file modified in the last 2 s however its metadata
+//! looks (the walk's racy window), and a loop of 2,000 turns in 30 s would otherwise make
+//! every late checkpoint re-read the ~450 files edited in the last 2 s where the first
+//! turns re-read a few, which measures the loop's pace rather than the store.
+//! `BENCH_FAST_TURNS=1` keeps the edits' real times; the files re-read per checkpoint (by
+//! that rule) are printed either way.
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use brute::provider::Message;
 
@@ -21,9 +29,10 @@ use support::{median, ms, old_project, source_file};
 const TURNS: usize = 2000;
 const FILES: usize = 500;
 
-/// Bytes and files under `dir`.
-fn usage(dir: &Path) -> (u64, usize) {
-    let (mut bytes, mut files) = (0, 0);
+/// Bytes, disk blocks (in bytes) and files under `dir`.
+fn usage(dir: &Path) -> (u64, u64, usize) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut blocks, mut files) = (0, 0, 0);
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -32,11 +41,40 @@ fn usage(dir: &Path) -> (u64, usize) {
                 dirs.push(entry.path());
             } else {
                 bytes += meta.len();
+                blocks += meta.blocks() * 512;
                 files += 1;
             }
         }
     }
-    (bytes, files)
+    (bytes, blocks, files)
+}
+
+/// Files under `dir` modified in the last 2 s: what a checkpoint now re-reads whatever their
+/// metadata says.
+fn racy(dir: &Path) -> usize {
+    let now = SystemTime::now();
+    let mut count = 0;
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                dirs.push(entry.path());
+            } else if meta
+                .modified()
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_none_or(|age| age < Duration::from_secs(2))
+            {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+fn mean(v: &[Duration]) -> Duration {
+    v.iter().sum::<Duration>() / v.len() as u32
 }
 
 /// One turn of `recorder` in which `change` edits the tree; returns the checkpoint time
@@ -119,6 +157,8 @@ fn main() {
         .expect("message");
     recorder.begin_turn("step 1", 1).expect("checkpoint");
     let mut times = Vec::with_capacity(TURNS);
+    let mut reread = Vec::with_capacity(TURNS);
+    let fast = std::env::var_os("BENCH_FAST_TURNS").is_some();
     let mut distinct: u64 = (0..FILES)
         .map(|i| format!("// file {i}\n").len() as u64 + 25 * 40)
         .sum();
@@ -129,21 +169,50 @@ fn main() {
                 let i = (n * 3 + k) % FILES;
                 let text = format!("// file {i}, turn {n}\n{}", "pub fn f() -> u32 { 43 }\n".repeat(40));
                 distinct += text.len() as u64;
-                std::fs::write(project.path().join(source_file(i, 50)), text).expect("edit");
+                let path = project.path().join(source_file(i, 50));
+                std::fs::write(&path, text).expect("edit");
+                if !fast {
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&path)
+                        .and_then(|f| f.set_modified(SystemTime::now() - Duration::from_secs(3)))
+                        .expect("mtime");
+                }
             }
+            reread.push(racy(project.path()));
         });
         times.push(spent);
     }
     let total = started.elapsed();
     let first: Vec<Duration> = times[..20].to_vec();
     let last: Vec<Duration> = times[TURNS - 20..].to_vec();
+    let mut rereads = (reread[..20].to_vec(), reread[TURNS - 20..].to_vec());
+    rereads.0.sort();
+    rereads.1.sort();
     println!(
-        "small turn checkpoint (3 of {FILES} files changed): turns 1-20 median {:5.2} ms, turns {}-{TURNS} median {:5.2} ms ({:.2}×); {TURNS} turns in {:.1} s",
+        "small turn checkpoint (3 of {FILES} files changed{}): turns 1-20 median {:5.2} ms, turns {}-{TURNS} median {:5.2} ms ({:.2}×); {TURNS} turns in {:.1} s",
+        if fast {
+            ", edits at the loop's pace"
+        } else {
+            ", edits dated 3 s back"
+        },
         ms(median(first.clone())),
         TURNS - 19,
         ms(median(last.clone())),
-        median(last).as_secs_f64() / median(first).as_secs_f64(),
+        median(last.clone()).as_secs_f64() / median(first.clone()).as_secs_f64(),
         total.as_secs_f64()
+    );
+    let (early, late) = (mean(&times[..TURNS / 10]), mean(&times[TURNS - TURNS / 10..]));
+    println!(
+        "  mean (merges included) of turns 1-{} {:5.2} ms, of turns {}-{TURNS} {:5.2} ms ({:.2}×); files modified in the last 2 s (re-read) at turns 1-20 median {}, at turns {}-{TURNS} median {}",
+        TURNS / 10,
+        ms(early),
+        TURNS - TURNS / 10 + 1,
+        ms(late),
+        late.as_secs_f64() / early.as_secs_f64(),
+        rereads.0[10],
+        TURNS - 19,
+        rereads.1[10]
     );
     let big = big_turn(&mut recorder, project.path(), "late");
     println!(
@@ -152,13 +221,15 @@ fn main() {
         ms(big),
         big.as_secs_f64() / fresh_big.as_secs_f64()
     );
-    let (bytes, files) = usage(&data.path().join("objects"));
-    let (session_bytes, _) = usage(&data.path().join("sessions"));
+    let (bytes, blocks, files) = usage(&data.path().join("objects"));
+    let (session_bytes, ..) = usage(&data.path().join("sessions"));
     println!(
-        "store after {TURNS} turns: objects {:.1} MB in {files} files ({} packs), distinct file content {:.1} MB; session files {:.1} MB",
+        "store after {TURNS} turns: objects {:.1} MB ({:.1} MB of disk blocks) in {files} files ({} packs), distinct file content {:.1} MB ({:.2}×); session files {:.1} MB",
         bytes as f64 / 1e6,
+        blocks as f64 / 1e6,
         store.objects().pack_count(),
         distinct as f64 / 1e6,
+        bytes as f64 / distinct as f64,
         session_bytes as f64 / 1e6
     );
     let session_id = recorder.id().to_owned();

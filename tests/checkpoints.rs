@@ -451,6 +451,160 @@ fn a_2000_turn_store_stays_small_and_every_turn_stays_readable() {
     );
 }
 
+/// Apparent bytes, disk blocks (bytes) and files under `dir`.
+fn usage(dir: &Path) -> (u64, u64, usize) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut blocks, mut files) = (0, 0, 0);
+    for path in walk(dir) {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_file() {
+            bytes += meta.len();
+            blocks += meta.blocks() * 512;
+            files += 1;
+        }
+    }
+    (bytes, blocks, files)
+}
+
+/// The store grows with the distinct content it holds, not with turns × tree: 400 turns
+/// each changing 3 of 200 files of about 1 KB leave contents plus a small record of each
+/// turn's changes, in a handful of packs and a few loose files (each loose file is a disk
+/// block, a whole manifest every 32 turns was over half the store).
+#[test]
+fn the_store_grows_with_distinct_content_not_with_turns() {
+    let p = Project::in_memory();
+    let text = |i: usize, turn: usize| format!("// file {i}, turn {turn}\n{}", "let x = 1;\n".repeat(90));
+    let mut distinct = 0;
+    for i in 0..200 {
+        let content = text(i, 0);
+        distinct += content.len() as u64;
+        p.write(&format!("src/m{}/f{i:03}.rs", i / 50), &content);
+    }
+    let mut recorder = p.recorder();
+    for turn in 1..=400 {
+        recorder.begin_turn(&format!("turn {turn}"), 0).unwrap();
+        for k in 0..3 {
+            let i = (turn * 3 + k) % 200;
+            let content = text(i, turn);
+            distinct += content.len() as u64;
+            p.write(&format!("src/m{}/f{i:03}.rs", i / 50), &content);
+        }
+        recorder.end_turn(&[]).unwrap();
+    }
+    let (bytes, blocks, files) = usage(&p.data.path().join("objects"));
+    let ratio = bytes as f64 / distinct as f64;
+    let on_disk = blocks as f64 / distinct as f64;
+    eprintln!("{bytes} bytes ({blocks} on disk, {files} files) for {distinct} bytes of distinct content");
+    assert!(
+        ratio < 1.4 && on_disk < 1.5,
+        "{bytes} bytes ({blocks} on disk) for {distinct} bytes of distinct content: {ratio:.2}× ({on_disk:.2}× on disk)"
+    );
+    let packs = recorder.store.objects().pack_count();
+    assert!(
+        packs <= brute::session::objects::MAX_PACKS + 1 && files <= 2 * packs + brute::session::objects::MAX_LOOSE,
+        "{files} files, {packs} packs"
+    );
+    // And every turn still loads and undoes.
+    drop(recorder);
+    let (mut recorder, mut history) = p.reopen();
+    assert_eq!(recorder.checkpoints().len(), 400);
+    recorder.undo(&mut history, false, false, false).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("src/m0/f000.rs")).unwrap(),
+        text(0, 333)
+    );
+}
+
+/// A session and store written by brute before chains counted their entries (a whole
+/// manifest as plain JSON, the next stored as an old delta, spelled out here byte for byte
+/// as that brute wrote them) still lists, undoes and redoes; a new turn on top is stored
+/// (whole, then as changes), and a prune keeps everything the old turns need.
+#[test]
+fn a_store_written_in_the_old_format_still_undoes_prunes_and_continues() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let store = p.store();
+    let objects = store.objects().clone();
+    let (one, two, bee) = (
+        objects.put(b"one\n").unwrap(),
+        objects.put(b"two\n").unwrap(),
+        objects.put(b"bee\n").unwrap(),
+    );
+    let whole = format!(
+        r#"{{"a.txt":{{"id":"{one}","size":4,"mode":33188,"mtime_ns":1000,"ctime_ns":1000}},"b.txt":{{"id":"{bee}","size":4,"mode":33188,"mtime_ns":1000,"ctime_ns":1000}},"d":{{"id":"","size":0,"mode":16877,"mtime_ns":0,"ctime_ns":0,"dir":true}}}}"#
+    );
+    let whole = objects.put(whole.as_bytes()).unwrap();
+    let delta = format!(
+        "brute-manifest-delta\n{{\"base\":\"{whole}\",\"depth\":1,\"set\":{{\"a.txt\":{{\"id\":\"{two}\",\"size\":4,\"mode\":33188,\"mtime_ns\":2000,\"ctime_ns\":2000}}}},\"del\":[\"b.txt\"]}}"
+    );
+    let delta = objects.put(delta.as_bytes()).unwrap();
+    let mut file = store.create().unwrap();
+    for record in [
+        brute::session::Record::Checkpoint {
+            turn: 1,
+            manifest: whole.clone(),
+            history_len: 0,
+            prompt: "old turn".into(),
+            at_ms: 1,
+        },
+        brute::session::Record::TurnEnd {
+            turn: 1,
+            manifest: delta.clone(),
+            skipped: Vec::new(),
+            held: Default::default(),
+        },
+    ] {
+        file.append(&record).unwrap();
+    }
+    drop(file);
+    // The tree as that turn left it, and files made since (so one change is a small delta).
+    p.write("a.txt", "two\n");
+    for i in 0..8 {
+        p.write(&format!("later/{i}.txt"), "made later\n");
+    }
+    std::fs::create_dir(p.root().join("d")).unwrap();
+    for path in ["a.txt", "d"] {
+        let mode = if path == "d" { 0o755 } else { 0o644 };
+        std::fs::set_permissions(p.root().join(path), std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (mut recorder, _) = p.reopen();
+    let listed = recorder.checkpoints();
+    assert_eq!((listed.len(), listed[0].1), (1, 2), "a.txt changed, b.txt deleted");
+    // A new turn on top: its start stored whole after the old delta, its end as changes.
+    recorder.begin_turn("turn 2", 0).unwrap();
+    p.write("a.txt", "three\n");
+    recorder.end_turn(&[]).unwrap();
+    let turn = recorder.turns.last().unwrap().clone();
+    assert!(!objects.get(&turn.start).unwrap().starts_with(b"brute-manifest-delta"));
+    assert!(
+        objects
+            .get(&turn.end.unwrap())
+            .unwrap()
+            .starts_with(b"brute-manifest-delta")
+    );
+    drop(recorder);
+    brute::session::prune::prune(
+        p.data.path(),
+        brute::session::prune::DEFAULT_MAX_AGE,
+        brute::session::prune::DEFAULT_MAX_BYTES,
+        std::time::Duration::ZERO,
+    )
+    .unwrap()
+    .unwrap();
+    for id in [&one, &two, &bee, &whole, &delta] {
+        assert!(objects.contains(id), "{id} was pruned");
+    }
+    let (mut recorder, mut history) = p.reopen();
+    recorder.undo(&mut history, false, false, false).unwrap().unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "two\n");
+    recorder.undo(&mut history, false, false, false).unwrap().unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(p.root().join("b.txt")).unwrap(), "bee\n");
+    recorder.redo(&mut history, false, false).unwrap().unwrap();
+    assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "two\n");
+    assert!(!p.root().join("b.txt").exists());
+}
+
 /// Links to special files and FIFOs in the tree are never opened: a turn that removes a link
 /// to `/dev/zero` and one to a FIFO is checkpointed and undone without reading either.
 #[test]

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -28,6 +29,11 @@ struct Location {
 
 /// More packs than this are merged (see [`ObjectStore::consolidate`]).
 pub const MAX_PACKS: usize = 16;
+/// This many loose objects are merged into a pack (see [`ObjectStore::consolidate`]): each
+/// is a file of its own, a disk block for a few hundred bytes.
+pub const MAX_LOOSE: usize = 64;
+/// A merge leaves at most this many packs besides the merged one.
+const KEPT_PACKS: usize = MAX_PACKS - 4;
 
 /// Packed objects by id, and which `.idx` files they came from.
 #[derive(Debug, Default)]
@@ -43,6 +49,8 @@ pub struct ObjectStore {
     dir: PathBuf,
     /// Packed objects by id, loaded on first use; a miss reads the indexes added since.
     index: Arc<Mutex<Index>>,
+    /// Loose objects this process wrote since its last merge.
+    loose_written: Arc<AtomicUsize>,
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -56,6 +64,7 @@ impl ObjectStore {
         Self {
             dir,
             index: Arc::default(),
+            loose_written: Arc::default(),
         }
     }
 
@@ -161,6 +170,7 @@ impl ObjectStore {
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
         temp.write_all(bytes).map_err(at_path(temp.path()))?;
         temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
+        self.loose_written.fetch_add(1, Ordering::Relaxed);
         Ok(id)
     }
 
@@ -217,11 +227,53 @@ impl ObjectStore {
         self.index_files().len()
     }
 
-    /// Merges every pack but the biggest into one when there are more than [`MAX_PACKS`]
-    /// (each byte is copied about log(turns) times over a store's life). The merged pack is
-    /// visible before the old ones go, so a reader always finds each object; one holding a
-    /// stale location re-reads the indexes. The caller holds the store lock, so a prune does
-    /// not rewrite packs meanwhile. Returns whether it merged.
+    /// Whether [`ObjectStore::consolidate`] has work: more than [`MAX_PACKS`] packs, or
+    /// [`MAX_LOOSE`] loose objects written by this process since it last merged (the
+    /// manifests of turns whose contents were all known already).
+    pub fn needs_consolidation(&self) -> bool {
+        self.loose_written.load(Ordering::Relaxed) >= MAX_LOOSE || self.pack_count() > MAX_PACKS
+    }
+
+    /// The loose objects: (id, path, size). Temporary files and names that are not ids are
+    /// left out.
+    fn loose_objects(&self) -> Vec<(String, PathBuf, u64)> {
+        let is_hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit());
+        let mut out = Vec::new();
+        let Ok(heads) = std::fs::read_dir(&self.dir) else {
+            return out;
+        };
+        for head in heads.flatten() {
+            let head_name = head.file_name().to_string_lossy().into_owned();
+            if head_name.len() != 2 || !is_hex(&head_name) {
+                continue;
+            }
+            let Ok(tails) = std::fs::read_dir(head.path()) else {
+                continue;
+            };
+            for tail in tails.flatten() {
+                let name = tail.file_name().to_string_lossy().into_owned();
+                let is_file = tail.file_type().is_ok_and(|t| t.is_file());
+                if name.len() == 62 && is_hex(&name) && is_file {
+                    let size = tail.metadata().map_or(0, |m| m.len());
+                    out.push((format!("{head_name}{name}"), tail.path(), size));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Merges the smallest packs, and the loose objects, into one pack when there are more
+    /// than [`MAX_PACKS`] packs or [`MAX_LOOSE`] loose objects. The packs merged are the
+    /// smallest ones until the merged pack is less than half the next one left (at least all
+    /// but [`KEPT_PACKS`]): packs then grow geometrically, so each byte is copied about
+    /// log(store) times over a store's life and a merge usually copies only recent turns
+    /// (merging all but the biggest copied half the store every 16 turns). The merged pack
+    /// is visible before the old packs and loose files go, so a reader always finds each
+    /// object; one holding a stale location re-reads the indexes, while this process's
+    /// index is updated in place (re-reading every index after each merge cost a turn
+    /// O(objects)). The caller holds the store lock, so a prune does not rewrite packs
+    /// meanwhile. Returns whether it merged.
     pub fn consolidate(&self) -> std::io::Result<bool> {
         let mut packs: Vec<(u64, PathBuf)> = self
             .index_files()
@@ -231,16 +283,25 @@ impl ObjectStore {
                 (size, idx)
             })
             .collect();
-        if packs.len() <= MAX_PACKS {
+        let loose = self.loose_objects();
+        if packs.len() <= MAX_PACKS && loose.len() < MAX_LOOSE {
+            self.loose_written.store(0, Ordering::Relaxed);
             return Ok(false);
         }
         packs.sort();
-        packs.pop();
+        let mut merged = packs.len().saturating_sub(KEPT_PACKS);
+        let mut total: u64 = loose.iter().map(|(.., size)| size).sum::<u64>()
+            + packs[..merged].iter().map(|(size, _)| size).sum::<u64>();
+        while merged < packs.len() && total.saturating_mul(2) > packs[merged].0 {
+            total += packs[merged].0;
+            merged += 1;
+        }
+        let packs = &packs[..merged];
         let mut writer = PackWriter {
             dedupe: false,
             ..self.pack()
         };
-        for (_, idx) in &packs {
+        for (_, idx) in packs {
             let mut one = Index::default();
             Self::read_index_file(idx, &mut one);
             let mut objects: Vec<Location> = one.objects.into_values().collect();
@@ -249,16 +310,36 @@ impl ObjectStore {
                 writer.add_bytes(&self.read_at(&at)?)?;
             }
         }
-        writer.finish()?;
-        for (_, idx) in &packs {
-            for path in [idx.clone(), idx.with_extension("pack")] {
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(at_path(&path)(e)),
-                    _ => {}
+        let mut packed = Vec::new();
+        for (id, path, _) in &loose {
+            // A loose object that does not hash to its name (a damaged disk) is left alone.
+            match std::fs::read(path) {
+                Ok(bytes) if hash(&bytes) == *id => {
+                    writer.add_bytes(&bytes)?;
+                    packed.push(path);
                 }
+                _ => {}
             }
         }
-        self.forget_index();
+        writer.finish()?;
+        let remove = |path: &Path| match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(at_path(path)(e)),
+            _ => Ok(()),
+        };
+        for (_, idx) in packs {
+            remove(idx)?;
+            remove(&idx.with_extension("pack"))?;
+        }
+        for path in packed {
+            remove(path)?;
+        }
+        self.loose_written.store(0, Ordering::Relaxed);
+        // The merged objects were added to the cached index with their new place (by
+        // `finish`); the merged packs' indexes are gone and must not look stale.
+        let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, idx) in packs {
+            index.read.remove(idx);
+        }
         Ok(true)
     }
 
@@ -490,12 +571,26 @@ mod tests {
         assert!(store.get(&b).is_err() && store.get(&loose).is_err());
     }
 
+    /// Past [`MAX_PACKS`], the small packs are merged and a pack much bigger than all of
+    /// them together is left alone (merging it each time copied half the store every 16
+    /// turns); past [`MAX_LOOSE`], loose objects go into a pack too. Every object stays
+    /// readable, in this process (its index updated in place) and in one that read the
+    /// indexes before.
     #[test]
     fn many_packs_are_merged_and_every_object_stays_readable() {
         let dir = tempfile::tempdir().unwrap();
         let store = ObjectStore::new(dir.path().to_path_buf());
+        let mut big = store.pack();
+        let big_ids: Vec<String> = (0..400)
+            .map(|k| {
+                big.add_bytes(format!("the first checkpoint, file {k}").as_bytes())
+                    .unwrap()
+            })
+            .collect();
+        big.finish().unwrap();
+        let big_pack = store.index_files();
         let mut ids = Vec::new();
-        for turn in 0..(MAX_PACKS + 4) {
+        for turn in 0..(MAX_PACKS + 3) {
             let mut pack = store.pack();
             for k in 0..3 {
                 ids.push(pack.add_bytes(format!("turn {turn} file {k}").as_bytes()).unwrap());
@@ -506,14 +601,33 @@ mod tests {
         let other = ObjectStore::new(dir.path().to_path_buf());
         assert!(other.contains(&ids[0]));
         assert_eq!(store.pack_count(), MAX_PACKS + 4);
+        assert!(store.needs_consolidation());
         assert!(store.consolidate().unwrap());
-        assert_eq!(store.pack_count(), 2, "the biggest pack and the merged one");
+        assert_eq!(store.pack_count(), 2, "the big pack and the merged one");
+        assert!(big_pack.iter().all(|idx| idx.exists()), "the big pack was not copied");
         assert!(!store.consolidate().unwrap(), "nothing more to merge");
+        // Loose objects: merged once there are MAX_LOOSE of them.
+        let loose: Vec<String> = (0..MAX_LOOSE)
+            .map(|k| store.put(format!("loose {k}").as_bytes()).unwrap())
+            .collect();
+        assert!(store.needs_consolidation());
+        assert!(store.consolidate().unwrap());
+        assert!(store.loose_objects().is_empty(), "no loose file is left");
         for (i, id) in ids.iter().enumerate() {
             let expected = format!("turn {} file {}", i / 3, i % 3);
             assert_eq!(store.get(id).unwrap(), expected.as_bytes());
             assert_eq!(other.get(id).unwrap(), expected.as_bytes(), "a stale index re-reads");
         }
-        assert_eq!(store.list().len(), ids.len());
+        for (k, id) in loose.iter().enumerate() {
+            assert_eq!(store.get(id).unwrap(), format!("loose {k}").as_bytes());
+            assert_eq!(other.get(id).unwrap(), format!("loose {k}").as_bytes());
+        }
+        for (k, id) in big_ids.iter().enumerate() {
+            assert_eq!(
+                store.get(id).unwrap(),
+                format!("the first checkpoint, file {k}").as_bytes()
+            );
+        }
+        assert_eq!(store.list().len(), ids.len() + loose.len() + big_ids.len());
     }
 }

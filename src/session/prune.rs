@@ -77,15 +77,28 @@ fn hex_ids(bytes: &[u8]) -> impl Iterator<Item = String> + '_ {
         .map(|t| String::from_utf8_lossy(t).to_ascii_lowercase())
 }
 
-/// Marks what `manifest` reaches: itself and the contents it lists.
-fn mark_manifest(objects: &ObjectStore, manifest: &str, refs: &mut HashSet<String>) {
-    if refs.contains(manifest) {
+/// What the mark phase has found: every object to keep, and the ids whose chain of
+/// manifests is marked (apart, since a file's content may happen to be a manifest's bytes).
+#[derive(Default)]
+struct Marks {
+    refs: HashSet<String>,
+    chained: HashSet<String>,
+}
+
+/// Marks what `manifest` reaches: itself, the manifests its changes are stored against, and
+/// the contents it lists. A session's turns share one chain: the walk down it stops at the
+/// first manifest already marked, so marking a session is O(turns), not O(turns × depth).
+fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) {
+    if marks.chained.contains(manifest) {
         return;
     }
-    // A manifest stored as changes needs the manifests it is stored against.
-    refs.extend(super::checkpoint::manifest_chain(objects, manifest));
+    let chain = super::checkpoint::manifest_chain_until(objects, manifest, |id| marks.chained.contains(id));
+    marks.refs.extend(chain.iter().cloned());
+    marks.chained.extend(chain);
     if let Ok(manifest) = load_manifest(objects, manifest) {
-        refs.extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
+        marks
+            .refs
+            .extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
     }
 }
 
@@ -97,14 +110,14 @@ fn referenced(
     objects: &ObjectStore,
     files: &[(SystemTime, PathBuf)],
 ) -> Result<HashSet<String>, PruneError> {
-    let mut refs = HashSet::new();
+    let mut marks = Marks::default();
     for (_, path) in files {
         let bytes = std::fs::read(path).map_err(|source| PruneError::Unreadable {
             path: path.clone(),
             source,
         })?;
         for id in hex_ids(&bytes) {
-            mark_manifest(objects, &id, &mut refs);
+            mark_manifest(objects, &id, &mut marks);
         }
     }
     let seeds = super::lock::seeds_dir(data_dir);
@@ -118,11 +131,11 @@ fn referenced(
             }
             let bytes = std::fs::read(entry.path()).unwrap_or_default();
             for id in hex_ids(&bytes) {
-                mark_manifest(objects, &id, &mut refs);
+                mark_manifest(objects, &id, &mut marks);
             }
         }
     }
-    Ok(refs)
+    Ok(marks.refs)
 }
 
 /// Prunes the store under `data_dir`: mark and sweep under the store lock. `None` when

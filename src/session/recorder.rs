@@ -141,11 +141,12 @@ impl Recorder {
         Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
     }
 
-    /// Merges the store's packs when there are many (see `ObjectStore::consolidate`), unless
-    /// another process holds the store lock (a prune): then the next checkpoint does it.
+    /// Merges the store's packs and loose objects when there are many (see
+    /// `ObjectStore::consolidate`), unless another process holds the store lock (a prune):
+    /// then the next checkpoint does it.
     fn consolidate(&self) {
         let objects = self.store.objects();
-        if objects.pack_count() <= super::objects::MAX_PACKS {
+        if !objects.needs_consolidation() {
             return;
         }
         if let Ok(Some(_lock)) = lock::StoreLock::exclusive_now(self.store.data_dir())
