@@ -4,9 +4,10 @@
 //! Single objects are stored loose (`objects/ab/cdef…`). A checkpoint's many new blobs go
 //! into one pack (`objects/pack/<name>.pack`, made visible by its `.idx` written last), since
 //! creating thousands of small files is what makes a first checkpoint slow. Past
-//! [`MAX_PACKS`] packs, all but the biggest are merged into one ([`ObjectStore::consolidate`]),
-//! so a store that has seen thousands of turns still has a handful of packs, and a lookup is
-//! one hash-map probe (a miss reads only the indexes it has not read yet).
+//! [`MAX_PACKS`] packs or [`MAX_LOOSE`] loose objects, the smallest packs and the loose
+//! objects are merged into one ([`ObjectStore::consolidate`]), so a store that has seen
+//! thousands of turns still has a handful of packs of geometrically growing sizes, and a
+//! lookup is one hash-map probe (a miss reads only the indexes it has not read yet).
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
