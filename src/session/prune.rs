@@ -77,24 +77,28 @@ fn hex_ids(bytes: &[u8]) -> impl Iterator<Item = String> + '_ {
         .map(|t| String::from_utf8_lossy(t).to_ascii_lowercase())
 }
 
-/// What the mark phase has found: every object to keep, and the ids whose chain of
-/// manifests is marked (apart, since a file's content may happen to be a manifest's bytes).
+/// What the mark phase has found: every object to keep, the ids whose chain of manifests is
+/// marked, and the ids whose contents are (a manifest marked as another's base has its
+/// chain marked, not its contents: a session naming it later still needs those).
 #[derive(Default)]
 struct Marks {
     refs: HashSet<String>,
     chained: HashSet<String>,
+    listed: HashSet<String>,
 }
 
 /// Marks what `manifest` reaches: itself, the manifests its changes are stored against, and
 /// the contents it lists. A session's turns share one chain: the walk down it stops at the
 /// first manifest already marked, so marking a session is O(turns), not O(turns × depth).
 fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) {
-    if marks.chained.contains(manifest) {
+    if !marks.chained.contains(manifest) {
+        let chain = super::checkpoint::manifest_chain_until(objects, manifest, |id| marks.chained.contains(id));
+        marks.refs.extend(chain.iter().cloned());
+        marks.chained.extend(chain);
+    }
+    if !marks.listed.insert(manifest.to_owned()) {
         return;
     }
-    let chain = super::checkpoint::manifest_chain_until(objects, manifest, |id| marks.chained.contains(id));
-    marks.refs.extend(chain.iter().cloned());
-    marks.chained.extend(chain);
     if let Ok(manifest) = load_manifest(objects, manifest) {
         marks
             .refs
@@ -247,6 +251,50 @@ mod tests {
         recorder.end_turn(&[]).unwrap();
         let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap().unwrap();
         assert_eq!(trimmed.sessions, 1);
+    }
+
+    /// A session whose checkpoints another session's are stored against keeps its own
+    /// contents, whichever session file the mark phase reads first: a newer session seeded
+    /// from an older one, and the older one resumed since (so read last).
+    #[test]
+    fn a_base_marked_through_another_session_keeps_its_contents() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(project.path().join(format!("f{i}.txt")), format!("file {i}")).unwrap();
+        }
+        let store = SessionStore::new(data.path(), project.path());
+        let first = store.create().unwrap();
+        let first_path = store.file_path(&first.id);
+        let mut a = Recorder::new(store.clone(), first, &Default::default(), 1 << 20);
+        a.begin_turn("a", 0).unwrap();
+        std::fs::write(project.path().join("f0.txt"), "changed by a").unwrap();
+        a.end_turn(&[]).unwrap();
+        let before_a = a.turns[0].start.clone();
+        drop(a);
+        let mut b = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        b.begin_turn("b", 0).unwrap();
+        std::fs::write(project.path().join("f0.txt"), "changed by b").unwrap();
+        b.end_turn(&[]).unwrap();
+        drop(b);
+        // The first session was resumed later: its file is the newest, read last.
+        let later = std::time::SystemTime::now() + Duration::from_secs(60);
+        std::fs::File::options()
+            .append(true)
+            .open(&first_path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO)
+            .unwrap()
+            .unwrap();
+        let objects = ObjectStore::new(data.path().join("objects"));
+        let before = load_manifest(&objects, &before_a).unwrap();
+        assert_eq!(
+            objects.get(&before["f0.txt"].id).unwrap(),
+            b"file 0",
+            "a's undo needs it"
+        );
     }
 
     /// A session that names only a manifest stored as changes keeps the manifests those
