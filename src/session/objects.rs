@@ -43,6 +43,8 @@ pub struct ObjectStore {
     dir: PathBuf,
     /// Packed objects by id, loaded on first use; a miss reads the indexes added since.
     index: Arc<Mutex<Index>>,
+    /// Where `git:` ids not copied into the store are read from: the project's repository.
+    git: Option<Arc<super::git_baseline::GitObjects>>,
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -56,7 +58,38 @@ impl ObjectStore {
         Self {
             dir,
             index: Arc::default(),
+            git: None,
         }
+    }
+
+    /// The same store, reading the `git:` ids it has no copy of from `root`'s repository.
+    pub fn with_git(mut self, root: &Path) -> Self {
+        self.git = Some(Arc::new(super::git_baseline::GitObjects::new(root)));
+        self
+    }
+
+    /// Copies the git blobs `ids` name (ids without the `git:` prefix are ignored) from the
+    /// project's repository into the store, under those ids, so a later rewrite and garbage
+    /// collection of git's history cannot lose them. Returns the ids that could not be
+    /// copied, with why.
+    pub fn secure_git(&self, ids: &[&str]) -> std::io::Result<Vec<(String, String)>> {
+        let mut failed = Vec::new();
+        let mut pack = self.pack();
+        for id in ids {
+            let Some(hex) = super::git_baseline::git_hex(id) else {
+                continue;
+            };
+            if self.contains_cached(id) || pack.seen.contains(*id) {
+                continue;
+            }
+            match self.git.as_ref().map(|git| git.read(hex)) {
+                Some(Ok(bytes)) => pack.add_named(id, &bytes)?,
+                Some(Err(error)) => failed.push(((*id).to_owned(), error.to_string())),
+                None => failed.push(((*id).to_owned(), "no repository to read it from".to_owned())),
+            }
+        }
+        pack.finish()?;
+        Ok(failed)
     }
 
     pub fn dir(&self) -> &Path {
@@ -190,7 +223,15 @@ impl ObjectStore {
                 format!("object {id} is missing from {}", self.dir.display()),
             )
         };
-        let at = self.locate(id).ok_or_else(missing)?;
+        let Some(at) = self.locate(id) else {
+            // A git blob not copied here is read from the project's repository.
+            if let (Some(hex), Some(git)) = (super::git_baseline::git_hex(id), &self.git) {
+                return git
+                    .read(hex)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e));
+            }
+            return Err(missing());
+        };
         match self.read_at(&at) {
             // The pack was merged into another since this process read its index.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -263,7 +304,11 @@ impl ObjectStore {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.locate(id).is_some() || self.path(id).exists()
+        self.locate(id).is_some()
+            || self.path(id).exists()
+            || super::git_baseline::git_hex(id)
+                .zip(self.git.as_ref())
+                .is_some_and(|(hex, git)| git.exists(hex))
     }
 
     /// Every stored object id with its size.
@@ -399,6 +444,14 @@ impl PackWriter {
         if self.seen.contains(&id) || (self.dedupe && self.store.contains_cached(&id)) {
             return Ok(id);
         }
+        self.add_named(&id, bytes)?;
+        Ok(id)
+    }
+
+    /// Adds `bytes` under `id` (the caller vouches for the name: a hash of another kind, such
+    /// as a copied `git:` blob).
+    fn add_named(&mut self, id: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let id = id.to_owned();
         if self.file.is_none() {
             let dir = self.store.pack_dir();
             std::fs::create_dir_all(&dir).map_err(at_path(&dir))?;
@@ -417,8 +470,8 @@ impl PackWriter {
         }
         self.entries.push((id.clone(), self.offset, bytes.len() as u64));
         self.offset += bytes.len() as u64;
-        self.seen.insert(id.clone());
-        Ok(id)
+        self.seen.insert(id);
+        Ok(())
     }
 
     /// Makes the pack durable and visible (its index is written last, atomically).

@@ -213,6 +213,9 @@ impl Recorder {
             return Ok(());
         }
         let (manifest, skipped) = self.snapshot()?;
+        if let Some(turn) = self.turns.last() {
+            self.secure_git(&turn.start, &manifest);
+        }
         let own = self.relative(own);
         let held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) if !others.is_empty() => self.held(&manifest, &own, &others)?,
@@ -236,6 +239,26 @@ impl Recorder {
         })?;
         self.file.sync_later();
         Ok(())
+    }
+
+    /// Copies the git blobs the changes from `start` to `end` refer to into the store (see
+    /// [`super::git_baseline::secure_changes`]); what cannot be copied stays a reference.
+    fn secure_git(&self, start: &str, end: &str) {
+        let objects = self.store.objects();
+        let (Ok(start), Ok(end)) = (
+            checkpoint::load_manifest(objects, start),
+            checkpoint::load_manifest(objects, end),
+        ) else {
+            return;
+        };
+        match super::git_baseline::secure_changes(objects, &checkpoint::diff(&start, &end)) {
+            Ok(failed) => {
+                for (id, why) in failed {
+                    tracing::warn!(%id, %why, "cannot copy a git blob the turn's undo needs");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs"),
+        }
     }
 
     /// `paths` as the checkpoints spell them: relative to the project root.
@@ -419,6 +442,7 @@ impl Recorder {
             Some(end) => (end, Vec::new()),
             None => self.snapshot()?,
         };
+        self.secure_git(&self.turns[index].start, &manifest);
         let turn = &mut self.turns[index];
         turn.end = Some(manifest.clone());
         turn.skipped = skipped.clone();
