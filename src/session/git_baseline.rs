@@ -593,3 +593,221 @@ pub fn secure_changes(
     }
     objects.secure_git(&ids)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs git in `dir` (no system or global config); `None` when git is missing (a failure
+    /// under CI).
+    fn git(dir: &Path, args: &[&str]) -> Option<String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output();
+        let Ok(out) = out else {
+            assert!(std::env::var_os("CI").is_none(), "git is needed for this test");
+            return None;
+        };
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn repo_with(files: &[(&str, &str)]) -> Option<tempfile::TempDir> {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"])?;
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, content).unwrap();
+        }
+        git(dir.path(), &["add", "-A"])?;
+        Some(dir)
+    }
+
+    fn meta(root: &Path, rel: &str) -> std::fs::Metadata {
+        std::fs::symlink_metadata(root.join(rel)).unwrap()
+    }
+
+    #[test]
+    fn blob_ids_are_gits() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(blob_hex(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(git_hex("git:abc"), Some("abc"));
+        assert_eq!(git_hex(&"a".repeat(64)), None);
+    }
+
+    #[test]
+    fn clean_means_stat_equal_and_not_racy_and_a_read_file_is_checked_by_hash() {
+        let Some(repo) = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n")]) else {
+            return;
+        };
+        let root = repo.path();
+        let base = GitBaseline::open(root).unwrap();
+        let id = base.clean("a.txt", &meta(root, "a.txt")).unwrap();
+        assert_eq!(id, format!("git:{}", blob_hex(b"a\n")));
+        assert!(base.tracks("a.txt", &id) && !base.tracks("b.txt", &id));
+        assert_eq!(base.clean("untracked", &meta(root, "a.txt")), None);
+        // Touched: the stat data differ, so it is read; the hash says it is still the blob.
+        let file = std::fs::File::options().write(true).open(root.join("a.txt")).unwrap();
+        file.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+        assert_eq!(base.clean("a.txt", &meta(root, "a.txt")), None);
+        assert!(base.after_read("a.txt", b"a\n").in_index);
+        assert!(!base.after_read("a.txt", b"A\n").in_index);
+        assert_eq!(base.after_read("a.txt", b"A\n").blob, blob_hex(b"A\n"));
+        // Racy: an entry modified at or after the index was written is never trusted by stat.
+        let mut racy = GitBaseline::open(root).unwrap();
+        assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
+        let entry = racy.entries["b.txt"].stat;
+        racy.index_time = (entry.mtime.secs, entry.mtime.nsecs);
+        assert_eq!(racy.clean("b.txt", &meta(root, "b.txt")), None);
+        racy.index_time = (entry.mtime.secs, entry.mtime.nsecs + 1);
+        assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
+    }
+
+    use std::time::Duration;
+
+    #[test]
+    fn flagged_entries_are_never_referenced_and_index_formats_are_read() {
+        let Some(repo) = repo_with(&[("keep.txt", "k\n"), ("skip.txt", "s\n"), ("assume.txt", "a\n")]) else {
+            return;
+        };
+        let root = repo.path();
+        std::fs::write(root.join("intent.txt"), "i\n").unwrap();
+        git(root, &["add", "-N", "intent.txt"]);
+        git(root, &["update-index", "--skip-worktree", "skip.txt"]);
+        git(root, &["update-index", "--assume-unchanged", "assume.txt"]);
+        let check = |label: &str| {
+            let base = GitBaseline::open(root).unwrap_or_else(|| panic!("{label}: no baseline"));
+            assert!(base.clean("keep.txt", &meta(root, "keep.txt")).is_some(), "{label}");
+            for path in ["skip.txt", "assume.txt", "intent.txt"] {
+                assert!(!base.entries.contains_key(path), "{label}: {path}");
+            }
+        };
+        check("version 2");
+        git(root, &["update-index", "--index-version", "4"]);
+        check("version 4");
+        git(root, &["update-index", "--split-index"]);
+        assert!(
+            std::fs::read_dir(root.join(".git"))
+                .unwrap()
+                .flatten()
+                .any(|e| { e.file_name().to_string_lossy().starts_with("sharedindex.") })
+        );
+        check("split index");
+        // A damaged index: no baseline at all (everything is stored).
+        let index = root.join(".git/index");
+        let bytes = std::fs::read(&index).unwrap();
+        std::fs::write(&index, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(GitBaseline::open(root).is_none());
+        std::fs::remove_file(&index).unwrap();
+        assert!(GitBaseline::open(root).is_none(), "no index");
+    }
+
+    #[test]
+    fn git_dirs_come_from_a_dir_or_a_gitdir_file_never_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        std::fs::create_dir_all(main.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let found = find_dirs(&main).unwrap();
+        assert_eq!(found.common, main.join(".git"));
+        let wt = dir.path().join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
+        let found = find_dirs(&wt).unwrap();
+        assert_eq!(found.git_dir, wt.join("../main/.git/worktrees/wt"));
+        assert_eq!(found.common, wt.join("../main/.git/worktrees/wt/../.."));
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(main.join(".git"), linked.join(".git")).unwrap();
+        assert_eq!(find_dirs(&linked), None);
+        std::fs::write(wt.join(".git"), "not a gitdir line\n").unwrap();
+        assert_eq!(find_dirs(&wt), None);
+    }
+
+    #[test]
+    fn config_autocrlf_includes_and_doubtful_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |text: &str| {
+            let path = dir.path().join("config");
+            std::fs::write(&path, text).unwrap();
+            let mut config = Config::default();
+            read_config_file(&path, &mut config, &mut Vec::new(), 0);
+            config
+        };
+        assert!(read("[core]\n\tautocrlf = true\n").autocrlf);
+        assert!(read("[core]\n\tautocrlf = input\n").autocrlf);
+        assert!(!read("[core]\n\tautocrlf = false\n").autocrlf);
+        assert!(read("[extensions]\n\tobjectFormat = sha256\n").doubtful);
+        assert!(read("[core]\n\tworktree = /elsewhere\n").doubtful);
+        assert!(read("[core]\n\tbare = true\n").doubtful);
+        assert!(!read("[core]\n\tbare = false\n\tfilemode = true\n").doubtful);
+        std::fs::write(dir.path().join("more"), "[core]\nautocrlf = true\n").unwrap();
+        assert!(read("[include]\n\tpath = more\n").autocrlf, "includes are followed");
+        assert!(read("[includeIf \"gitdir:/x/\"]\n\tpath = more\n").autocrlf);
+        // An include of itself, or of a FIFO, does not loop or block.
+        assert!(!read("[include]\n\tpath = config\n").autocrlf);
+        let fifo = dir.path().join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(!read("[include]\n\tpath = fifo\n").autocrlf);
+        let attributes = read("[core]\n\tattributesFile = ~/attrs\n").attributes_file.unwrap();
+        assert!(attributes.ends_with("attrs") && attributes.is_absolute());
+    }
+
+    #[test]
+    fn attributes_that_convert_mark_their_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(
+            root.join(".gitattributes"),
+            "# comment\n*.bin filter=lfs diff=lfs -text\n*.png binary\n*.md -text\n[attr]media filter=fake\n*.mov media\n/top.crlf eol=crlf\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("sub/.gitattributes"), "*.txt text\n").unwrap();
+        let dirs = find_dirs(root).unwrap();
+        let rules = Rules::read(
+            root,
+            &dirs,
+            &Config::default(),
+            &[String::new(), "sub".into(), "sub/deep".into()],
+        );
+        assert!(!rules.everything);
+        for path in [
+            "a.bin",
+            "sub/deep/x.bin",
+            "clip.mov",
+            "top.crlf",
+            "sub/a.txt",
+            "sub/deep/b.txt",
+        ] {
+            assert!(rules.converts(root, path), "{path}");
+        }
+        for path in ["a.png", "readme.md", "a.txt", "sub/top.crlf", "src/main.rs"] {
+            assert!(!rules.converts(root, path), "{path}");
+        }
+        // A pattern brute does not parse (quoted) makes every path doubtful.
+        std::fs::write(root.join(".gitattributes"), "\"odd name.bin\" filter=lfs\n").unwrap();
+        assert!(Rules::read(root, &dirs, &Config::default(), &[String::new()]).converts(root, "any.rs"));
+    }
+}
