@@ -363,6 +363,16 @@ fn a_turns_end_copies_the_blobs_it_changed_so_a_pruned_history_still_undoes() {
     rec.begin_turn("change f", 0).unwrap();
     write(root, "f.txt", "second version\n");
     rec.end_turn(&[]).unwrap();
+    // brute's own prune keeps the copies a kept session's manifests name (git ids included).
+    let pruned = brute::session::prune::prune(
+        data.path(),
+        std::time::Duration::from_secs(3600),
+        u64::MAX,
+        std::time::Duration::ZERO,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(pruned.sessions, 0);
     amend_and_prune(root);
     let mut history = Vec::new();
     let undone = rec.undo(&mut history, false, false, false).unwrap().unwrap();

@@ -223,20 +223,24 @@ impl ObjectStore {
                 format!("object {id} is missing from {}", self.dir.display()),
             )
         };
+        // A git blob not copied here is read from the project's repository.
+        let from_git = || match (super::git_baseline::git_hex(id), &self.git) {
+            (Some(hex), Some(git)) => git
+                .read(hex)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e)),
+            _ => Err(missing()),
+        };
         let Some(at) = self.locate(id) else {
-            // A git blob not copied here is read from the project's repository.
-            if let (Some(hex), Some(git)) = (super::git_baseline::git_hex(id), &self.git) {
-                return git
-                    .read(hex)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e));
-            }
-            return Err(missing());
+            return from_git();
         };
         match self.read_at(&at) {
-            // The pack was merged into another since this process read its index.
+            // The pack was merged into another (or pruned) since this process read its index.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.forget_index();
-                self.read_at(&self.locate(id).ok_or_else(missing)?)
+                match self.locate(id) {
+                    Some(at) => self.read_at(&at),
+                    None => from_git(),
+                }
             }
             other => other,
         }
