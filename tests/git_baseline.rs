@@ -57,10 +57,19 @@ fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// Writes a file with an mtime a minute old: an entry git indexes next is then not racy (a
+/// file written within the same clock tick as the index would be, by chance).
 fn write(root: &Path, rel: &str, content: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
+    std::fs::write(&path, content).unwrap();
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
 }
 
 /// Every file under `dir` with its bytes and mtime: `.git` before and after must be equal.
@@ -250,6 +259,12 @@ fn an_lfs_style_filter_and_crlf_conversion_are_stored_not_referenced() {
     );
     assert_eq!(objects.get(&m["data.bin"].id).unwrap(), b"large media\n");
     assert_eq!(objects.get(&m["win.crlf"].id).unwrap(), b"one\r\ntwo\r\n");
+    // The attributes deleted from the work tree (not from the index) still count.
+    std::fs::rename(root.join(".gitattributes"), root.join("attributes.bak")).unwrap();
+    let mut fresh = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20);
+    let (_, scan) = fresh.checkpoint().unwrap();
+    assert!(!is_git(&scan.manifest, "data.bin"), "the index's .gitattributes counts");
+    std::fs::rename(root.join("attributes.bak"), root.join(".gitattributes")).unwrap();
 
     // core.autocrlf=true: every file is hashed before it is referenced.
     git(root, &["config", "core.autocrlf", "true"]);
@@ -257,6 +272,13 @@ fn an_lfs_style_filter_and_crlf_conversion_are_stored_not_referenced() {
     git(root, &["checkout", "--", "plain.txt"]);
     assert_eq!(std::fs::read(root.join("plain.txt")).unwrap(), b"plain\r\n");
     let (_, scan) = scanner.checkpoint().unwrap();
+    assert!(!is_git(&scan.manifest, "plain.txt"));
+    assert_eq!(objects.get(&scan.manifest["plain.txt"].id).unwrap(), b"plain\r\n");
+    // The setting undone since: the file is still CRLF and stat-clean, its blob LF. The
+    // blob's size (not the file's when indexed) says a conversion happened.
+    git(root, &["config", "core.autocrlf", "false"]);
+    let mut fresh = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20);
+    let (_, scan) = fresh.checkpoint().unwrap();
     assert!(!is_git(&scan.manifest, "plain.txt"));
     assert_eq!(objects.get(&scan.manifest["plain.txt"].id).unwrap(), b"plain\r\n");
 }

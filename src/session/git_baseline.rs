@@ -19,7 +19,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use gix_object::{Exists, Find};
+use gix_object::{Exists, Find, FindHeader};
 
 /// The prefix of an id that names a git blob of the project's repository.
 pub const PREFIX: &str = "git:";
@@ -189,7 +189,9 @@ struct Rules {
 impl Rules {
     /// Reads every attribute file git consults for the worktree at `root`: the system and
     /// global ones, `info/attributes`, and `.gitattributes` in every directory of `dirs_in_tree`.
-    fn read(root: &Path, dirs: &Dirs, config: &Config, dirs_in_tree: &[String]) -> Self {
+    /// `staged` are the index's own `.gitattributes` (directory, text): read too, so a file
+    /// deleted or changed on disk since cannot hide a conversion the index's blobs went through.
+    fn read(root: &Path, dirs: &Dirs, config: &Config, dirs_in_tree: &[String], staged: Vec<(String, String)>) -> Self {
         let mut files: Vec<(String, PathBuf)> = vec![(String::new(), PathBuf::from("/etc/gitattributes"))];
         let global = config.attributes_file.clone().or_else(|| {
             std::env::var_os("XDG_CONFIG_HOME")
@@ -217,6 +219,7 @@ impl Rules {
                     .ok()
                     .map(|b| (dir, String::from_utf8_lossy(&b).into_owned()))
             })
+            .chain(staged)
             .collect();
         // Macros that set a conversion (`[attr]lfs filter=lfs`) convert where they are used.
         let mut names: Vec<String> = CONVERSIONS.iter().map(|s| (*s).to_owned()).collect();
@@ -395,17 +398,35 @@ impl GitBaseline {
         }
         dirs_in_tree.sort();
         dirs_in_tree.dedup();
-        let rules = Rules::read(root, &dirs, &config, &dirs_in_tree);
+        let staged: Vec<(String, String)> = index
+            .entries()
+            .iter()
+            .filter_map(|entry| {
+                let path = std::str::from_utf8(entry.path(&index)).ok()?;
+                let dir = match path.rsplit_once('/') {
+                    Some((dir, ".gitattributes")) => dir,
+                    None if path == ".gitattributes" => "",
+                    _ => return None,
+                };
+                let mut buffer = Vec::new();
+                let data = odb.try_find(&entry.id, &mut buffer).ok()??;
+                Some((dir.to_owned(), String::from_utf8_lossy(data.data).into_owned()))
+            })
+            .collect();
+        let rules = Rules::read(root, &dirs, &config, &dirs_in_tree, staged);
         let mut entries = HashMap::with_capacity(candidates.len());
         for (path, mut tracked) in candidates {
-            // A blob the database lacks (a partial clone, a damaged repository) is stored.
             let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
                 continue;
             };
-            if !odb.exists(&id) {
+            // A blob the database lacks (a partial clone, a damaged repository) is stored.
+            let Ok(Some(header)) = odb.try_header(&id) else {
                 continue;
-            }
-            tracked.converts = config.autocrlf || rules.converts(root, &path);
+            };
+            // A blob whose size is not the file's when it was indexed went through a
+            // conversion (attributes or settings changed since, say): only a hash decides.
+            let resized = header.kind != gix_object::Kind::Blob || header.size as u32 != tracked.stat.size;
+            tracked.converts = resized || config.autocrlf || rules.converts(root, &path);
             entries.insert(path, tracked);
         }
         Some(Self {
@@ -629,7 +650,11 @@ mod tests {
         for (path, content) in files {
             let full = dir.path().join(path);
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, content).unwrap();
+            std::fs::write(&full, content).unwrap();
+            // A minute old: not racy by chance (written in the clock tick the index is).
+            let past = std::time::SystemTime::now() - Duration::from_secs(60);
+            let file = std::fs::File::options().write(true).open(&full).unwrap();
+            file.set_modified(past).unwrap();
         }
         git(dir.path(), &["add", "-A"])?;
         Some(dir)
@@ -791,6 +816,7 @@ mod tests {
             &dirs,
             &Config::default(),
             &[String::new(), "sub".into(), "sub/deep".into()],
+            Vec::new(),
         );
         assert!(!rules.everything);
         for path in [
@@ -808,6 +834,6 @@ mod tests {
         }
         // A pattern brute does not parse (quoted) makes every path doubtful.
         std::fs::write(root.join(".gitattributes"), "\"odd name.bin\" filter=lfs\n").unwrap();
-        assert!(Rules::read(root, &dirs, &Config::default(), &[String::new()]).converts(root, "any.rs"));
+        assert!(Rules::read(root, &dirs, &Config::default(), &[String::new()], Vec::new()).converts(root, "any.rs"));
     }
 }
