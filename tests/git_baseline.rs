@@ -3,6 +3,8 @@
 //! CRLF) files are stored; packed objects and a `.git` file (worktree) are read; a pruned
 //! object is a listed failure unless the turn's end copied it; brute never writes to `.git`.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -436,4 +438,54 @@ fn a_pruned_object_no_turn_end_copied_is_a_listed_failure() {
     let undone = rec.undo(&mut history, false, false, true).unwrap().unwrap();
     assert_eq!(undone.report.missing, ["f.txt"]);
     assert!(!root.join("h.txt").exists());
+}
+
+#[test]
+fn brute_p_in_a_clean_repository_copies_nothing_big_and_undo_restores_from_git() {
+    use predicates::prelude::*;
+    use support::{MockServer, Reply, Sandbox, openai_sse};
+    if !have_git() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = sb.project.path();
+    let big = "a line of a big tracked file\n".repeat(20_000);
+    git(root, &["init", "-q"]);
+    write(root, "big.txt", &big);
+    write(root, "notes.txt", "mine\n");
+    write(root, "other.txt", "other\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    let before = snapshot(&root.join(".git"));
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"echo changed > notes.txt && rm other.txt"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "change notes"]).assert().success();
+    let data = sb.home.path().join("data");
+    let stored: u64 = snapshot(&data).values().map(|(bytes, _)| bytes.len() as u64).sum();
+    assert!(
+        stored < big.len() as u64 / 4,
+        "{stored} bytes in the data dir for a {} byte tree",
+        big.len()
+    );
+    sb.bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2 paths changed"));
+    sb.bare().arg("undo").assert().success().stdout(
+        predicate::str::contains("restored notes.txt (+1 -1)").and(predicate::str::contains("re-created other.txt")),
+    );
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "mine\n");
+    assert_eq!(std::fs::read_to_string(root.join("other.txt")).unwrap(), "other\n");
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "changed\n");
+    assert_eq!(snapshot(&root.join(".git")), before, "brute never writes to .git");
 }
