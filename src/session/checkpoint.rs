@@ -222,6 +222,14 @@ impl Scanner {
         &self.objects
     }
 
+    /// The last manifest scanned, when it is the one stored as `id` (saves loading it).
+    pub fn known_as(&self, id: &str) -> Option<&Manifest> {
+        self.stored
+            .as_ref()
+            .filter(|(stored, _)| stored == id)
+            .map(|_| &self.previous)
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -595,6 +595,11 @@ impl GitObjects {
     }
 }
 
+/// Whether a manifest names any git blob.
+pub fn names_git(manifest: &super::checkpoint::Manifest) -> bool {
+    manifest.values().any(|s| git_hex(&s.id).is_some())
+}
+
 /// Copies into brute's store the git blobs a turn's changes refer to (the states it started
 /// from and ended at), so undo and redo of it do not depend on git keeping them (a rebase and
 /// `git gc --prune=now` would not). Returns the ids that could not be copied, with why.
