@@ -320,14 +320,12 @@ impl Scanner {
             let ctime = ctime_ns(&meta);
             // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
             if let Some(id) = git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
-                let (size, git) = (meta.len(), String::new());
                 let state = FileState {
                     id,
-                    size,
+                    size: meta.len(),
                     mode,
                     mtime_ns: mtime,
                     ctime_ns: ctime,
-                    git,
                     ..Default::default()
                 };
                 scan.manifest.insert(rel, state);
