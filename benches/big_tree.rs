@@ -1,6 +1,6 @@
 //! Issue 14: the first turn's checkpoint in a big tree, with and without git. Generates a
 //! reproducible tree of 15,000 files / ~220 MB (seeded pseudo-random text, sizes from 200 B
-//! to 1 MB), commits it with the git CLI (the bench runs git; brute never does), and measures
+//! to 760 KB), commits it with the git CLI (the bench runs git; brute never does), and measures
 //! the real `brute -p` against the mock provider: the first turn's wall time and the bytes it
 //! adds to the data directory, a later turn (a new session seeded from the last checkpoint),
 //! the same tree without `.git`, and `rg --files` on the tree for comparison.
@@ -31,9 +31,9 @@ fn generate(root: &Path) -> u64 {
     for i in 0..FILES {
         let path = root.join(format!("crate{:03}/src/m{:02}/file{i:05}.rs", i / 600, (i / 60) % 10));
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        // Mostly a few KB; one in 50 files is large (up to 1 MB): about 14.7 KB on average.
+        // Mostly a few KB; one in 50 files is large (up to 760 KB): about 14.6 KB on average.
         let size = if i % 50 == 0 {
-            rng.usize(200_000..1_000_000)
+            rng.usize(100_000..760_000)
         } else {
             rng.usize(200..12_000)
         };
@@ -84,20 +84,30 @@ fn du(dir: &Path) -> u64 {
         .sum()
 }
 
-/// One `brute -p` turn in `sb`; its wall time.
-fn turn(sb: &Sandbox, server: &MockServer) -> Duration {
+/// One `brute -p` turn in `sb`: its wall time, and when its request left (after the turn's
+/// first checkpoint), from brute's own timings line.
+fn turn(sb: &Sandbox, server: &MockServer) -> (Duration, Duration) {
     server.push(Reply::sse(openai_sse("ok", &[])));
+    let timings = sb.home.path().join("timings.txt");
+    let stderr = std::fs::File::create(&timings).expect("timings file");
     let started = Instant::now();
     let status = sb
         .std_brute(server)
+        .env(brute::timing::VAR, "1")
         .args(["-p", "x"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .status()
         .expect("brute");
     let elapsed = started.elapsed();
     assert!(status.success(), "brute failed");
-    elapsed
+    let text = std::fs::read_to_string(&timings).expect("timings");
+    let request = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("first_request_ms="))
+        .and_then(|v| v.parse::<f64>().ok())
+        .map_or(Duration::ZERO, |ms| Duration::from_secs_f64(ms / 1000.0));
+    (elapsed, request)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -112,18 +122,21 @@ fn median(mut v: Vec<Duration>) -> Duration {
 /// First turns (each with an empty data dir) and later turns of `sb`'s project.
 fn measure(name: &str, sb: &Sandbox, server: &MockServer) {
     let data = sb.home.path().join("data");
-    let (mut first, mut later, mut added, mut later_added) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut first, mut request, mut later, mut added, mut later_added) = (Vec::new(), Vec::new(), Vec::new(), 0, 0);
     for _ in 0..RUNS {
         let _ = std::fs::remove_dir_all(&data);
-        first.push(turn(sb, server));
+        let (wall, sent) = turn(sb, server);
+        first.push(wall);
+        request.push(sent);
         added = du(&data);
-        later.push(turn(sb, server));
+        later.push(turn(sb, server).0);
         later_added = du(&data) - added;
     }
     println!(
-        "{name:<18} first turn median {:8.1} ms (min {:8.1})   data dir +{:6.1} MB   later turn median {:7.1} ms, +{:5.2} MB",
+        "{name:<12} first turn median {:7.1} ms (min {:7.1}, request sent at {:6.1})   data dir +{:6.1} MB   later turn median {:7.1} ms, +{:5.2} MB",
         ms(median(first.clone())),
         ms(*first.iter().min().expect("runs")),
+        ms(median(request)),
         added as f64 / 1e6,
         ms(median(later)),
         later_added as f64 / 1e6,
