@@ -296,9 +296,36 @@ fn large_files_are_skipped_and_reported() {
 #[test]
 fn randomized_changes_and_undos_restore_identical_trees() {
     for seed in 0..12u64 {
+        randomized_history(seed, false);
+    }
+}
+
+/// The same on a git-backed tree: clean files are git references, and turns also stage,
+/// commit, unstage, pack (`git gc`: packed objects and refs) and make racy-clean entries.
+#[test]
+fn randomized_changes_and_undos_restore_identical_trees_in_a_git_repository() {
+    let have_git = std::process::Command::new("git").arg("--version").output().is_ok();
+    if !have_git {
+        assert!(std::env::var_os("CI").is_none(), "git is needed for this test");
+        return;
+    }
+    for seed in 0..12u64 {
+        randomized_history(seed, true);
+    }
+}
+
+fn randomized_history(seed: u64, in_git: bool) {
+    {
         let mut rng = fastrand::Rng::with_seed(seed);
         let p = Project::new();
         p.write("start.txt", "start\n");
+        if in_git {
+            p.write("tracked/a.txt", "tracked a\n");
+            p.write("tracked/b.txt", "tracked b\n");
+            git(p.root(), &["init", "-q"]);
+            git(p.root(), &["add", "-A"]);
+            git(p.root(), &["commit", "-qm", "init"]);
+        }
         let mut recorder = p.recorder();
         let mut history = Vec::new();
         let mut states = vec![tree(p.root())];
@@ -306,11 +333,17 @@ fn randomized_changes_and_undos_restore_identical_trees() {
         for turn in 0..turns {
             recorder.begin_turn(&format!("turn {turn}"), 0).unwrap();
             for _ in 0..rng.usize(1..8) {
-                random_change(&mut rng, p.root());
+                if in_git && rng.usize(0..3) == 0 {
+                    random_git_change(&mut rng, p.root());
+                } else {
+                    random_change(&mut rng, p.root());
+                }
             }
             recorder.end_turn(&[]).unwrap();
             states.push(tree(p.root()));
         }
+        // Undo and redo read git's objects; they never write there.
+        let dot_git = in_git.then(|| git_dir_state(p.root()));
         for back in (0..turns).rev() {
             recorder.undo(&mut history, false, false, false).unwrap().unwrap();
             assert_eq!(
@@ -322,6 +355,80 @@ fn randomized_changes_and_undos_restore_identical_trees() {
         for (forward, state) in states.iter().enumerate().skip(1) {
             recorder.redo(&mut history, false, false).unwrap().unwrap();
             assert_eq!(&tree(p.root()), state, "seed {seed}: after redoing to state {forward}");
+        }
+        if let Some(before) = dot_git {
+            assert_eq!(git_dir_state(p.root()), before, "seed {seed}: .git changed");
+        }
+    }
+}
+
+/// Runs git in `dir` with a fixed identity and no system or global configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every file under `.git` with its bytes and mtime.
+fn git_dir_state(root: &Path) -> BTreeMap<std::path::PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.join(".git")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                out.insert(
+                    entry.path(),
+                    (std::fs::read(entry.path()).unwrap(), meta.modified().unwrap()),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// What a turn's shell commands do to git: stage all, commit, unstage one file, pack
+/// everything, or stage a file modified "in the future" (a racy-clean entry).
+fn random_git_change(rng: &mut fastrand::Rng, root: &Path) {
+    match rng.usize(0..5) {
+        0 => git(root, &["add", "-A"]),
+        1 => {
+            git(root, &["add", "-A"]);
+            git(root, &["commit", "-qm", "turn", "--allow-empty"]);
+        }
+        2 => {
+            let _ = std::process::Command::new("git")
+                .args(["rm", "-q", "--cached", "--ignore-unmatch", "tracked/a.txt"])
+                .current_dir(root)
+                .output();
+        }
+        3 => git(root, &["gc", "-q"]),
+        _ => {
+            let path = root.join(format!("racy{}.txt", rng.usize(0..2)));
+            std::fs::write(&path, format!("racy {}\n", rng.u32(..))).unwrap();
+            let future = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(future)
+                .unwrap();
+            git(root, &["add", "-A"]);
         }
     }
 }

@@ -82,9 +82,10 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// One path's recorded state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileState {
-    /// Object id of the content; empty for a directory.
+    /// Object id of the content; empty for a directory. `git:<hex>` names a blob of the
+    /// project's git repository (see [`super::git_baseline`]).
     pub id: String,
     pub size: u64,
     pub mode: u32,
@@ -98,12 +99,22 @@ pub struct FileState {
     /// A symbolic link; `id` holds its target (as bytes), never what it points to.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub link: bool,
+    /// The content's git blob id, for a file stored in brute's store in a git repository:
+    /// the same content referenced as `git:<hex>` (when git's index records it) is the same.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub git: String,
 }
 
 impl FileState {
+    /// The git blob id of the content, when known.
+    pub fn git_blob(&self) -> Option<&str> {
+        super::git_baseline::git_hex(&self.id).or((!self.git.is_empty()).then_some(self.git.as_str()))
+    }
+
     /// Same content, kind and permissions (timestamps aside; a link's own mode means nothing).
     pub fn same_content(&self, other: &FileState) -> bool {
-        self.id == other.id
+        let same_blob = || self.git_blob().is_some_and(|a| other.git_blob() == Some(a));
+        (self.id == other.id || (!self.dir && !self.link && same_blob()))
             && self.dir == other.dir
             && self.link == other.link
             && (self.link || self.mode & 0o7777 == other.mode & 0o7777)
@@ -134,6 +145,8 @@ pub struct Scanner {
     stored: Option<(String, Chain)>,
     /// The last scan stopped at [`MAX_ENTRIES`].
     too_big: bool,
+    /// git's index and attribute rules for the root, read again when the index changes.
+    git: Option<std::sync::Arc<super::git_baseline::GitBaseline>>,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -159,7 +172,17 @@ impl Scanner {
             previous: Manifest::new(),
             stored: None,
             too_big: false,
+            git: None,
         }
+    }
+
+    /// The git baseline for this scan: the one read before while the index is unchanged, else
+    /// read now (`None` outside git or where git's state is doubtful).
+    fn git_baseline(&mut self) -> Option<std::sync::Arc<super::git_baseline::GitBaseline>> {
+        if !self.git.as_ref().is_some_and(|g| g.is_current()) {
+            self.git = super::git_baseline::GitBaseline::open(&self.root).map(std::sync::Arc::new);
+        }
+        self.git.clone()
     }
 
     /// Whether the last scan failed because the tree has too many entries.
@@ -200,6 +223,14 @@ impl Scanner {
         &self.objects
     }
 
+    /// The last manifest scanned, when it is the one stored as `id` (saves loading it).
+    pub fn known_as(&self, id: &str) -> Option<&Manifest> {
+        self.stored
+            .as_ref()
+            .filter(|(stored, _)| stored == id)
+            .map(|_| &self.previous)
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -219,6 +250,7 @@ impl Scanner {
         let mut scan = Scan::default();
         let now = SystemTime::now();
         let mut pack = self.objects.pack();
+        let git = self.git_baseline();
         // brute's own data directory inside the tree (started in $HOME) is never part of a
         // checkpoint: it changes while being read, and undo must never touch it.
         let own = own_data_dir(&self.root, &self.objects);
@@ -253,6 +285,7 @@ impl Scanner {
                     ctime_ns: 0,
                     dir: true,
                     link: false,
+                    git: String::new(),
                 };
                 scan.manifest.insert(rel, state);
                 continue;
@@ -271,6 +304,7 @@ impl Scanner {
                     ctime_ns: 0,
                     dir: false,
                     link: true,
+                    git: String::new(),
                 };
                 scan.manifest.insert(rel, state);
                 continue;
@@ -285,6 +319,19 @@ impl Scanner {
             let mode = meta.permissions().mode();
             let mtime = mtime_ns(&meta);
             let ctime = ctime_ns(&meta);
+            // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
+            if let Some(id) = git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
+                let state = FileState {
+                    id,
+                    size: meta.len(),
+                    mode,
+                    mtime_ns: mtime,
+                    ctime_ns: ctime,
+                    ..Default::default()
+                };
+                scan.manifest.insert(rel, state);
+                continue;
+            }
             let recent = meta
                 .modified()
                 .ok()
@@ -297,6 +344,9 @@ impl Scanner {
                 && known.ctime_ns == ctime
                 && known.mode == mode
                 && !recent
+                // A git blob stays a baseline only while the index records it for the path.
+                && (super::git_baseline::git_hex(&known.id).is_none()
+                    || git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
                 // A seed's content pruned or lost meanwhile is read again, never referenced.
                 && self.objects.contains(&known.id)
             {
@@ -307,7 +357,14 @@ impl Scanner {
                 Ok(bytes) => bytes,
                 Err(_) => continue, // vanished or unreadable: not part of this checkpoint
             };
-            let id = pack.add_bytes(&bytes)?;
+            // In a git repository the content's blob id is known too: read anyway (racy, touched,
+            // maybe converted), a file whose blob is the index's is referenced, not stored.
+            let read = git.as_ref().map(|g| g.after_read(&rel, &bytes));
+            let (id, git_blob) = match read {
+                Some(read) if read.in_index => (format!("{}{}", super::git_baseline::PREFIX, read.blob), String::new()),
+                Some(read) => (pack.add_bytes(&bytes)?, read.blob),
+                None => (pack.add_bytes(&bytes)?, String::new()),
+            };
             scan.hashed += 1;
             scan.manifest.insert(
                 rel,
@@ -319,6 +376,7 @@ impl Scanner {
                     ctime_ns: ctime,
                     dir: false,
                     link: false,
+                    git: git_blob,
                 },
             );
         }
@@ -1010,6 +1068,7 @@ mod cursor_tests {
             ctime_ns: 0,
             dir: false,
             link: false,
+            git: String::new(),
         }
     }
 
@@ -1084,6 +1143,7 @@ mod tests {
             ctime_ns: 1,
             dir: false,
             link: false,
+            git: String::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod checkpoint;
 pub mod diff;
+pub mod git_baseline;
 pub mod lock;
 pub mod objects;
 pub mod prune;
@@ -452,7 +453,8 @@ impl SessionStore {
             data_dir: data_dir.to_path_buf(),
             dir: data_dir.join("sessions").join(project_key(root)),
             root: root.to_path_buf(),
-            objects: ObjectStore::new(data_dir.join("objects")),
+            // `git:` ids of this project's checkpoints are read from its own repository.
+            objects: ObjectStore::new(data_dir.join("objects")).with_git(root),
         }
     }
 

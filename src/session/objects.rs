@@ -52,6 +52,8 @@ pub struct ObjectStore {
     index: Arc<Mutex<Index>>,
     /// Loose objects this process wrote since its last merge.
     loose_written: Arc<AtomicUsize>,
+    /// Where `git:` ids not copied into the store are read from: the project's repository.
+    git: Option<Arc<super::git_baseline::GitObjects>>,
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -66,7 +68,38 @@ impl ObjectStore {
             dir,
             index: Arc::default(),
             loose_written: Arc::default(),
+            git: None,
         }
+    }
+
+    /// The same store, reading the `git:` ids it has no copy of from `root`'s repository.
+    pub fn with_git(mut self, root: &Path) -> Self {
+        self.git = Some(Arc::new(super::git_baseline::GitObjects::new(root)));
+        self
+    }
+
+    /// Copies the git blobs `ids` name (ids without the `git:` prefix are ignored) from the
+    /// project's repository into the store, under those ids, so a later rewrite and garbage
+    /// collection of git's history cannot lose them. Returns the ids that could not be
+    /// copied, with why.
+    pub fn secure_git(&self, ids: &[&str]) -> std::io::Result<Vec<(String, String)>> {
+        let mut failed = Vec::new();
+        let mut pack = self.pack();
+        for id in ids {
+            let Some(hex) = super::git_baseline::git_hex(id) else {
+                continue;
+            };
+            if self.contains_cached(id) || pack.seen.contains(*id) {
+                continue;
+            }
+            match self.git.as_ref().map(|git| git.read(hex)) {
+                Some(Ok(bytes)) => pack.add_named(id, &bytes)?,
+                Some(Err(error)) => failed.push(((*id).to_owned(), error.to_string())),
+                None => failed.push(((*id).to_owned(), "no repository to read it from".to_owned())),
+            }
+        }
+        pack.finish()?;
+        Ok(failed)
     }
 
     pub fn dir(&self) -> &Path {
@@ -201,12 +234,24 @@ impl ObjectStore {
                 format!("object {id} is missing from {}", self.dir.display()),
             )
         };
-        let at = self.locate(id).ok_or_else(missing)?;
+        // A git blob not copied here is read from the project's repository.
+        let from_git = || match (super::git_baseline::git_hex(id), &self.git) {
+            (Some(hex), Some(git)) => git
+                .read(hex)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e)),
+            _ => Err(missing()),
+        };
+        let Some(at) = self.locate(id) else {
+            return from_git();
+        };
         match self.read_at(&at) {
-            // The pack was merged into another since this process read its index.
+            // The pack was merged into another (or pruned) since this process read its index.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.forget_index();
-                self.read_at(&self.locate(id).ok_or_else(missing)?)
+                match self.locate(id) {
+                    Some(at) => self.read_at(&at),
+                    None => from_git(),
+                }
             }
             other => other,
         }
@@ -345,7 +390,11 @@ impl ObjectStore {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.locate(id).is_some() || self.path(id).exists()
+        self.locate(id).is_some()
+            || self.path(id).exists()
+            || super::git_baseline::git_hex(id)
+                .zip(self.git.as_ref())
+                .is_some_and(|(hex, git)| git.exists(hex))
     }
 
     /// Every stored object id with its size.
@@ -481,6 +530,14 @@ impl PackWriter {
         if self.seen.contains(&id) || (self.dedupe && self.store.contains_cached(&id)) {
             return Ok(id);
         }
+        self.add_named(&id, bytes)?;
+        Ok(id)
+    }
+
+    /// Adds `bytes` under `id` (the caller vouches for the name: a hash of another kind, such
+    /// as a copied `git:` blob).
+    fn add_named(&mut self, id: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let id = id.to_owned();
         if self.file.is_none() {
             let dir = self.store.pack_dir();
             std::fs::create_dir_all(&dir).map_err(at_path(&dir))?;
@@ -499,8 +556,8 @@ impl PackWriter {
         }
         self.entries.push((id.clone(), self.offset, bytes.len() as u64));
         self.offset += bytes.len() as u64;
-        self.seen.insert(id.clone());
-        Ok(id)
+        self.seen.insert(id);
+        Ok(())
     }
 
     /// Makes the pack durable and visible (its index is written last, atomically).

@@ -213,7 +213,13 @@ impl Recorder {
             self.file.sync_later();
             return Ok(());
         }
+        // The turn's start as the scanner holds it (not loaded again), where it names git.
+        let start_id = self.turns.last().map(|t| t.start.clone()).unwrap_or_default();
+        let known = self.scanner.known_as(&start_id);
+        let start_has_git = known.map(super::git_baseline::names_git);
+        let start = known.filter(|m| super::git_baseline::names_git(m)).cloned();
         let (manifest, skipped) = self.snapshot()?;
+        self.secure_git(&start_id, start, start_has_git, &manifest);
         let own = self.relative(own);
         let held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) if !others.is_empty() => self.held(&manifest, &own, &others)?,
@@ -237,6 +243,46 @@ impl Recorder {
         })?;
         self.file.sync_later();
         Ok(())
+    }
+
+    /// Copies the git blobs the changes from `start` to `end` refer to into the store (see
+    /// [`super::git_baseline::secure_changes`]); what cannot be copied stays a reference.
+    /// `start` is the start manifest when the caller holds it, `start_has_git` whether it
+    /// names git blobs when known.
+    fn secure_git(
+        &self,
+        start_id: &str,
+        start: Option<checkpoint::Manifest>,
+        start_has_git: Option<bool>,
+        end_id: &str,
+    ) {
+        let objects = self.store.objects();
+        let loaded_end;
+        let end = match self.scanner.known_as(end_id) {
+            Some(end) => end,
+            None => match checkpoint::load_manifest(objects, end_id) {
+                Ok(end) => {
+                    loaded_end = end;
+                    &loaded_end
+                }
+                Err(_) => return,
+            },
+        };
+        // Outside git (neither state names a git blob) there is nothing to copy.
+        if start_has_git == Some(false) && !super::git_baseline::names_git(end) {
+            return;
+        }
+        let Some(start) = start.or_else(|| checkpoint::load_manifest(objects, start_id).ok()) else {
+            return;
+        };
+        match super::git_baseline::secure_changes(objects, &checkpoint::diff(&start, end)) {
+            Ok(failed) => {
+                for (id, why) in failed {
+                    tracing::warn!(%id, %why, "cannot copy a git blob the turn's undo needs");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs"),
+        }
     }
 
     /// `paths` as the checkpoints spell them: relative to the project root.
@@ -420,6 +466,7 @@ impl Recorder {
             Some(end) => (end, Vec::new()),
             None => self.snapshot()?,
         };
+        self.secure_git(&self.turns[index].start, None, None, &manifest);
         let turn = &mut self.turns[index];
         turn.end = Some(manifest.clone());
         turn.skipped = skipped.clone();

@@ -1,0 +1,844 @@
+//! git's own blobs as checkpoint baselines: in a git repository, a file that git's index
+//! says is clean (its stat data match, as git itself decides) is recorded as a reference to
+//! the blob already in `.git` (`git:<hex>`), not copied into brute's store. Restoring such a
+//! file reads the blob from the object database, read-only (loose and packed objects, deltas
+//! included, through `gix-odb`). brute never writes to `.git` and never runs git.
+//!
+//! Anything doubtful is read: an entry whose stat data do not match, that is racy (modified
+//! at or after the index was written), or whose path a conversion may apply to
+//! (`.gitattributes` naming `filter`, `text`, `eol`, `crlf`, `ident` or
+//! `working-tree-encoding`, or `core.autocrlf`) is hashed as a git blob; only when that hash
+//! is the index's id is it referenced (the file was read, nothing stored), else it is stored
+//! as any other file. Entries that are staged in a conflict, skip-worktree, assume-unchanged,
+//! intent-to-add, links, submodules or sparse directories are never referenced, and a missing,
+//! unreadable or damaged index, a `core.worktree`, a bare repository or a non-SHA-1 object
+//! format turn the baseline off (every file is stored, as outside git).
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use gix_object::{Exists, Find, FindHeader};
+
+/// The prefix of an id that names a git blob of the project's repository.
+pub const PREFIX: &str = "git:";
+
+/// The git blob hex an id names, if it is a git reference.
+pub fn git_hex(id: &str) -> Option<&str> {
+    id.strip_prefix(PREFIX)
+}
+
+/// The git blob id (SHA-1 of `blob <len>\0…`) of `bytes`, as hex.
+pub fn blob_hex(bytes: &[u8]) -> String {
+    gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+        .map(|id| id.to_string())
+        .unwrap_or_default()
+}
+
+/// Where a repository's files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Dirs {
+    /// This worktree's git directory (the index lives here).
+    git_dir: PathBuf,
+    /// The directory shared by all worktrees (objects and config live here).
+    common: PathBuf,
+}
+
+/// The repository whose worktree is `root`: `root/.git` as a directory, or a `.git` file
+/// saying `gitdir: …` (worktrees, submodules), with a `commondir` where there is one. A `.git`
+/// that is a link, or anything else, is not used.
+fn find_dirs(root: &Path) -> Option<Dirs> {
+    let dot_git = root.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let git_dir = if meta.is_dir() {
+        dot_git
+    } else if meta.is_file() && meta.len() < 4096 {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+        let target = root.join(target);
+        target.is_dir().then_some(target)?
+    } else {
+        return None;
+    };
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => git_dir.join(text.trim()),
+        Err(_) => git_dir.clone(),
+    };
+    common.join("objects").is_dir().then_some(Dirs { git_dir, common })
+}
+
+/// What brute needs from git's configuration.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Config {
+    /// `core.autocrlf` is `true` or `input`: any file may be converted.
+    autocrlf: bool,
+    /// `core.attributesFile`.
+    attributes_file: Option<PathBuf>,
+    /// Something that makes the index's paths or objects doubtful (`core.worktree`, a bare
+    /// repository, another object format, `extensions.worktreeConfig`).
+    doubtful: bool,
+}
+
+/// The configuration files git reads, system to local; includes are followed (reading more
+/// can only make brute more careful).
+fn read_config(dirs: &Dirs) -> Config {
+    let mut config = Config::default();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut files: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig")];
+    for var in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
+        files.extend(std::env::var_os(var).map(PathBuf::from));
+    }
+    files.extend(xdg.as_ref().map(|x| x.join("git/config")));
+    files.extend(home.as_ref().map(|h| h.join(".gitconfig")));
+    files.push(dirs.common.join("config"));
+    files.push(dirs.git_dir.join("config.worktree"));
+    let mut seen = Vec::new();
+    for file in files {
+        read_config_file(&file, &mut config, &mut seen, 0);
+    }
+    config
+}
+
+fn read_config_file(path: &Path, config: &mut Config, seen: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 8 || seen.iter().any(|s| s == path) {
+        return;
+    }
+    seen.push(path.to_path_buf());
+    // Config files are small; a huge or special one is not read (and changes nothing).
+    let Ok(meta) = std::fs::metadata(path) else { return };
+    if !meta.is_file() || meta.len() > 1024 * 1024 {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let mut section = String::new();
+    for line in text.lines() {
+        let mut line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some((head, tail)) = rest.split_once(']') else {
+                continue;
+            };
+            section = head.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            line = tail.trim();
+        }
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim().to_ascii_lowercase(), unquote(v)),
+            None => (line.to_ascii_lowercase(), "true".to_owned()),
+        };
+        let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1" | "input");
+        match (section.as_str(), key.as_str()) {
+            ("core", "autocrlf") => config.autocrlf = truthy(&value),
+            ("core", "attributesfile") => config.attributes_file = Some(expand_home(&value, path)),
+            ("core", "worktree") => config.doubtful = true,
+            ("core", "bare") => config.doubtful |= truthy(&value),
+            ("extensions", "objectformat") => config.doubtful |= !value.eq_ignore_ascii_case("sha1"),
+            ("extensions", "worktreeconfig") => config.doubtful |= truthy(&value),
+            ("include" | "includeif", "path") => {
+                let include = expand_home(&value, path);
+                read_config_file(&include, config, seen, depth + 1);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn unquote(value: &str) -> String {
+    let value = value.split(" #").next().unwrap_or(value).trim();
+    value.trim_matches('"').to_owned()
+}
+
+/// `~/x` from the home directory, a relative path from the including file's directory.
+fn expand_home(value: &str, from: &Path) -> PathBuf {
+    if let Some(rest) = value.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let path = PathBuf::from(value);
+    if path.is_absolute() {
+        path
+    } else {
+        from.parent().unwrap_or(Path::new("/")).join(path)
+    }
+}
+
+/// The attributes that can make a checked-out file differ from its blob.
+const CONVERSIONS: [&str; 6] = ["text", "eol", "crlf", "filter", "ident", "working-tree-encoding"];
+
+/// The `.gitattributes` lines that may convert a path: a path any of them matches is hashed
+/// before it is referenced. Conservative: a line that sets such an attribute (or a macro
+/// defined with one) counts whatever later lines unset; a pattern brute cannot parse matches
+/// everything.
+#[derive(Default)]
+struct Rules {
+    /// (directory the file applies to, relative to the root with a trailing `/` or empty; its
+    /// converting patterns).
+    sets: Vec<(String, ignore::gitignore::Gitignore)>,
+    /// A line brute could not read: every path is hashed.
+    everything: bool,
+}
+
+impl Rules {
+    /// Reads every attribute file git consults for the worktree at `root`: the system and
+    /// global ones, `info/attributes`, and `.gitattributes` in every directory of `dirs_in_tree`.
+    /// `staged` are the index's own `.gitattributes` (directory, text): read too, so a file
+    /// deleted or changed on disk since cannot hide a conversion the index's blobs went through.
+    fn read(root: &Path, dirs: &Dirs, config: &Config, dirs_in_tree: &[String], staged: Vec<(String, String)>) -> Self {
+        let mut files: Vec<(String, PathBuf)> = vec![(String::new(), PathBuf::from("/etc/gitattributes"))];
+        let global = config.attributes_file.clone().or_else(|| {
+            std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+                .map(|x| x.join("git/attributes"))
+        });
+        files.extend(global.map(|g| (String::new(), g)));
+        files.push((String::new(), dirs.common.join("info/attributes")));
+        for dir in dirs_in_tree {
+            files.push((dir.clone(), root.join(dir).join(".gitattributes")));
+        }
+        let texts: Vec<(String, String)> = files
+            .into_iter()
+            .filter_map(|(dir, path)| {
+                let meta = std::fs::metadata(&path).ok()?;
+                // A FIFO or device named .gitattributes is never opened; a huge one is doubtful.
+                if !meta.is_file() {
+                    return None;
+                }
+                if meta.len() > 4 * 1024 * 1024 {
+                    return Some((dir, "* text".to_owned()));
+                }
+                std::fs::read(&path)
+                    .ok()
+                    .map(|b| (dir, String::from_utf8_lossy(&b).into_owned()))
+            })
+            .chain(staged)
+            .collect();
+        // Macros that set a conversion (`[attr]lfs filter=lfs`) convert where they are used.
+        let mut names: Vec<String> = CONVERSIONS.iter().map(|s| (*s).to_owned()).collect();
+        for (_, text) in &texts {
+            for line in text.lines() {
+                if let Some(rest) = line.trim().strip_prefix("[attr]") {
+                    let mut parts = rest.split_whitespace();
+                    if let Some(name) = parts.next()
+                        && parts.any(|a| sets_one(a, &names))
+                    {
+                        names.push(name.to_owned());
+                    }
+                }
+            }
+        }
+        let mut rules = Rules::default();
+        for (dir, text) in texts {
+            let mut builder = ignore::gitignore::GitignoreBuilder::new(root.join(&dir));
+            let mut any = false;
+            for line in text.lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') || line.starts_with("[attr]") {
+                    continue;
+                }
+                let mut parts = line.split_whitespace();
+                let Some(pattern) = parts.next() else { continue };
+                if !parts.any(|a| sets_one(a, &names)) {
+                    continue;
+                }
+                any = true;
+                // Quoted patterns and negations (forbidden in attributes) are not parsed.
+                let pattern = pattern.trim_start_matches('!');
+                if pattern.starts_with('"') || builder.add_line(None, pattern).is_err() {
+                    rules.everything = true;
+                }
+            }
+            if any {
+                match builder.build() {
+                    Ok(set) => {
+                        let prefix = if dir.is_empty() { dir } else { format!("{dir}/") };
+                        rules.sets.push((prefix, set));
+                    }
+                    Err(_) => rules.everything = true,
+                }
+            }
+        }
+        rules
+    }
+
+    /// Whether a conversion may apply to `rel` (a file path relative to the root).
+    fn converts(&self, root: &Path, rel: &str) -> bool {
+        self.everything
+            || self.sets.iter().any(|(dir, set)| {
+                rel.starts_with(dir.as_str()) && set.matched_path_or_any_parents(root.join(rel), false).is_ignore()
+            })
+    }
+}
+
+/// Whether one attribute token of a line sets (not unsets) one of `names`.
+fn sets_one(token: &str, names: &[String]) -> bool {
+    if token.starts_with('-') || token.starts_with('!') {
+        return false;
+    }
+    let name = token.split('=').next().unwrap_or(token);
+    names.iter().any(|n| n == name)
+}
+
+/// One index entry brute may reference.
+#[derive(Debug, Clone)]
+struct Tracked {
+    hex: String,
+    stat: gix_index::entry::Stat,
+    /// A conversion may apply: only a hash decides.
+    converts: bool,
+}
+
+/// What identifies an index file on disk: when it changes, the baseline is read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexKey {
+    ino: u64,
+    size: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl IndexKey {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        Self {
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
+        }
+    }
+}
+
+/// The parsed index and attribute rules of one repository, read once per scan and shared
+/// read-only by the scan's threads.
+pub struct GitBaseline {
+    root: PathBuf,
+    entries: HashMap<String, Tracked>,
+    /// The index file's own mtime: an entry modified at or after it is racy.
+    index_time: (u32, u32),
+    key: IndexKey,
+    index_path: PathBuf,
+}
+
+/// The decision for a file that was read (see [`GitBaseline::after_read`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadFile {
+    /// The content's git blob id (hex).
+    pub blob: String,
+    /// It is the blob the index records for the path: reference it, nothing to store.
+    pub in_index: bool,
+}
+
+impl GitBaseline {
+    /// The baseline of the repository whose worktree is `root`, or `None` when there is none
+    /// or anything about it is doubtful.
+    pub fn open(root: &Path) -> Option<Self> {
+        let dirs = find_dirs(root)?;
+        let config = read_config(&dirs);
+        if config.doubtful {
+            return None;
+        }
+        let index_path = dirs.git_dir.join("index");
+        let meta = std::fs::metadata(&index_path).ok().filter(|m| m.is_file())?;
+        let key = IndexKey::of(&meta);
+        let index = gix_index::File::at(&index_path, gix_hash::Kind::Sha1, false, Default::default()).ok()?;
+        let odb = open_odb(&dirs)?;
+        let odb = odb.to_handle_arc();
+        let stamp = index.timestamp();
+        let index_time = (
+            u32::try_from(stamp.unix_seconds()).unwrap_or(u32::MAX),
+            stamp.nanoseconds(),
+        );
+        let mut dirs_in_tree: Vec<String> = vec![String::new()];
+        let mut seen_dirs: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut candidates: Vec<(String, Tracked)> = Vec::new();
+        let unusable = gix_index::entry::Flags::ASSUME_VALID
+            | gix_index::entry::Flags::SKIP_WORKTREE
+            | gix_index::entry::Flags::INTENT_TO_ADD;
+        for entry in index.entries() {
+            let path = entry.path(&index);
+            let Ok(path) = std::str::from_utf8(path) else { continue };
+            // Every directory on the way may hold a `.gitattributes`.
+            let mut dir = path;
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                if !seen_dirs.insert(parent) {
+                    break;
+                }
+                dirs_in_tree.push(parent.to_owned());
+                dir = parent;
+            }
+            let regular =
+                entry.mode == gix_index::entry::Mode::FILE || entry.mode == gix_index::entry::Mode::FILE_EXECUTABLE;
+            if !regular
+                || entry.stage_raw() != 0
+                || entry.flags.intersects(unusable)
+                || path.split('/').any(|c| c == ".git")
+            {
+                continue;
+            }
+            candidates.push((
+                path.to_owned(),
+                Tracked {
+                    hex: entry.id.to_string(),
+                    stat: entry.stat,
+                    converts: false,
+                },
+            ));
+        }
+        dirs_in_tree.sort();
+        dirs_in_tree.dedup();
+        let staged: Vec<(String, String)> = index
+            .entries()
+            .iter()
+            .filter_map(|entry| {
+                let path = std::str::from_utf8(entry.path(&index)).ok()?;
+                let dir = match path.rsplit_once('/') {
+                    Some((dir, ".gitattributes")) => dir,
+                    None if path == ".gitattributes" => "",
+                    _ => return None,
+                };
+                let mut buffer = Vec::new();
+                let data = odb.try_find(&entry.id, &mut buffer).ok()??;
+                Some((dir.to_owned(), String::from_utf8_lossy(data.data).into_owned()))
+            })
+            .collect();
+        let rules = Rules::read(root, &dirs, &config, &dirs_in_tree, staged);
+        let mut entries = HashMap::with_capacity(candidates.len());
+        for (path, mut tracked) in candidates {
+            let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
+                continue;
+            };
+            // A blob the database lacks (a partial clone, a damaged repository) is stored.
+            let Ok(Some(header)) = odb.try_header(&id) else {
+                continue;
+            };
+            // A blob whose size is not the file's when it was indexed went through a
+            // conversion (attributes or settings changed since, say): only a hash decides.
+            let resized = header.kind != gix_object::Kind::Blob || header.size as u32 != tracked.stat.size;
+            tracked.converts = resized || config.autocrlf || rules.converts(root, &path);
+            entries.insert(path, tracked);
+        }
+        Some(Self {
+            root: root.to_path_buf(),
+            entries,
+            index_time,
+            key,
+            index_path,
+        })
+    }
+
+    /// Whether the index is still the one this baseline read.
+    pub fn is_current(&self) -> bool {
+        std::fs::metadata(&self.index_path).is_ok_and(|m| IndexKey::of(&m) == self.key)
+    }
+
+    /// The project root it belongs to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Before a file is read: its git reference when git's index says it is clean (stat data
+    /// equal, not racy) and no conversion can apply; `None` means read it.
+    pub fn clean(&self, rel: &str, meta: &std::fs::Metadata) -> Option<String> {
+        let tracked = self.entries.get(rel)?;
+        (!tracked.converts && stat_matches(&tracked.stat, meta) && !self.racy(&tracked.stat))
+            .then(|| format!("{PREFIX}{}", tracked.hex))
+    }
+
+    /// Whether the index records blob `id` (a `git:` id) for `rel`: a reference to it stays
+    /// valid while the index holds it.
+    pub fn tracks(&self, rel: &str, id: &str) -> bool {
+        git_hex(id).is_some_and(|hex| self.entries.get(rel).is_some_and(|t| t.hex == hex))
+    }
+
+    /// After a file was read: its git blob id, and whether the index records exactly that
+    /// blob for it (a racy, touched or conversion-prone file that is clean after all).
+    pub fn after_read(&self, rel: &str, bytes: &[u8]) -> ReadFile {
+        let blob = blob_hex(bytes);
+        let in_index = self.entries.get(rel).is_some_and(|t| t.hex == blob);
+        ReadFile { blob, in_index }
+    }
+
+    /// git's racy check: an entry modified at or after the index was written may have been
+    /// changed again within the same timestamp.
+    fn racy(&self, stat: &gix_index::entry::Stat) -> bool {
+        (stat.mtime.secs, stat.mtime.nsecs) >= self.index_time
+    }
+}
+
+/// The stat data git compares (all of them: brute is stricter than `core.checkStat`).
+fn stat_matches(stat: &gix_index::entry::Stat, meta: &std::fs::Metadata) -> bool {
+    stat.mtime.secs as i64 == meta.mtime()
+        && stat.mtime.nsecs as i64 == meta.mtime_nsec()
+        && stat.ctime.secs as i64 == meta.ctime()
+        && stat.ctime.nsecs as i64 == meta.ctime_nsec()
+        && stat.size == meta.len() as u32
+        && stat.ino == meta.ino() as u32
+        && stat.dev == meta.dev() as u32
+        && stat.uid == meta.uid()
+        && stat.gid == meta.gid()
+        && meta.is_file()
+}
+
+/// The object database of a repository, opened read-only.
+fn open_odb(dirs: &Dirs) -> Option<Arc<gix_odb::Store>> {
+    let options = gix_odb::store::init::Options {
+        current_dir: Some(dirs.common.clone()),
+        ..Default::default()
+    };
+    gix_odb::Store::at_opts(
+        dirs.common.join("objects"),
+        gix_hash::Kind::Sha1,
+        &mut std::iter::empty(),
+        options,
+    )
+    .ok()
+    .map(Arc::new)
+}
+
+/// A missing git object: the repository's history was rewritten and garbage-collected since
+/// the checkpoint referred to it.
+#[derive(Debug, thiserror::Error)]
+pub enum GitObjectError {
+    #[error("git object {hex} is missing from {objects} (pruned by git gc?)")]
+    Missing { hex: String, objects: String },
+    #[error("{0} has no git repository brute can read")]
+    NoRepository(String),
+    #[error("git object {hex} in {objects} is damaged: {detail}")]
+    Damaged {
+        hex: String,
+        objects: String,
+        detail: String,
+    },
+}
+
+/// Reads the git blobs a project's checkpoints refer to, from that project's repository
+/// (opened on first use, read-only).
+pub struct GitObjects {
+    root: PathBuf,
+    odb: OnceLock<Option<(Arc<gix_odb::Store>, PathBuf)>>,
+}
+
+impl std::fmt::Debug for GitObjects {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitObjects")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GitObjects {
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            odb: OnceLock::new(),
+        }
+    }
+
+    fn odb(&self) -> Option<&(Arc<gix_odb::Store>, PathBuf)> {
+        self.odb
+            .get_or_init(|| {
+                let dirs = find_dirs(&self.root)?;
+                let objects = dirs.common.join("objects");
+                open_odb(&dirs).map(|odb| (odb, objects))
+            })
+            .as_ref()
+    }
+
+    /// Whether the repository has blob `hex`.
+    pub fn exists(&self, hex: &str) -> bool {
+        let Ok(id) = gix_hash::ObjectId::from_hex(hex.as_bytes()) else {
+            return false;
+        };
+        self.odb().is_some_and(|(odb, _)| odb.to_handle_arc().exists(&id))
+    }
+
+    /// Blob `hex`'s content, checked against its id.
+    pub fn read(&self, hex: &str) -> Result<Vec<u8>, GitObjectError> {
+        let (odb, objects) = self
+            .odb()
+            .ok_or_else(|| GitObjectError::NoRepository(self.root.display().to_string()))?;
+        let missing = || GitObjectError::Missing {
+            hex: hex.to_owned(),
+            objects: objects.display().to_string(),
+        };
+        let id = gix_hash::ObjectId::from_hex(hex.as_bytes()).map_err(|_| missing())?;
+        let mut buffer = Vec::new();
+        let found = odb
+            .to_handle_arc()
+            .try_find(&id, &mut buffer)
+            .map_err(|e| GitObjectError::Damaged {
+                hex: hex.to_owned(),
+                objects: objects.display().to_string(),
+                detail: e.to_string(),
+            })?;
+        let data = found.ok_or_else(missing)?;
+        if data.kind != gix_object::Kind::Blob || blob_hex(data.data) != hex {
+            return Err(GitObjectError::Damaged {
+                hex: hex.to_owned(),
+                objects: objects.display().to_string(),
+                detail: "not the blob its id names".to_owned(),
+            });
+        }
+        Ok(data.data.to_vec())
+    }
+}
+
+/// Whether a manifest names any git blob.
+pub fn names_git(manifest: &super::checkpoint::Manifest) -> bool {
+    manifest.values().any(|s| git_hex(&s.id).is_some())
+}
+
+/// Copies into brute's store the git blobs a turn's changes refer to (the states it started
+/// from and ended at), so undo and redo of it do not depend on git keeping them (a rebase and
+/// `git gc --prune=now` would not). Returns the ids that could not be copied, with why.
+pub fn secure_changes(
+    objects: &super::objects::ObjectStore,
+    changes: &[super::checkpoint::Change],
+) -> std::io::Result<Vec<(String, String)>> {
+    let ids: Vec<&str> = changes
+        .iter()
+        .flat_map(|c| [c.before.as_ref(), c.after.as_ref()])
+        .flatten()
+        .map(|s| s.id.as_str())
+        .filter(|id| git_hex(id).is_some())
+        .collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    objects.secure_git(&ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs git in `dir` (no system or global config); `None` when git is missing (a failure
+    /// under CI).
+    fn git(dir: &Path, args: &[&str]) -> Option<String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output();
+        let Ok(out) = out else {
+            assert!(std::env::var_os("CI").is_none(), "git is needed for this test");
+            return None;
+        };
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn repo_with(files: &[(&str, &str)]) -> Option<tempfile::TempDir> {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"])?;
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, content).unwrap();
+            // A minute old: not racy by chance (written in the clock tick the index is).
+            let past = std::time::SystemTime::now() - Duration::from_secs(60);
+            let file = std::fs::File::options().write(true).open(&full).unwrap();
+            file.set_modified(past).unwrap();
+        }
+        git(dir.path(), &["add", "-A"])?;
+        Some(dir)
+    }
+
+    fn meta(root: &Path, rel: &str) -> std::fs::Metadata {
+        std::fs::symlink_metadata(root.join(rel)).unwrap()
+    }
+
+    #[test]
+    fn blob_ids_are_gits() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(blob_hex(b"hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+        assert_eq!(git_hex("git:abc"), Some("abc"));
+        assert_eq!(git_hex(&"a".repeat(64)), None);
+    }
+
+    #[test]
+    fn clean_means_stat_equal_and_not_racy_and_a_read_file_is_checked_by_hash() {
+        let Some(repo) = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n")]) else {
+            return;
+        };
+        let root = repo.path();
+        let base = GitBaseline::open(root).unwrap();
+        let id = base.clean("a.txt", &meta(root, "a.txt")).unwrap();
+        assert_eq!(id, format!("git:{}", blob_hex(b"a\n")));
+        assert!(base.tracks("a.txt", &id) && !base.tracks("b.txt", &id));
+        assert_eq!(base.clean("untracked", &meta(root, "a.txt")), None);
+        // Touched: the stat data differ, so it is read; the hash says it is still the blob.
+        let file = std::fs::File::options().write(true).open(root.join("a.txt")).unwrap();
+        file.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+        assert_eq!(base.clean("a.txt", &meta(root, "a.txt")), None);
+        assert!(base.after_read("a.txt", b"a\n").in_index);
+        assert!(!base.after_read("a.txt", b"A\n").in_index);
+        assert_eq!(base.after_read("a.txt", b"A\n").blob, blob_hex(b"A\n"));
+        // Racy: an entry modified at or after the index was written is never trusted by stat.
+        let mut racy = GitBaseline::open(root).unwrap();
+        assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
+        let entry = racy.entries["b.txt"].stat;
+        racy.index_time = (entry.mtime.secs, entry.mtime.nsecs);
+        assert_eq!(racy.clean("b.txt", &meta(root, "b.txt")), None);
+        racy.index_time = (entry.mtime.secs, entry.mtime.nsecs + 1);
+        assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
+    }
+
+    use std::time::Duration;
+
+    #[test]
+    fn flagged_entries_are_never_referenced_and_index_formats_are_read() {
+        let Some(repo) = repo_with(&[("keep.txt", "k\n"), ("skip.txt", "s\n"), ("assume.txt", "a\n")]) else {
+            return;
+        };
+        let root = repo.path();
+        std::fs::write(root.join("intent.txt"), "i\n").unwrap();
+        git(root, &["add", "-N", "intent.txt"]);
+        git(root, &["update-index", "--skip-worktree", "skip.txt"]);
+        git(root, &["update-index", "--assume-unchanged", "assume.txt"]);
+        let check = |label: &str| {
+            let base = GitBaseline::open(root).unwrap_or_else(|| panic!("{label}: no baseline"));
+            assert!(base.clean("keep.txt", &meta(root, "keep.txt")).is_some(), "{label}");
+            for path in ["skip.txt", "assume.txt", "intent.txt"] {
+                assert!(!base.entries.contains_key(path), "{label}: {path}");
+            }
+        };
+        check("version 2");
+        git(root, &["update-index", "--index-version", "4"]);
+        check("version 4");
+        git(root, &["update-index", "--split-index"]);
+        assert!(
+            std::fs::read_dir(root.join(".git"))
+                .unwrap()
+                .flatten()
+                .any(|e| { e.file_name().to_string_lossy().starts_with("sharedindex.") })
+        );
+        check("split index");
+        // A damaged index: no baseline at all (everything is stored).
+        let index = root.join(".git/index");
+        let bytes = std::fs::read(&index).unwrap();
+        std::fs::write(&index, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(GitBaseline::open(root).is_none());
+        std::fs::remove_file(&index).unwrap();
+        assert!(GitBaseline::open(root).is_none(), "no index");
+    }
+
+    #[test]
+    fn git_dirs_come_from_a_dir_or_a_gitdir_file_never_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        std::fs::create_dir_all(main.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let found = find_dirs(&main).unwrap();
+        assert_eq!(found.common, main.join(".git"));
+        let wt = dir.path().join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
+        let found = find_dirs(&wt).unwrap();
+        assert_eq!(found.git_dir, wt.join("../main/.git/worktrees/wt"));
+        assert_eq!(found.common, wt.join("../main/.git/worktrees/wt/../.."));
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::os::unix::fs::symlink(main.join(".git"), linked.join(".git")).unwrap();
+        assert_eq!(find_dirs(&linked), None);
+        std::fs::write(wt.join(".git"), "not a gitdir line\n").unwrap();
+        assert_eq!(find_dirs(&wt), None);
+    }
+
+    #[test]
+    fn config_autocrlf_includes_and_doubtful_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |text: &str| {
+            let path = dir.path().join("config");
+            std::fs::write(&path, text).unwrap();
+            let mut config = Config::default();
+            read_config_file(&path, &mut config, &mut Vec::new(), 0);
+            config
+        };
+        assert!(read("[core]\n\tautocrlf = true\n").autocrlf);
+        assert!(read("[core]\n\tautocrlf = input\n").autocrlf);
+        assert!(!read("[core]\n\tautocrlf = false\n").autocrlf);
+        assert!(read("[extensions]\n\tobjectFormat = sha256\n").doubtful);
+        assert!(read("[core]\n\tworktree = /elsewhere\n").doubtful);
+        assert!(read("[core]\n\tbare = true\n").doubtful);
+        assert!(!read("[core]\n\tbare = false\n\tfilemode = true\n").doubtful);
+        std::fs::write(dir.path().join("more"), "[core]\nautocrlf = true\n").unwrap();
+        assert!(read("[include]\n\tpath = more\n").autocrlf, "includes are followed");
+        assert!(read("[includeIf \"gitdir:/x/\"]\n\tpath = more\n").autocrlf);
+        // An include of itself, or of a FIFO, does not loop or block.
+        assert!(!read("[include]\n\tpath = config\n").autocrlf);
+        let fifo = dir.path().join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert!(!read("[include]\n\tpath = fifo\n").autocrlf);
+        let attributes = read("[core]\n\tattributesFile = ~/attrs\n").attributes_file.unwrap();
+        assert!(attributes.ends_with("attrs") && attributes.is_absolute());
+    }
+
+    #[test]
+    fn attributes_that_convert_mark_their_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(
+            root.join(".gitattributes"),
+            "# comment\n*.bin filter=lfs diff=lfs -text\n*.png binary\n*.md -text\n[attr]media filter=fake\n*.mov media\n/top.crlf eol=crlf\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("sub/.gitattributes"), "*.txt text\n").unwrap();
+        let dirs = find_dirs(root).unwrap();
+        let rules = Rules::read(
+            root,
+            &dirs,
+            &Config::default(),
+            &[String::new(), "sub".into(), "sub/deep".into()],
+            Vec::new(),
+        );
+        assert!(!rules.everything);
+        for path in [
+            "a.bin",
+            "sub/deep/x.bin",
+            "clip.mov",
+            "top.crlf",
+            "sub/a.txt",
+            "sub/deep/b.txt",
+        ] {
+            assert!(rules.converts(root, path), "{path}");
+        }
+        for path in ["a.png", "readme.md", "a.txt", "sub/top.crlf", "src/main.rs"] {
+            assert!(!rules.converts(root, path), "{path}");
+        }
+        // A pattern brute does not parse (quoted) makes every path doubtful.
+        std::fs::write(root.join(".gitattributes"), "\"odd name.bin\" filter=lfs\n").unwrap();
+        assert!(Rules::read(root, &dirs, &Config::default(), &[String::new()], Vec::new()).converts(root, "any.rs"));
+    }
+}
