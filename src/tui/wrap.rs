@@ -9,6 +9,9 @@
 //! The grapheme and width tables come from `unicode-segmentation` and `unicode-width`, which
 //! ratatui already builds.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
@@ -129,18 +132,91 @@ impl Cells {
 /// Wraps one line into lines of at most `max` columns (at least one line is returned), with
 /// a hanging indent under the line's prefix (see the module docs).
 pub fn wrap(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
-    wrap_with(line, max, true)
+    wrap_with(line, max, true, &[], &mut Vec::new())
 }
 
 /// Wraps one line without a hanging indent (the composer, whose cursor maps columns 1:1).
 pub fn wrap_flat(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
-    wrap_with(line, max, false)
+    wrap_with(line, max, false, &[], &mut Vec::new())
 }
 
-fn wrap_with(line: &Line<'_>, max: usize, hanging: bool) -> Vec<Line<'static>> {
+/// A link placed in wrapped lines: its row among them, its columns and its address (a link
+/// broken over two rows is two of these).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    pub row: usize,
+    pub start: usize,
+    pub end: usize,
+    pub url: Arc<str>,
+}
+
+fn place(placed: &mut Vec<Placed>, row: usize, start: usize, width: usize, url: &Arc<str>) {
+    if width == 0 {
+        return;
+    }
+    match placed.last_mut() {
+        Some(last) if last.row == row && last.end == start && last.url == *url => last.end += width,
+        _ => placed.push(Placed {
+            row,
+            start,
+            end: start + width,
+            url: url.clone(),
+        }),
+    }
+}
+
+/// [`wrap_all`] for lines with links (spans of a line, see [`super::markdown::Link`]):
+/// the wrapped lines and where each link landed in them.
+pub fn wrap_all_linked(
+    lines: &[Line<'_>],
+    max: usize,
+    links: &[super::markdown::Link],
+) -> (Vec<Line<'static>>, Vec<Placed>) {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut placed = Vec::new();
+    let mut here: Vec<(Range<usize>, Arc<str>)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        here.clear();
+        here.extend(
+            links
+                .iter()
+                .filter(|l| l.line == i)
+                .map(|l| (l.spans.clone(), l.url.clone())),
+        );
+        let first_row = out.len();
+        let mut mine = Vec::new();
+        out.extend(wrap_with(line, max, true, &here, &mut mine));
+        placed.extend(mine.into_iter().map(|p| Placed {
+            row: p.row + first_row,
+            ..p
+        }));
+    }
+    (out, placed)
+}
+
+/// Wraps `line`; the columns of the spans `links` name are added to `placed` (rows counted
+/// from this line's first).
+fn wrap_with(
+    line: &Line<'_>,
+    max: usize,
+    hanging: bool,
+    links: &[(Range<usize>, Arc<str>)],
+    placed: &mut Vec<Placed>,
+) -> Vec<Line<'static>> {
     let max = max.max(1);
+    let link_of = |span: usize| links.iter().find(|(spans, _)| spans.contains(&span)).map(|(_, url)| url);
     // Fast path: most lines fit and hold no tab.
     if line.spans.iter().all(|s| !s.content.contains('\t')) && line.width() <= max {
+        if !links.is_empty() {
+            let mut column = 0;
+            for (i, span) in line.spans.iter().enumerate() {
+                let w = width(&span.content);
+                if let Some(url) = link_of(i) {
+                    place(placed, 0, column, w, url);
+                }
+                column += w;
+            }
+        }
         return vec![owned(line)];
     }
     let cells = Cells::of(line);
@@ -193,6 +269,15 @@ fn wrap_with(line: &Line<'_>, max: usize, hanging: bool) -> Vec<Line<'static>> {
             end = space + 1;
         }
         let mut spans = Vec::new();
+        if !links.is_empty() {
+            let mut column = if first { 0 } else { indent_width };
+            for c in &all[start..end] {
+                if let Some(url) = link_of(c.style) {
+                    place(placed, out.len(), column, c.width, url);
+                }
+                column += c.width;
+            }
+        }
         if !first {
             for c in &indent {
                 let text = &cells.text[c.start..c.end];
