@@ -315,17 +315,11 @@ impl Links {
 pub struct LinkBackend<B> {
     inner: B,
     links: Links,
-    /// The screen was cleared since the last flush: every run must be written again.
-    cleared: bool,
 }
 
 impl<B> LinkBackend<B> {
     pub fn new(inner: B, links: Links) -> Self {
-        Self {
-            inner,
-            links,
-            cleared: true,
-        }
+        Self { inner, links }
     }
 
     pub fn inner(&self) -> &B {
@@ -344,7 +338,6 @@ impl<B: Backend> Backend for LinkBackend<B> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        let cleared = std::mem::take(&mut self.cleared);
         let Ok(mut state) = self.links.0.lock() else {
             return self.inner.draw(content);
         };
@@ -363,7 +356,9 @@ impl<B: Backend> Backend for LinkBackend<B> {
         for (i, captured) in pending.runs.iter().enumerate() {
             let y = captured.run.y;
             let touched = captured.cells.iter().any(|(x, _)| cells.contains_key(&(y, *x)));
-            if cleared || touched || !state.shown.contains(captured) {
+            // A run ratatui's diff wrote into (after a clear or a resize it writes every
+            // cell) lost its link there: send it whole.
+            if touched || !state.shown.contains(captured) {
                 for (x, cell) in &captured.cells {
                     cells.insert((y, *x), (cell.clone(), Some(i)));
                 }
@@ -419,12 +414,10 @@ impl<B: Backend> Backend for LinkBackend<B> {
     }
 
     fn clear(&mut self) -> Result<(), Self::Error> {
-        self.cleared = true;
         self.inner.clear()
     }
 
     fn clear_region(&mut self, clear_type: ClearType) -> Result<(), Self::Error> {
-        self.cleared = true;
         self.inner.clear_region(clear_type)
     }
 
@@ -438,5 +431,248 @@ impl<B: Backend> Backend for LinkBackend<B> {
 
     fn flush(&mut self) -> Result<(), Self::Error> {
         self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use std::collections::HashMap;
+
+    /// A backend that keeps the symbols of the cells each draw was given.
+    struct Recorder {
+        size: Size,
+        sent: Vec<(u16, u16, String)>,
+    }
+
+    impl Backend for Recorder {
+        type Error = std::io::Error;
+
+        fn draw<'a, I>(&mut self, content: I) -> std::io::Result<()>
+        where
+            I: Iterator<Item = (u16, u16, &'a Cell)>,
+        {
+            self.sent.extend(content.map(|(x, y, c)| (x, y, c.symbol().to_owned())));
+            Ok(())
+        }
+
+        fn hide_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn show_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn get_cursor_position(&mut self) -> std::io::Result<Position> {
+            Ok(Position::ORIGIN)
+        }
+
+        fn set_cursor_position<P: Into<Position>>(&mut self, _: P) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn clear(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn clear_region(&mut self, _: ClearType) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        fn size(&self) -> std::io::Result<Size> {
+            Ok(self.size)
+        }
+
+        fn window_size(&mut self) -> std::io::Result<WindowSize> {
+            Ok(WindowSize {
+                columns_rows: self.size,
+                pixels: Size::new(0, 0),
+            })
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn only_web_and_mail_links_are_clickable_and_nothing_can_end_the_sequence() {
+        assert_eq!(clickable("https://x.example/a?b=1#c").as_deref(), Some("https://x.example/a?b=1#c"));
+        assert_eq!(clickable("HTTP://X.example").as_deref(), Some("HTTP://X.example"));
+        assert_eq!(clickable("mailto:a@b.example").as_deref(), Some("mailto:a@b.example"));
+        for refused in [
+            "javascript:alert(1)",
+            "JavaScript://x.example/%0aalert(1)",
+            "file:///etc/passwd",
+            "data:text/html,<b>x</b>",
+            "ssh://host",
+            "src/main.rs",
+            "https:",
+            "https://",
+            "mailto:",
+            "",
+            "ht tp://x",
+            ":https://x",
+        ] {
+            assert_eq!(clickable(refused), None, "{refused:?}");
+        }
+        // ESC, BEL, C1 controls (UTF-8 encoded), spaces and non-ASCII are percent-encoded.
+        let hostile = "https://x.example/\x1b]52;c;SGVsbG8=\x07\u{9c}\u{9b}31m a\u{7f}é";
+        let safe = clickable(hostile).expect("an https link");
+        assert_eq!(safe, "https://x.example/%1B]52;c;SGVsbG8=%07%C2%9C%C2%9B31m%20a%7F%C3%A9");
+        assert!(safe.bytes().all(|b| (0x21..0x7f).contains(&b)), "{safe:?}");
+        // Long addresses stay text.
+        let long = format!("https://x.example/{}", "a".repeat(MAX_URL_BYTES));
+        assert_eq!(clickable(&long), None);
+        let fits = format!("https://x.example/{}", "a".repeat(MAX_URL_BYTES - 18));
+        assert_eq!(clickable(&fits).map(|u| u.len()), Some(MAX_URL_BYTES));
+        // Encoding counts: 700 bytes of 'é' are 2,800 once encoded.
+        assert_eq!(clickable(&format!("https://x.example/{}", "é".repeat(350))), None);
+    }
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn auto_turns_links_on_only_for_terminals_known_to_support_them() {
+        let no_tmux = || -> Option<String> { panic!("tmux asked outside tmux") };
+        for known in [
+            vec![("TERM", "xterm-kitty")],
+            vec![("TERM", "xterm-256color"), ("KITTY_WINDOW_ID", "1")],
+            vec![("TERM", "xterm-256color"), ("WT_SESSION", "abc")],
+            vec![("TERM", "xterm-256color"), ("TERM_PROGRAM", "iTerm.app")],
+            vec![("TERM", "xterm-256color"), ("TERM_PROGRAM", "WezTerm")],
+            vec![("TERM", "xterm-256color"), ("TERM_PROGRAM", "vscode")],
+            vec![("TERM", "xterm-256color"), ("VTE_VERSION", "7600")],
+            vec![("TERM", "xterm-256color"), ("KONSOLE_VERSION", "230804")],
+            vec![("TERM", "alacritty")],
+            vec![("TERM", "foot")],
+            vec![("TERM", "xterm-ghostty")],
+        ] {
+            assert!(terminal_supports(env(&known), no_tmux), "{known:?}");
+        }
+        for unknown in [
+            vec![],
+            vec![("TERM", "xterm-256color")],
+            vec![("TERM", "linux")],
+            vec![("TERM", "dumb"), ("TERM_PROGRAM", "iTerm.app")],
+            vec![("TERM", "xterm-256color"), ("VTE_VERSION", "4803")],
+            vec![("TERM", "xterm-256color"), ("KONSOLE_VERSION", "201100")],
+            vec![("TERM", "xterm-256color"), ("TERM_PROGRAM", "Apple_Terminal")],
+            vec![("TERM", "screen-256color"), ("STY", "1.pts-0")],
+        ] {
+            assert!(!terminal_supports(env(&unknown), no_tmux), "{unknown:?}");
+        }
+        // Under tmux the outer terminal's variables do not count: only tmux's own answer.
+        let tmux = [("TERM", "tmux-256color"), ("TMUX", "/tmp/tmux-0/default,1,0"), ("KITTY_WINDOW_ID", "1")];
+        assert!(terminal_supports(env(&tmux), || Some("256,RGB,title,hyperlinks,usstyle".into())));
+        assert!(!terminal_supports(env(&tmux), || Some("256,RGB,title".into())));
+        assert!(!terminal_supports(env(&tmux), || None), "tmux before 3.4, or no answer");
+        // The setting: on and off do not look at the terminal.
+        let dumb = env(&[("TERM", "dumb")]);
+        assert!(Setting::On.enabled(&dumb, no_tmux));
+        assert!(!Setting::Off.enabled(env(&[("TERM", "xterm-kitty")]), no_tmux));
+        assert!(Setting::Auto.enabled(env(&[("TERM", "xterm-kitty")]), no_tmux));
+        assert_eq!(Setting::parse("auto"), Some(Setting::Auto));
+        assert_eq!(Setting::parse("yes"), None);
+        for name in crate::config::HYPERLINK_SETTINGS {
+            assert!(Setting::parse(name).is_some(), "{name}");
+        }
+    }
+
+    fn run(x: u16, y: u16, width: u16, url: &str) -> Run {
+        Run {
+            x,
+            y,
+            width,
+            url: Arc::from(url),
+        }
+    }
+
+    #[test]
+    fn covering_cuts_runs_around_a_rect() {
+        let mut runs = vec![run(0, 1, 10, "a"), run(2, 5, 4, "b"), run(0, 9, 3, "c")];
+        cover(&mut runs, Rect::new(3, 0, 4, 6));
+        assert_eq!(
+            runs,
+            [run(0, 1, 3, "a"), run(7, 1, 3, "a"), run(2, 5, 1, "b"), run(0, 9, 3, "c")]
+        );
+    }
+
+    /// Draws `text` on row 0 with a link over `link` columns (if any) and returns the
+    /// symbols the wrapped backend received, as one string per cell it was given.
+    fn frame(
+        terminal: &mut Terminal<LinkBackend<Recorder>>,
+        links: &Links,
+        text: &str,
+        link: Option<(u16, u16)>,
+    ) -> Vec<String> {
+        let runs: Vec<Run> = link.into_iter().map(|(x, w)| run(x, 0, w, "https://l.example")).collect();
+        terminal
+            .draw(|frame| {
+                frame.buffer_mut().set_string(0, 0, text, ratatui::style::Style::new());
+                links.capture(frame.buffer_mut(), &runs);
+            })
+            .expect("draw");
+        std::mem::take(&mut terminal.backend_mut().inner_mut().sent)
+            .into_iter()
+            .map(|(_, _, symbol)| symbol)
+            .filter(|s| s.contains('\x1b'))
+            .collect()
+    }
+
+    #[test]
+    fn runs_are_sent_when_new_moved_or_touched_by_the_diff_and_unlinked_when_gone() {
+        let links = Links::default();
+        let recorder = Recorder {
+            size: Size::new(20, 2),
+            sent: Vec::new(),
+        };
+        let mut terminal = Terminal::new(LinkBackend::new(recorder, links.clone())).expect("terminal");
+        // New: opened before its first cell, closed after its last; a wide character
+        // is one cell (its trailing half is not sent).
+        let sent = frame(&mut terminal, &links, "a 日本 b", Some((2, 4)));
+        assert_eq!(sent, ["\x1b]8;;https://l.example\x1b\\日", "本\x1b]8;;\x1b\\"]);
+        assert_eq!(links.shown(), [run(2, 0, 4, "https://l.example")]);
+        // Unchanged: nothing sent again.
+        assert!(frame(&mut terminal, &links, "a 日本 b", Some((2, 4))).is_empty());
+        // After a clear the screen is blank: sent again.
+        terminal.clear().expect("clear");
+        assert_eq!(frame(&mut terminal, &links, "a 日本 b", Some((2, 4))).len(), 2);
+        // Moved: sent at its new place (the old cells are printed again, unlinked).
+        let runs = [run(0, 0, 1, "https://l.example")];
+        terminal
+            .draw(|frame| {
+                frame.buffer_mut().set_string(0, 0, "a 日本 b", ratatui::style::Style::new());
+                links.capture(frame.buffer_mut(), &runs);
+            })
+            .expect("draw");
+        let sent = std::mem::take(&mut terminal.backend_mut().inner_mut().sent);
+        let symbols: Vec<&str> = sent.iter().map(|(_, _, s)| s.as_str()).collect();
+        assert_eq!(
+            symbols,
+            ["\x1b]8;;https://l.example\x1b\\a\x1b]8;;\x1b\\", "日", "本"],
+            "the old run's cells are printed again without a link"
+        );
+        // Gone: nothing linked, and the run is no longer on the screen.
+        assert!(frame(&mut terminal, &links, "a 日本 b", None).is_empty());
+        assert!(links.shown().is_empty());
+        // Touched by ratatui's own diff (which rewrites a cell it thinks changed, e.g. the
+        // trailing columns of a replaced wide character): the whole run is sent again.
+        frame(&mut terminal, &links, "a 日本 b", Some((2, 4)));
+        let mut buffer = Buffer::empty(Rect::new(0, 0, 20, 2));
+        buffer.set_string(0, 0, "a 日本 b", ratatui::style::Style::new());
+        links.capture(&buffer, &[run(2, 0, 4, "https://l.example")]);
+        let backend = terminal.backend_mut();
+        backend.draw([(4, 0, &buffer[(4, 0)])].into_iter()).expect("draw");
+        let sent: Vec<String> = std::mem::take(&mut backend.inner_mut().sent)
+            .into_iter()
+            .map(|(_, _, s)| s)
+            .collect();
+        assert_eq!(sent, ["\x1b]8;;https://l.example\x1b\\日", "本\x1b]8;;\x1b\\"]);
     }
 }

@@ -610,7 +610,63 @@ fn table_lines(table: &Table) -> (Vec<Line<'static>>, Vec<(usize, Range<usize>, 
 
 #[cfg(test)]
 mod tests {
-    use super::{render, render_streaming, stable_len};
+    use super::{render, render_linked, render_streaming, render_streaming_linked, stable_len};
+
+    /// Each clickable link as (line, the text of its spans, address).
+    fn linked(text: &str) -> Vec<(usize, String, String)> {
+        let (lines, links) = render_linked(text);
+        links
+            .iter()
+            .map(|l| {
+                let shown: String = lines[l.line].spans[l.spans.clone()].iter().map(|s| s.content.as_ref()).collect();
+                (l.line, shown, l.url.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn links_cover_their_text_and_address_and_only_safe_ones_count() {
+        let s = |t: &str| t.to_owned();
+        assert_eq!(
+            linked("See [the `docs`](https://d.example) or <https://auto.example>, <me@mail.example>.\n"),
+            [
+                (0, s("the `docs` (https://d.example)"), s("https://d.example")),
+                (0, s("https://auto.example"), s("https://auto.example")),
+                (0, s("me@mail.example"), s("mailto:me@mail.example")),
+            ]
+        );
+        // A list marker, quote bar or table padding is not part of the link.
+        assert_eq!(
+            linked("- [item](https://i.example)\n\n> [quoted](https://q.example)\n"),
+            [
+                (0, s("item (https://i.example)"), s("https://i.example")),
+                (2, s("quoted (https://q.example)"), s("https://q.example")),
+            ]
+        );
+        assert_eq!(
+            linked("| a | b |\n|---|--:|\n| x | [cell](https://t.example) |\n"),
+            [(2, s("cell (https://t.example)"), s("https://t.example"))]
+        );
+        // A hard break inside the text: the link is on both lines.
+        assert_eq!(
+            linked("[two\\\nlines](https://b.example)\n"),
+            [
+                (0, s("two"), s("https://b.example")),
+                (1, s("lines (https://b.example)"), s("https://b.example"))
+            ]
+        );
+        // Refused schemes and relative links are text only (their address still shows).
+        let text = "[x](javascript:alert(1)) [y](file:///etc/passwd) [z](src/main.rs) [w](<https://s.example/a b>)\n";
+        assert_eq!(linked(text), [(0, s("w (https://s.example/a b)"), s("https://s.example/a%20b"))]);
+        assert_eq!(
+            render(text)[0].spans.iter().map(|s| s.content.as_ref()).collect::<String>(),
+            "x (javascript:alert(1)) y (file:///etc/passwd) z (src/main.rs) w (https://s.example/a b)"
+        );
+        // Streaming: the complete blocks' links, none from the plain tail.
+        let (_, links, _) = render_streaming_linked("[a](https://a.example)\n\n[b](https://b.example) still");
+        assert_eq!(links.len(), 1);
+        assert_eq!(&*links[0].url, "https://a.example");
+    }
 
     fn plain(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
         lines

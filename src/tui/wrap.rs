@@ -407,6 +407,32 @@ mod tests {
     }
 
     #[test]
+    fn links_follow_their_spans_into_wrapped_rows_and_columns() {
+        let url: Arc<str> = Arc::from("https://x.example");
+        let link = |line, spans| super::super::markdown::Link {
+            line,
+            spans,
+            url: url.clone(),
+        };
+        let placed = |row, start, end| Placed {
+            row,
+            start,
+            end,
+            url: url.clone(),
+        };
+        let line = Line::from(vec![Span::raw("  • see "), Span::raw("日本 docs"), Span::raw(" (x) end")]);
+        // Fits: the columns of spans 1 and 2 (wide characters count two).
+        let (lines, at) = wrap_all_linked(std::slice::from_ref(&line), 40, &[link(0, 1..3)]);
+        assert_eq!(text(&lines), ["  • see 日本 docs (x) end"]);
+        assert_eq!(at, [placed(0, 8, 25)]);
+        // Wrapped under the hanging indent: a piece per row, after the indent.
+        let lines_in = [Line::from("first"), line];
+        let (lines, at) = wrap_all_linked(&lines_in, 14, &[link(1, 1..3)]);
+        assert_eq!(text(&lines), ["first", "  • see 日本 ", "    docs (x) ", "    end"]);
+        assert_eq!(at, [placed(1, 8, 13), placed(2, 4, 13), placed(3, 4, 7)]);
+    }
+
+    #[test]
     fn list_items_and_quotes_get_hanging_indents() {
         assert_eq!(
             text(&wrap(&Line::from("  • a list item that wraps"), 14)),
