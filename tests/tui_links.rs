@@ -147,10 +147,13 @@ impl Model {
     fn row(&self, row: u16) -> String {
         (0..W)
             .map(|c| {
-                self.vt
-                    .screen()
-                    .cell(row, c)
-                    .map_or(" ".to_owned(), |cell| if cell.has_contents() { cell.contents().to_owned() } else { " ".to_owned() })
+                self.vt.screen().cell(row, c).map_or(" ".to_owned(), |cell| {
+                    if cell.has_contents() {
+                        cell.contents().to_owned()
+                    } else {
+                        " ".to_owned()
+                    }
+                })
             })
             .collect()
     }
@@ -247,18 +250,36 @@ fn links_render_as_osc8_around_their_cells_and_change_nothing_else() {
     ui.draw(&mut on);
     let raw = String::from_utf8_lossy(&ui.last).into_owned();
 
-    assert!(raw.contains("\x1b]8;;https://docs.example/guide?a=1&b=2\x1b\\"), "{raw:?}");
-    assert_eq!(ui.model.linked("https://docs.example/guide?a=1&b=2"), ["the docs (https://docs.example/guide?a=1&b=2)"]);
+    assert!(
+        raw.contains("\x1b]8;;https://docs.example/guide?a=1&b=2\x1b\\"),
+        "{raw:?}"
+    );
+    assert_eq!(
+        ui.model.linked("https://docs.example/guide?a=1&b=2"),
+        ["the docs (https://docs.example/guide?a=1&b=2)"]
+    );
     assert_eq!(ui.model.linked("https://auto.example/x"), ["https://auto.example/x"]);
-    assert_eq!(ui.model.linked("https://wide.example/"), ["日本語 🎉 cafe\u{301} (https://wide.example/)"]);
-    assert_eq!(ui.model.linked("https://table.example/1"), ["cell (https://table.example/1)"]);
+    assert_eq!(
+        ui.model.linked("https://wide.example/"),
+        ["日本語 🎉 cafe\u{301} (https://wide.example/)"]
+    );
+    assert_eq!(
+        ui.model.linked("https://table.example/1"),
+        ["cell (https://table.example/1)"]
+    );
     // Bytes outside printable ASCII are percent-encoded in the sequence (the text is as written).
-    assert_eq!(ui.model.linked("https://space.example/a%20b"), ["space (https://space.example/a b)"]);
+    assert_eq!(
+        ui.model.linked("https://space.example/a%20b"),
+        ["space (https://space.example/a b)"]
+    );
     let unicode = "https://%E4%BE%8B%E3%81%88.jp/%E3%83%91%E3%82%B9";
     assert_eq!(ui.model.linked(unicode), ["unicode (https://例え.jp/パス)"]);
     for refused in ["javascript", "file:", "src/main.rs"] {
         assert!(
-            !ui.model.oscs.iter().any(|o| String::from_utf8_lossy(o).contains(refused)),
+            !ui.model
+                .oscs
+                .iter()
+                .any(|o| String::from_utf8_lossy(o).contains(refused)),
             "{refused} became a link"
         );
     }
@@ -286,7 +307,11 @@ fn links_render_as_osc8_around_their_cells_and_change_nothing_else() {
     // Typing redraws the composer, not the links (they are still on the screen).
     on.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
     ui.draw(&mut on);
-    assert!(!ui.last.windows(4).any(|w| w == b"\x1b]8;"), "{:?}", String::from_utf8_lossy(&ui.last));
+    assert!(
+        !ui.last.windows(4).any(|w| w == b"\x1b]8;"),
+        "{:?}",
+        String::from_utf8_lossy(&ui.last)
+    );
     assert_eq!(ui.model.linked("https://auto.example/x"), ["https://auto.example/x"]);
     off.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
     plain.draw(&mut off);
@@ -320,7 +345,12 @@ fn scrolling_moves_links_and_leaves_no_stale_ones() {
         }
         assert_eq!(ui.model.links, expected, "{step}:\n{}", ui.screen());
     };
-    let text = |n: usize| format!("Answer {n}:\n\n[same]({})\n\n[same](javascript:void)\n\nline one\n\nline two", url(n));
+    let text = |n: usize| {
+        format!(
+            "Answer {n}:\n\n[same]({})\n\n[same](javascript:void)\n\nline one\n\nline two",
+            url(n)
+        )
+    };
     for n in 0..6 {
         answer(&mut a, &format!("question {n}"), &text(n));
         ui.draw(&mut a);

@@ -91,9 +91,14 @@ pub fn terminal_supports(env: impl Fn(&str) -> Option<String>, tmux_features: im
         return false;
     }
     let number = |name: &str| env(name).and_then(|v| v.trim().parse::<u64>().ok());
-    if ["KITTY_WINDOW_ID", "WT_SESSION", "WEZTERM_EXECUTABLE", "GHOSTTY_RESOURCES_DIR"]
-        .iter()
-        .any(|name| env(name).is_some_and(|v| !v.is_empty()))
+    if [
+        "KITTY_WINDOW_ID",
+        "WT_SESSION",
+        "WEZTERM_EXECUTABLE",
+        "GHOSTTY_RESOURCES_DIR",
+    ]
+    .iter()
+    .any(|name| env(name).is_some_and(|v| !v.is_empty()))
     {
         return true;
     }
@@ -280,7 +285,10 @@ impl Links {
             })
             .filter(|c| !c.cells.is_empty())
             .collect();
-        let covered = |x: u16, y: u16| runs.iter().any(|c| c.run.y == y && c.run.x <= x && x < c.run.x + c.run.width);
+        let covered = |x: u16, y: u16| {
+            runs.iter()
+                .any(|c| c.run.y == y && c.run.x <= x && x < c.run.x + c.run.width)
+        };
         let mut unlink: Vec<(u16, u16, Cell)> = Vec::new();
         for old in &state.shown {
             let y = old.run.y;
@@ -295,7 +303,11 @@ impl Links {
                 while x < end && !covered(x, y) {
                     x += 1;
                 }
-                unlink.extend(row_cells(buffer, y, start, x).into_iter().map(|(cx, cell)| (cx, y, cell)));
+                unlink.extend(
+                    row_cells(buffer, y, start, x)
+                        .into_iter()
+                        .map(|(cx, cell)| (cx, y, cell)),
+                );
             }
         }
         state.pending = Some(Pending { runs, unlink });
@@ -499,7 +511,10 @@ mod tests {
 
     #[test]
     fn only_web_and_mail_links_are_clickable_and_nothing_can_end_the_sequence() {
-        assert_eq!(clickable("https://x.example/a?b=1#c").as_deref(), Some("https://x.example/a?b=1#c"));
+        assert_eq!(
+            clickable("https://x.example/a?b=1#c").as_deref(),
+            Some("https://x.example/a?b=1#c")
+        );
         assert_eq!(clickable("HTTP://X.example").as_deref(), Some("HTTP://X.example"));
         assert_eq!(clickable("mailto:a@b.example").as_deref(), Some("mailto:a@b.example"));
         for refused in [
@@ -521,7 +536,10 @@ mod tests {
         // ESC, BEL, C1 controls (UTF-8 encoded), spaces and non-ASCII are percent-encoded.
         let hostile = "https://x.example/\x1b]52;c;SGVsbG8=\x07\u{9c}\u{9b}31m a\u{7f}é";
         let safe = clickable(hostile).expect("an https link");
-        assert_eq!(safe, "https://x.example/%1B]52;c;SGVsbG8=%07%C2%9C%C2%9B31m%20a%7F%C3%A9");
+        assert_eq!(
+            safe,
+            "https://x.example/%1B]52;c;SGVsbG8=%07%C2%9C%C2%9B31m%20a%7F%C3%A9"
+        );
         assert!(safe.bytes().all(|b| (0x21..0x7f).contains(&b)), "{safe:?}");
         // Long addresses stay text.
         let long = format!("https://x.example/{}", "a".repeat(MAX_URL_BYTES));
@@ -568,8 +586,14 @@ mod tests {
             assert!(!terminal_supports(env(&unknown), no_tmux), "{unknown:?}");
         }
         // Under tmux the outer terminal's variables do not count: only tmux's own answer.
-        let tmux = [("TERM", "tmux-256color"), ("TMUX", "/tmp/tmux-0/default,1,0"), ("KITTY_WINDOW_ID", "1")];
-        assert!(terminal_supports(env(&tmux), || Some("256,RGB,title,hyperlinks,usstyle".into())));
+        let tmux = [
+            ("TERM", "tmux-256color"),
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("KITTY_WINDOW_ID", "1"),
+        ];
+        assert!(terminal_supports(env(&tmux), || Some(
+            "256,RGB,title,hyperlinks,usstyle".into()
+        )));
         assert!(!terminal_supports(env(&tmux), || Some("256,RGB,title".into())));
         assert!(!terminal_supports(env(&tmux), || None), "tmux before 3.4, or no answer");
         // The setting: on and off do not look at the terminal.
@@ -599,7 +623,12 @@ mod tests {
         cover(&mut runs, Rect::new(3, 0, 4, 6));
         assert_eq!(
             runs,
-            [run(0, 1, 3, "a"), run(7, 1, 3, "a"), run(2, 5, 1, "b"), run(0, 9, 3, "c")]
+            [
+                run(0, 1, 3, "a"),
+                run(7, 1, 3, "a"),
+                run(2, 5, 1, "b"),
+                run(0, 9, 3, "c")
+            ]
         );
     }
 
@@ -611,7 +640,10 @@ mod tests {
         text: &str,
         link: Option<(u16, u16)>,
     ) -> Vec<String> {
-        let runs: Vec<Run> = link.into_iter().map(|(x, w)| run(x, 0, w, "https://l.example")).collect();
+        let runs: Vec<Run> = link
+            .into_iter()
+            .map(|(x, w)| run(x, 0, w, "https://l.example"))
+            .collect();
         terminal
             .draw(|frame| {
                 frame.buffer_mut().set_string(0, 0, text, ratatui::style::Style::new());
@@ -647,7 +679,9 @@ mod tests {
         let runs = [run(0, 0, 1, "https://l.example")];
         terminal
             .draw(|frame| {
-                frame.buffer_mut().set_string(0, 0, "a 日本 b", ratatui::style::Style::new());
+                frame
+                    .buffer_mut()
+                    .set_string(0, 0, "a 日本 b", ratatui::style::Style::new());
                 links.capture(frame.buffer_mut(), &runs);
             })
             .expect("draw");

@@ -200,6 +200,9 @@ struct Table {
 
 type CellLinks = Vec<(Range<usize>, Arc<str>)>;
 
+/// A link in a table's lines: (line, spans, address).
+type TableLink = (usize, Range<usize>, Arc<str>);
+
 /// The link being rendered.
 struct OpenLink {
     url: String,
@@ -554,7 +557,7 @@ impl Renderer {
 
 /// A table's lines: cells padded to their column's width and alignment, columns joined by
 /// dim bars, the header bold and underlined by a rule; and the cells' links (line, spans).
-fn table_lines(table: &Table) -> (Vec<Line<'static>>, Vec<(usize, Range<usize>, Arc<str>)>) {
+fn table_lines(table: &Table) -> (Vec<Line<'static>>, Vec<TableLink>) {
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
     let cell_width = |cell: &[Span<'_>]| cell.iter().map(|s| super::wrap::width(&s.content)).sum::<usize>();
     let mut widths = vec![0; columns];
@@ -618,7 +621,10 @@ mod tests {
         links
             .iter()
             .map(|l| {
-                let shown: String = lines[l.line].spans[l.spans.clone()].iter().map(|s| s.content.as_ref()).collect();
+                let shown: String = lines[l.line].spans[l.spans.clone()]
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect();
                 (l.line, shown, l.url.to_string())
             })
             .collect()
@@ -657,9 +663,16 @@ mod tests {
         );
         // Refused schemes and relative links are text only (their address still shows).
         let text = "[x](javascript:alert(1)) [y](file:///etc/passwd) [z](src/main.rs) [w](<https://s.example/a b>)\n";
-        assert_eq!(linked(text), [(0, s("w (https://s.example/a b)"), s("https://s.example/a%20b"))]);
         assert_eq!(
-            render(text)[0].spans.iter().map(|s| s.content.as_ref()).collect::<String>(),
+            linked(text),
+            [(0, s("w (https://s.example/a b)"), s("https://s.example/a%20b"))]
+        );
+        assert_eq!(
+            render(text)[0]
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>(),
             "x (javascript:alert(1)) y (file:///etc/passwd) z (src/main.rs) w (https://s.example/a b)"
         );
         // Streaming: the complete blocks' links, none from the plain tail.

@@ -297,7 +297,10 @@ fn enter(mouse: bool, links: hyperlink::Links) -> anyhow::Result<Term> {
         leave();
         previous(info);
     }));
-    Ok(Terminal::new(hyperlink::LinkBackend::new(CrosstermBackend::new(stdout()), links))?)
+    Ok(Terminal::new(hyperlink::LinkBackend::new(
+        CrosstermBackend::new(stdout()),
+        links,
+    ))?)
 }
 
 /// Sets the UI's modes (at start, and after `$EDITOR` returns).

@@ -125,7 +125,10 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let mut placed = Vec::new();
     for (chunk, links) in chunks.into_iter().rev() {
         let first = collected.len();
-        placed.extend(links.into_iter().map(|p| super::wrap::Placed { row: p.row + first, ..p }));
+        placed.extend(links.into_iter().map(|p| super::wrap::Placed {
+            row: p.row + first,
+            ..p
+        }));
         collected.extend(chunk);
     }
     let max_scroll = collected.len().saturating_sub(height);

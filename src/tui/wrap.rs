@@ -204,7 +204,12 @@ fn wrap_with(
     placed: &mut Vec<Placed>,
 ) -> Vec<Line<'static>> {
     let max = max.max(1);
-    let link_of = |span: usize| links.iter().find(|(spans, _)| spans.contains(&span)).map(|(_, url)| url);
+    let link_of = |span: usize| {
+        links
+            .iter()
+            .find(|(spans, _)| spans.contains(&span))
+            .map(|(_, url)| url)
+    };
     // Fast path: most lines fit and hold no tab.
     if line.spans.iter().all(|s| !s.content.contains('\t')) && line.width() <= max {
         if !links.is_empty() {
@@ -420,7 +425,11 @@ mod tests {
             end,
             url: url.clone(),
         };
-        let line = Line::from(vec![Span::raw("  • see "), Span::raw("日本 docs"), Span::raw(" (x) end")]);
+        let line = Line::from(vec![
+            Span::raw("  • see "),
+            Span::raw("日本 docs"),
+            Span::raw(" (x) end"),
+        ]);
         // Fits: the columns of spans 1 and 2 (wide characters count two).
         let (lines, at) = wrap_all_linked(std::slice::from_ref(&line), 40, &[link(0, 1..3)]);
         assert_eq!(text(&lines), ["  • see 日本 docs (x) end"]);
