@@ -175,14 +175,24 @@ pub fn wrap_all_linked(
     let mut out = Vec::with_capacity(lines.len());
     let mut placed = Vec::new();
     let mut here: Vec<(Range<usize>, Arc<str>)> = Vec::new();
+    // By line, so each line finds its links without a pass over all of them (an answer
+    // streamed with thousands of links would otherwise cost lines × links per frame).
+    let mut sorted: Vec<&super::markdown::Link> = links.iter().collect();
+    sorted.sort_by_key(|l| l.line);
+    let mut next = 0;
     for (i, line) in lines.iter().enumerate() {
         here.clear();
-        here.extend(
-            links
-                .iter()
-                .filter(|l| l.line == i)
-                .map(|l| (l.spans.clone(), l.url.clone())),
-        );
+        while next < sorted.len() && sorted[next].line < i {
+            next += 1;
+        }
+        while next < sorted.len() && sorted[next].line == i {
+            here.push((sorted[next].spans.clone(), sorted[next].url.clone()));
+            next += 1;
+        }
+        if here.is_empty() {
+            out.extend(wrap(line, max));
+            continue;
+        }
         let first_row = out.len();
         let mut mine = Vec::new();
         out.extend(wrap_with(line, max, true, &here, &mut mine));
