@@ -1,5 +1,6 @@
 //! Draws the [`App`]: transcript, completion popup, composer, status line, and the question
-//! dialog on top.
+//! dialog on top. With hyperlinks on it also records where the visible links are
+//! (`App::links`, less what a dialog, picker or hint covers) for [`super::hyperlink`].
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
