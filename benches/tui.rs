@@ -239,10 +239,28 @@ fn with_links() {
     }
     stats("PgUp redraw (links move), links on", times, 16.0);
 
-    let mut app = App::new(session(), Vec::new(), Vec::new());
-    app.hyperlinks = true;
-    app.on_event(Event::TurnStarted { prompt: String::new() });
-    let words = [
+    // The streaming workload above (a link in every paragraph's place of `config`), then one
+    // with two links in every paragraph.
+    let plain = [
+        "The ",
+        "parser ",
+        "reads ",
+        "[`config`](https://docs.example/config) ",
+        "and ",
+        "**fails** ",
+        "when ",
+        "a ",
+        "key ",
+        "is ",
+        "missing.\n\n",
+    ];
+    stream_with_links(
+        &mut terminal,
+        &links,
+        &plain,
+        "frame while streaming + typing, links on",
+    );
+    let dense = [
         "The ",
         "[parser](https://docs.example/parser) ",
         "reads ",
@@ -250,6 +268,24 @@ fn with_links() {
         "and ",
         "**fails**.\n\n",
     ];
+    stream_with_links(
+        &mut terminal,
+        &links,
+        &dense,
+        "frame, streaming 2 links a paragraph, links on",
+    );
+}
+
+/// Streams `words` at 34 tokens a frame for 600 frames, typing a key each frame.
+fn stream_with_links(
+    terminal: &mut Terminal<brute::tui::hyperlink::LinkBackend<ratatui::backend::CrosstermBackend<std::io::Sink>>>,
+    links: &brute::tui::hyperlink::Links,
+    words: &[&str],
+    name: &str,
+) {
+    let mut app = App::new(session(), Vec::new(), Vec::new());
+    app.hyperlinks = true;
+    app.on_event(Event::TurnStarted { prompt: String::new() });
     let mut times = Vec::new();
     let mut token = 0;
     for _ in 0..600 {
@@ -261,8 +297,8 @@ fn with_links() {
             token += 1;
         }
         app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
-        brute::tui::draw_frame(&mut terminal, &links, &mut app).expect("draw");
+        brute::tui::draw_frame(terminal, links, &mut app).expect("draw");
         times.push(t.elapsed());
     }
-    stats("frame while streaming links + typing, links on", times, 16.0);
+    stats(name, times, 16.0);
 }
