@@ -382,3 +382,70 @@ fn scrolling_moves_links_and_leaves_no_stale_ones() {
     check(&ui, "back at the bottom");
     assert_eq!(ui.model.linked(&url(6)), [format!("same ({})", url(6))]);
 }
+
+/// A question dialog drawn over links: no cell of the dialog is linked, and what stays
+/// linked beside it is (part of) a link's own text.
+#[test]
+fn a_dialog_over_links_leaves_its_cells_unlinked() {
+    use brute::protocol::{Question, QuestionOption, RequestKind};
+    let mut a = app(true);
+    let mut ui = Ui::new();
+    for n in 0..8 {
+        answer(
+            &mut a,
+            &format!("q{n}"),
+            &format!("[same](https://e.example/{n:02}) [same](https://e.example/{n:02}) more text\n\nfiller"),
+        );
+    }
+    ui.draw(&mut a);
+    let before = ui.model.links.len();
+    assert!(before > 0);
+    a.on_event(Event::Request {
+        id: "q".into(),
+        kind: RequestKind::Question {
+            questions: vec![Question {
+                question: "Which database should the service use?".into(),
+                header: None,
+                options: ["sqlite", "postgres"]
+                    .iter()
+                    .map(|l| QuestionOption {
+                        label: (*l).into(),
+                        description: Some(format!("use {l}")),
+                    })
+                    .collect(),
+                multiple: false,
+                default: None,
+            }],
+        },
+    });
+    ui.draw(&mut a);
+    assert!(ui.screen().contains("Which database"), "{}", ui.screen());
+    // Group the linked cells into runs per row and check each run's text.
+    let mut runs: Vec<(u16, u16, String, String)> = Vec::new();
+    for ((row, col), url) in &ui.model.links {
+        let cell = ui
+            .model
+            .vt
+            .screen()
+            .cell(*row, *col)
+            .map(|c| c.contents().to_owned())
+            .unwrap_or_default();
+        match runs.last_mut() {
+            Some((r, end, u, text)) if r == row && *end == *col && u == url => {
+                text.push_str(&cell);
+                *end += 1;
+            }
+            _ => runs.push((*row, col + 1, url.clone(), cell)),
+        }
+    }
+    assert!(!runs.is_empty(), "links beside the dialog stay");
+    for (row, _, url, text) in &runs {
+        let whole = format!("same ({url})");
+        assert!(
+            whole.contains(text.as_str()),
+            "row {row}: {text:?} linked to {url}:\n{}",
+            ui.screen()
+        );
+    }
+    assert!(ui.model.links.len() < before, "the dialog covers some link cells");
+}
