@@ -5,6 +5,8 @@
 //!   (apply the frame's deltas + draw) stays under 16 ms.
 //!
 //! - `@` file completion over 100,000 files: a keystroke (match + redraw) ≤ 10 ms.
+//! - the first two again with hyperlinks on: a link in every answer, drawn through the real
+//!   output path (the hyperlink backend over crossterm, writing to a sink).
 //!
 //! Run: `cargo bench --bench tui`.
 
@@ -52,13 +54,23 @@ fn session() -> SessionInfo {
 }
 
 fn big_transcript() -> App {
+    transcript(false)
+}
+
+/// The 10,000-entry transcript; with `links`, every answer also has two links.
+fn transcript(links: bool) -> App {
     let mut app = App::new(session(), Vec::new(), Vec::new());
     for i in 0..3334 {
+        let link = if links {
+            format!("See [the docs](https://docs.example/{i}) and <https://x.example/{i}>.\n\n")
+        } else {
+            String::new()
+        };
         app.on_key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE));
         app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         app.on_event(Event::TurnStarted { prompt: "q".into() });
         app.on_event(Event::TextDelta {
-            text: format!("Step {i}: I will **read** `src/file{i}.rs` and then:\n\n- check it\n- fix it\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
+            text: format!("{link}Step {i}: I will **read** `src/file{i}.rs` and then:\n\n- check it\n- fix it\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
         });
         let id = format!("c{i}");
         app.on_event(Event::ToolCallStarted {
@@ -190,4 +202,103 @@ fn main() {
         }
     }
     stats("`@` completion keystroke, 100,000 files", times, 10.0);
+    with_links();
+}
+
+/// Keystroke redraw and streaming with hyperlinks on, through the hyperlink backend over
+/// crossterm (its bytes go to a sink).
+fn with_links() {
+    use brute::tui::hyperlink::{LinkBackend, Links};
+    use ratatui::layout::Rect;
+    use ratatui::{TerminalOptions, Viewport};
+    let links = Links::default();
+    let backend = LinkBackend::new(ratatui::backend::CrosstermBackend::new(std::io::sink()), links.clone());
+    let options = TerminalOptions {
+        viewport: Viewport::Fixed(Rect::new(0, 0, 120, 40)),
+    };
+    let mut terminal = Terminal::with_options(backend, options).expect("terminal");
+    let mut app = transcript(true);
+    app.hyperlinks = true;
+    brute::tui::draw_frame(&mut terminal, &links, &mut app).expect("draw");
+    assert!(!links.shown().is_empty(), "links on the screen");
+    let mut times = Vec::new();
+    for i in 0..300 {
+        let c = char::from(b'a' + (i % 26) as u8);
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        brute::tui::draw_frame(&mut terminal, &links, &mut app).expect("draw");
+        times.push(t.elapsed());
+    }
+    stats("keystroke redraw, 10,000 entries, links on", times, 4.0);
+    let mut times = Vec::new();
+    for _ in 0..50 {
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE));
+        brute::tui::draw_frame(&mut terminal, &links, &mut app).expect("draw");
+        times.push(t.elapsed());
+    }
+    stats("PgUp redraw (links move), links on", times, 16.0);
+
+    // The streaming workload above (a link in every paragraph's place of `config`), then one
+    // with two links in every paragraph.
+    let plain = [
+        "The ",
+        "parser ",
+        "reads ",
+        "[`config`](https://docs.example/config) ",
+        "and ",
+        "**fails** ",
+        "when ",
+        "a ",
+        "key ",
+        "is ",
+        "missing.\n\n",
+    ];
+    stream_with_links(
+        &mut terminal,
+        &links,
+        &plain,
+        "frame while streaming + typing, links on",
+    );
+    let dense = [
+        "The ",
+        "[parser](https://docs.example/parser) ",
+        "reads ",
+        "<https://x.example/config> ",
+        "and ",
+        "**fails**.\n\n",
+    ];
+    stream_with_links(
+        &mut terminal,
+        &links,
+        &dense,
+        "frame, streaming 2 links a paragraph, links on",
+    );
+}
+
+/// Streams `words` at 34 tokens a frame for 600 frames, typing a key each frame.
+fn stream_with_links(
+    terminal: &mut Terminal<brute::tui::hyperlink::LinkBackend<ratatui::backend::CrosstermBackend<std::io::Sink>>>,
+    links: &brute::tui::hyperlink::Links,
+    words: &[&str],
+    name: &str,
+) {
+    let mut app = App::new(session(), Vec::new(), Vec::new());
+    app.hyperlinks = true;
+    app.on_event(Event::TurnStarted { prompt: String::new() });
+    let mut times = Vec::new();
+    let mut token = 0;
+    for _ in 0..600 {
+        let t = Instant::now();
+        for _ in 0..34 {
+            app.on_event(Event::TextDelta {
+                text: words[token % words.len()].to_owned(),
+            });
+            token += 1;
+        }
+        app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        brute::tui::draw_frame(terminal, links, &mut app).expect("draw");
+        times.push(t.elapsed());
+    }
+    stats(name, times, 16.0);
 }

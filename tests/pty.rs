@@ -1302,3 +1302,56 @@ fn mcp_shows_a_started_server_and_its_tools() {
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+/// `hyperlinks = "on"`: a link in an answer reaches the terminal as an OSC 8 hyperlink
+/// around its text; `off`, and `auto` under a tmux that is not told to pass hyperlinks (this
+/// detached session has no client with the `hyperlinks` feature), write none. The text and
+/// the address show the same in every case. The raw output is captured with `pipe-pane`.
+#[test]
+fn a_link_reaches_the_terminal_as_osc8_only_when_hyperlinks_are_on() {
+    for setting in ["on", "off", "auto"] {
+        let sb = Sandbox::new();
+        let server = MockServer::start();
+        server.push(Reply::sse(openai_sse(
+            "Read [the guide](https://guide.example/start?x=1) first.",
+            &[],
+        )));
+        let config = sb.home.path().join("links-config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("config.toml"),
+            format!("retry_base_ms = 1\nhyperlinks = \"{setting}\"\n"),
+        )
+        .unwrap();
+        let env = format!("BRUTE_CONFIG_DIR='{}'", config.display());
+        let name = format!("links-{setting}");
+        let Some(tmux) = Tmux::start_in(&sb, &server, &name, "", sb.project.path(), &env) else {
+            return;
+        };
+        let raw = sb.home.path().join("pane-output");
+        tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+        let piped = Command::new("tmux")
+            .args(["-L", &tmux.socket, "pipe-pane", "-o"])
+            .arg(format!("cat >> '{}'", raw.display()))
+            .status()
+            .unwrap();
+        assert!(piped.success());
+        tmux.text("where is the guide?");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("the answer", |s| {
+            s.contains("Read the guide (https://guide.example/start?x=1) first.") && s.contains(" idle │")
+        });
+        tmux.keys(&["C-c", "C-c"]);
+        tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+        let all = String::from_utf8_lossy(&std::fs::read(&raw).unwrap_or_default()).into_owned();
+        let open = "\x1b]8;;https://guide.example/start?x=1\x1b\\";
+        if setting == "on" {
+            let at = all.find(open).unwrap_or_else(|| panic!("no OSC 8 link in {all:?}"));
+            let rest = &all[at + open.len()..];
+            let close = rest.find("\x1b]8;;\x1b\\").expect("the link is closed");
+            assert!(rest[..close].contains("the guide"), "{:?}", &rest[..close]);
+        } else {
+            assert!(!all.contains("\x1b]8;"), "hyperlinks = {setting}: {all:?}");
+        }
+    }
+}

@@ -183,6 +183,9 @@ settings! {
         /// How the UI calls the person when a turn ends while the terminal is not focused,
         /// or an approval waits: `bel`, `osc9` (a desktop notification) or `off`.
         notify: String = "bel".to_owned(), check = notify_channel;
+        /// Links in answers as OSC 8 hyperlinks: `auto` (where the terminal is known to
+        /// support them), `on` or `off`.
+        hyperlinks: String = "auto".to_owned(), check = hyperlinks_setting;
     }
 }
 
@@ -243,6 +246,18 @@ fn notify_channel(name: &String) -> Result<(), &'static str> {
         Ok(())
     } else {
         Err("must be bel, osc9 or off")
+    }
+}
+
+/// The values of the `hyperlinks` setting (the UI decides what `auto` means).
+pub const HYPERLINK_SETTINGS: &[&str] = &["auto", "on", "off"];
+
+#[allow(clippy::ptr_arg)] // the settings! check signature is fn(&T)
+fn hyperlinks_setting(name: &String) -> Result<(), &'static str> {
+    if HYPERLINK_SETTINGS.contains(&name.as_str()) {
+        Ok(())
+    } else {
+        Err("must be auto, on or off")
     }
 }
 
@@ -1119,6 +1134,7 @@ mod tests {
             ("reasoning_effort", "reasoning_effort = \"high\""),
             ("text_tool_calls", "text_tool_calls = false"),
             ("notify", "notify = \"osc9\""),
+            ("hyperlinks", "hyperlinks = \"on\""),
             // Tables come after the top-level keys.
             ("permissions", "[permissions]\nallow = [\"shell(cargo test*)\"]"),
             (

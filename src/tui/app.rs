@@ -143,6 +143,10 @@ pub struct App {
     pub notification: Option<String>,
     /// How the person is called (the `notify` setting).
     pub notify: super::notify::Notify,
+    /// Whether links are drawn as OSC 8 hyperlinks (the `hyperlinks` setting).
+    pub hyperlinks: bool,
+    /// The hyperlinks of the frame last drawn (see [`super::hyperlink`]).
+    pub links: Vec<super::hyperlink::Run>,
     /// Whether the terminal has focus (as far as it reports; assumed until it says otherwise).
     pub focused: bool,
     /// The context used by the last request (tokens) and the window, when reported.
@@ -191,6 +195,8 @@ impl App {
             dirty: true,
             notification: None,
             notify: super::notify::Notify::default(),
+            hyperlinks: false,
+            links: Vec::new(),
             focused: true,
             context: None,
             cost_usd: None,

@@ -4,18 +4,20 @@
 //! indents, see `wrap.rs`).
 //!
 //! Links show their text followed by the address in dim parentheses (once, when the text is
-//! not the address itself). No OSC 8 hyperlink escapes are written: ratatui's cells cannot
-//! carry an escape without breaking width accounting, terminals that do not know OSC 8 (and
-//! tmux without `terminal-features hyperlinks`) would print garbage, and every terminal lets
-//! one click or copy a printed address.
+//! not the address itself). [`render_linked`] also says which spans of which lines belong to
+//! a link, with its address made safe ([`super::hyperlink::clickable`]); the view turns them
+//! into OSC 8 hyperlinks where the terminal supports them. The address stays visible even
+//! then: the model chooses the text, and the printed address is what a person checks before
+//! clicking (and what a terminal without hover hints, a copy or the scrollback shows).
 //!
 //! Streaming: [`render_streaming`] renders only complete blocks as Markdown and the tail
 //! still being received as plain text, so a half-received table, list or emphasis never
 //! toggles between renderings as chunks arrive.
 
-use std::sync::OnceLock;
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event as Md, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -64,8 +66,23 @@ pub fn highlight(code: &str, language: &str) -> Vec<Line<'static>> {
     lines
 }
 
+/// A link in rendered lines: the spans of line `line` it covers (its text and the dim
+/// address after it) and the address, safe to put in an OSC 8 sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub line: usize,
+    pub spans: Range<usize>,
+    pub url: Arc<str>,
+}
+
 /// Renders Markdown to lines.
 pub fn render(text: &str) -> Vec<Line<'static>> {
+    render_linked(text).0
+}
+
+/// Renders Markdown to lines and the clickable links in them (links whose address is not
+/// [`super::hyperlink::clickable`] are left out: they show as text only).
+pub fn render_linked(text: &str) -> (Vec<Line<'static>>, Vec<Link>) {
     let mut r = Renderer::default();
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
     for event in Parser::new_ext(text, options) {
@@ -73,7 +90,9 @@ pub fn render(text: &str) -> Vec<Line<'static>> {
     }
     r.flush();
     trim_blank_end(&mut r.lines);
-    r.lines
+    let count = r.lines.len();
+    r.links.retain(|l| l.line < count);
+    (r.lines, r.links)
 }
 
 fn trim_blank_end(lines: &mut Vec<Line<'static>>) {
@@ -90,12 +109,18 @@ fn trim_blank_end(lines: &mut Vec<Line<'static>>) {
 /// lines and how many of them belong to the complete blocks; those never change as more
 /// text arrives, and they are the first lines of the finished message's rendering.
 pub fn render_streaming(text: &str) -> (Vec<Line<'static>>, usize) {
+    let (lines, _, stable) = render_streaming_linked(text);
+    (lines, stable)
+}
+
+/// [`render_streaming`] with the links of the complete blocks (the plain tail has none).
+pub fn render_streaming_linked(text: &str) -> (Vec<Line<'static>>, Vec<Link>, usize) {
     let split = stable_len(text);
-    let mut lines = render(&text[..split]);
+    let (mut lines, links) = render_linked(&text[..split]);
     let stable = lines.len();
     let tail = &text[split..];
     if tail.trim().is_empty() {
-        return (lines, stable);
+        return (lines, links, stable);
     }
     if stable > 0 {
         lines.push(Line::default());
@@ -105,7 +130,7 @@ pub fn render_streaming(text: &str) -> (Vec<Line<'static>>, usize) {
     } else {
         lines.extend(tail.lines().map(|l| Line::raw(l.to_owned())));
     }
-    (lines, stable)
+    (lines, links, stable)
 }
 
 /// A fence opening line (up to three spaces, then three or more backticks or tildes): its
@@ -168,6 +193,25 @@ struct Table {
     alignments: Vec<Alignment>,
     rows: Vec<Vec<Vec<Span<'static>>>>,
     row: Vec<Vec<Span<'static>>>,
+    /// The links of each row's cells: span ranges within the cell.
+    links: Vec<Vec<CellLinks>>,
+    row_links: Vec<CellLinks>,
+}
+
+type CellLinks = Vec<(Range<usize>, Arc<str>)>;
+
+/// A link in a table's lines: (line, spans, address).
+type TableLink = (usize, Range<usize>, Arc<str>);
+
+/// The link being rendered.
+struct OpenLink {
+    url: String,
+    /// Its text so far.
+    text: String,
+    /// The address for an OSC 8 hyperlink, when it may be one.
+    clickable: Option<Arc<str>>,
+    /// The span in `current` where its text starts on this line (set by its first text).
+    start: Option<usize>,
 }
 
 #[derive(Default)]
@@ -181,8 +225,11 @@ struct Renderer {
     /// The index of the last bar-only line a quote's paragraph break added.
     quote_blank: Option<usize>,
     code: Option<(String, String)>,
-    /// The address of the link being rendered and its text so far.
-    link: Option<(String, String)>,
+    link: Option<OpenLink>,
+    /// Clickable links in `lines`.
+    links: Vec<Link>,
+    /// Clickable links in the table cell being filled.
+    cell_links: CellLinks,
     pending_item: bool,
     table: Option<Table>,
 }
@@ -204,11 +251,42 @@ impl Renderer {
         prefix
     }
 
-    fn push_text(&mut self, text: &str) {
-        if let Some((_, link_text)) = &mut self.link {
-            link_text.push_str(text);
+    /// Notes where the open link's text starts on this line (the next span pushed).
+    fn mark_link_start(&mut self) {
+        if let Some(link) = &mut self.link
+            && link.start.is_none()
+        {
+            link.start = Some(self.current.len());
+        }
+    }
+
+    /// Records the open link's spans on this line (before the line or cell is taken, and
+    /// at the link's end).
+    fn record_link(&mut self) {
+        let Some(link) = &mut self.link else { return };
+        let Some(start) = link.start.take() else { return };
+        let Some(url) = link.clickable.clone() else { return };
+        let end = self.current.len();
+        if start >= end {
+            return;
         }
         if self.table.is_some() {
+            self.cell_links.push((start..end, url));
+        } else {
+            self.links.push(Link {
+                line: self.lines.len(),
+                spans: start..end,
+                url,
+            });
+        }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if let Some(link) = &mut self.link {
+            link.text.push_str(text);
+        }
+        if self.table.is_some() {
+            self.mark_link_start();
             self.current.push(Span::styled(text.to_owned(), self.style()));
             return;
         }
@@ -229,11 +307,13 @@ impl Renderer {
                 self.current.push(Span::raw("  "));
             }
         }
+        self.mark_link_start();
         self.current.push(Span::styled(text.to_owned(), self.style()));
     }
 
     fn flush(&mut self) {
         if !self.current.is_empty() && self.table.is_none() {
+            self.record_link();
             self.lines.push(Line::from(std::mem::take(&mut self.current)));
         }
     }
@@ -280,9 +360,10 @@ impl Renderer {
                 if self.current.is_empty() {
                     self.push_text("");
                 }
-                if let Some((_, link_text)) = &mut self.link {
-                    link_text.push_str(&code);
+                if let Some(link) = &mut self.link {
+                    link.text.push_str(&code);
                 }
+                self.mark_link_start();
                 self.current.push(Span::styled(format!("`{code}`"), style));
             }
             Md::SoftBreak => self.push_text(" "),
@@ -362,8 +443,21 @@ impl Renderer {
             Tag::Emphasis => self.styles.push(Style::new().add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.styles.push(Style::new().add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.styles.push(Style::new().add_modifier(Modifier::CROSSED_OUT)),
-            Tag::Link { dest_url, .. } => {
-                self.link = Some((dest_url.to_string(), String::new()));
+            Tag::Link {
+                link_type, dest_url, ..
+            } => {
+                let url = dest_url.to_string();
+                let target = if link_type == LinkType::Email && !url.starts_with("mailto:") {
+                    format!("mailto:{url}")
+                } else {
+                    url.clone()
+                };
+                self.link = Some(OpenLink {
+                    url,
+                    text: String::new(),
+                    clickable: super::hyperlink::clickable(&target).map(Arc::from),
+                    start: None,
+                });
                 self.styles
                     .push(Style::new().fg(Color::Blue).add_modifier(Modifier::UNDERLINED));
             }
@@ -374,7 +468,10 @@ impl Renderer {
                     ..Table::default()
                 });
             }
-            Tag::TableHead | Tag::TableRow | Tag::TableCell => self.current.clear(),
+            Tag::TableHead | Tag::TableRow | Tag::TableCell => {
+                self.current.clear();
+                self.cell_links.clear();
+            }
             _ => {}
         }
     }
@@ -407,32 +504,49 @@ impl Renderer {
             }
             TagEnd::Link => {
                 self.styles.pop();
-                if let Some((url, text)) = self.link.take() {
-                    let shown = url.strip_prefix("mailto:").unwrap_or(&url);
-                    if !url.is_empty() && text.trim() != shown {
-                        self.current.push(Span::styled(format!(" ({url})"), DIM));
+                let address = self.link.as_ref().and_then(|link| {
+                    let shown = link.url.strip_prefix("mailto:").unwrap_or(&link.url);
+                    (!link.url.is_empty() && link.text.trim() != shown).then(|| format!(" ({})", link.url))
+                });
+                if let Some(address) = address {
+                    if !self.current.is_empty() {
+                        self.mark_link_start();
                     }
+                    self.current.push(Span::styled(address, DIM));
                 }
+                self.record_link();
+                self.link = None;
             }
             TagEnd::TableCell => {
+                self.record_link();
                 if let Some(table) = &mut self.table {
                     table.row.push(std::mem::take(&mut self.current));
+                    table.row_links.push(std::mem::take(&mut self.cell_links));
                 }
             }
             TagEnd::TableHead | TagEnd::TableRow => {
                 if let Some(table) = &mut self.table {
                     let row = std::mem::take(&mut table.row);
                     table.rows.push(row);
+                    let links = std::mem::take(&mut table.row_links);
+                    table.links.push(links);
                 }
             }
             TagEnd::Table => {
                 if let Some(table) = self.table.take() {
                     let prefix = self.prefix();
-                    for line in table_lines(&table) {
+                    let (lines, links) = table_lines(&table);
+                    let first = self.lines.len();
+                    for line in lines {
                         let mut spans = prefix.clone();
                         spans.extend(line.spans);
                         self.lines.push(Line::from(spans));
                     }
+                    self.links.extend(links.into_iter().map(|(line, spans, url)| Link {
+                        line: first + line,
+                        spans: spans.start + prefix.len()..spans.end + prefix.len(),
+                        url,
+                    }));
                     self.blank();
                 }
             }
@@ -442,8 +556,8 @@ impl Renderer {
 }
 
 /// A table's lines: cells padded to their column's width and alignment, columns joined by
-/// dim bars, the header bold and underlined by a rule.
-fn table_lines(table: &Table) -> Vec<Line<'static>> {
+/// dim bars, the header bold and underlined by a rule; and the cells' links (line, spans).
+fn table_lines(table: &Table) -> (Vec<Line<'static>>, Vec<TableLink>) {
     let columns = table.rows.iter().map(Vec::len).max().unwrap_or(0);
     let cell_width = |cell: &[Span<'_>]| cell.iter().map(|s| super::wrap::width(&s.content)).sum::<usize>();
     let mut widths = vec![0; columns];
@@ -453,6 +567,7 @@ fn table_lines(table: &Table) -> Vec<Line<'static>> {
         }
     }
     let mut out = Vec::new();
+    let mut links = Vec::new();
     for (r, row) in table.rows.iter().enumerate() {
         let mut spans = Vec::new();
         for (i, width) in widths.iter().enumerate() {
@@ -468,6 +583,11 @@ fn table_lines(table: &Table) -> Vec<Line<'static>> {
             };
             if left > 0 {
                 spans.push(Span::raw(" ".repeat(left)));
+            }
+            let base = spans.len();
+            let cell_links = table.links.get(r).and_then(|row| row.get(i));
+            for (range, url) in cell_links.into_iter().flatten() {
+                links.push((out.len(), base + range.start..base + range.end, url.clone()));
             }
             for span in cell {
                 let style = if r == 0 {
@@ -488,12 +608,78 @@ fn table_lines(table: &Table) -> Vec<Line<'static>> {
             out.push(Line::from(Span::styled(rule.join("─┼─"), DIM)));
         }
     }
-    out
+    (out, links)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{render, render_streaming, stable_len};
+    use super::{render, render_linked, render_streaming, render_streaming_linked, stable_len};
+
+    /// Each clickable link as (line, the text of its spans, address).
+    fn linked(text: &str) -> Vec<(usize, String, String)> {
+        let (lines, links) = render_linked(text);
+        links
+            .iter()
+            .map(|l| {
+                let shown: String = lines[l.line].spans[l.spans.clone()]
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect();
+                (l.line, shown, l.url.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn links_cover_their_text_and_address_and_only_safe_ones_count() {
+        let s = |t: &str| t.to_owned();
+        assert_eq!(
+            linked("See [the `docs`](https://d.example) or <https://auto.example>, <me@mail.example>.\n"),
+            [
+                (0, s("the `docs` (https://d.example)"), s("https://d.example")),
+                (0, s("https://auto.example"), s("https://auto.example")),
+                (0, s("me@mail.example"), s("mailto:me@mail.example")),
+            ]
+        );
+        // A list marker, quote bar or table padding is not part of the link.
+        assert_eq!(
+            linked("- [item](https://i.example)\n\n> [quoted](https://q.example)\n"),
+            [
+                (0, s("item (https://i.example)"), s("https://i.example")),
+                (2, s("quoted (https://q.example)"), s("https://q.example")),
+            ]
+        );
+        assert_eq!(
+            linked("| a | b |\n|---|--:|\n| x | [cell](https://t.example) |\n"),
+            [(2, s("cell (https://t.example)"), s("https://t.example"))]
+        );
+        // A hard break inside the text: the link is on both lines.
+        assert_eq!(
+            linked("[two\\\nlines](https://b.example)\n"),
+            [
+                (0, s("two"), s("https://b.example")),
+                (1, s("lines (https://b.example)"), s("https://b.example"))
+            ]
+        );
+        // Refused schemes and relative links are text only (their address still shows).
+        let text = "[x](javascript:alert(1)) [y](file:///etc/passwd) [z](src/main.rs) [w](<https://s.example/a b>)\n";
+        assert_eq!(
+            linked(text),
+            [(0, s("w (https://s.example/a b)"), s("https://s.example/a%20b"))]
+        );
+        assert_eq!(
+            render(text)[0]
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>(),
+            "x (javascript:alert(1)) y (file:///etc/passwd) z (src/main.rs) w (https://s.example/a b)"
+        );
+        // Streaming: the complete blocks' links, none from the plain tail.
+        let (_, links, _) = render_streaming_linked("[a](https://a.example)\n\n[b](https://b.example) still");
+        assert_eq!(links.len(), 1);
+        assert_eq!(&*links[0].url, "https://a.example");
+    }
 
     fn plain(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
         lines

@@ -15,6 +15,7 @@ pub mod editor;
 pub mod fatal;
 pub mod files;
 pub mod history;
+pub mod hyperlink;
 pub mod markdown;
 pub mod modal_view;
 pub mod modes;
@@ -79,6 +80,9 @@ pub async fn run(
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
     app.notify = notify::Notify::parse(&settings.notify.value).unwrap_or_default();
+    app.hyperlinks = hyperlink::Setting::parse(&settings.hyperlinks.value)
+        .unwrap_or_default()
+        .enabled(|name| std::env::var(name).ok(), hyperlink::tmux_client_features);
     app.custom_commands = started.commands.clone();
     app.welcome();
     app.sessions = list_sessions(root);
@@ -110,9 +114,10 @@ pub async fn run(
         task: mut agent_task,
     } = started.handle;
 
-    let mut terminal = enter(app.mouse_captured)?;
+    let links = hyperlink::Links::default();
+    let mut terminal = enter(app.mouse_captured, links.clone())?;
     let first = first_prompt.map(|text| app.submit_text(&text)).unwrap_or_default();
-    let result = event_loop(&mut terminal, &mut app, &mut rx, &ops_tx, first).await;
+    let result = event_loop(&mut terminal, &links, &mut app, &mut rx, &ops_tx, first).await;
     leave();
     // Stop the turn the way Esc does (commands get TERM, then KILL after a grace), give it
     // that long to record its results, then drop what is left.
@@ -132,12 +137,13 @@ pub async fn run(
     result
 }
 
-type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
+type Term = Terminal<hyperlink::LinkBackend<CrosstermBackend<std::io::Stdout>>>;
 
 /// Runs until the person quits (exit code 0) or a SIGTERM / SIGHUP arrives (143 / 129).
 /// `first` are actions to take before any input (those of the first prompt).
 async fn event_loop(
     terminal: &mut Term,
+    links: &hyperlink::Links,
     app: &mut App,
     rx: &mut mpsc::UnboundedReceiver<Event>,
     ops: &mpsc::UnboundedSender<Op>,
@@ -184,7 +190,7 @@ async fn event_loop(
             }
         }
         if app.dirty {
-            draw(terminal, app)?;
+            draw(terminal, links, app)?;
         }
         if let Some(sequence) = app.notification.take() {
             let mut out = stdout();
@@ -248,10 +254,26 @@ fn on_terminal_event(app: &mut App, event: TermEvent) -> Vec<Action> {
     }
 }
 
+/// Draws one frame with its hyperlinks (see [`hyperlink`]): the link table the view records
+/// is captured against the rendered buffer and written by the backend with ratatui's diff.
+pub fn draw_frame<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<hyperlink::LinkBackend<B>>,
+    links: &hyperlink::Links,
+    app: &mut App,
+) -> Result<(), B::Error> {
+    terminal.draw(|frame| {
+        view::draw(frame, app);
+        if app.hyperlinks {
+            links.capture(frame.buffer_mut(), &app.links);
+        }
+    })?;
+    Ok(())
+}
+
 /// Draws one frame inside a synchronized update, so the terminal shows it at once.
-fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
+fn draw(terminal: &mut Term, links: &hyperlink::Links, app: &mut App) -> anyhow::Result<()> {
     execute!(stdout(), BeginSynchronizedUpdate)?;
-    let drawn = terminal.draw(|frame| view::draw(frame, app));
+    let drawn = draw_frame(terminal, links, app);
     execute!(stdout(), EndSynchronizedUpdate)?;
     drawn?;
     crate::timing::frame_drawn();
@@ -259,7 +281,7 @@ fn draw(terminal: &mut Term, app: &mut App) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn enter(mouse: bool) -> anyhow::Result<Term> {
+fn enter(mouse: bool, links: hyperlink::Links) -> anyhow::Result<Term> {
     fatal::install();
     terminal::enable_raw_mode()?;
     // Asked before the input reader starts, so the reply is not read as keys.
@@ -275,7 +297,10 @@ fn enter(mouse: bool) -> anyhow::Result<Term> {
         leave();
         previous(info);
     }));
-    Ok(Terminal::new(CrosstermBackend::new(stdout()))?)
+    Ok(Terminal::new(hyperlink::LinkBackend::new(
+        CrosstermBackend::new(stdout()),
+        links,
+    ))?)
 }
 
 /// Sets the UI's modes (at start, and after `$EDITOR` returns).

@@ -139,7 +139,7 @@ fn window(items: &[Vec<Line<'static>>], selected: usize, rows: usize) -> Vec<Lin
 }
 
 /// The question dialog.
-pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Rect) {
+pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Rect) -> Rect {
     let q = dialog.question();
     let width = box_width(area);
     let inner = usize::from(width.saturating_sub(2)).max(1);
@@ -232,11 +232,11 @@ pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Re
     if let Some(header) = &q.header {
         title.insert(1, header.clone());
     }
-    draw_box(frame, area, width, lines, fit_title(&title, inner));
+    draw_box(frame, area, width, lines, fit_title(&title, inner))
 }
 
 /// A confirmation: what will happen, then the choices with their keys.
-pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rect) {
+pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rect) -> Rect {
     let width = box_width(area);
     let inner = usize::from(width.saturating_sub(2)).max(1);
     let head: Vec<Line<'static>> = confirm
@@ -305,11 +305,12 @@ pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area:
     if open > 1 {
         title.push(format!("{} more waiting", open - 1));
     }
-    draw_box(frame, area, width, lines, fit_title(&title, inner));
+    draw_box(frame, area, width, lines, fit_title(&title, inner))
 }
 
-/// A dialog box of `width`, centred in `area`, tall enough for `lines` (cut to the area).
-fn draw_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'static>>, title: String) {
+/// A dialog box of `width`, centred in `area`, tall enough for `lines` (cut to the area);
+/// returns where it was drawn.
+fn draw_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'static>>, title: String) -> Rect {
     let height = (lines.len() as u16 + 2).min(area.height);
     let rect = Rect::new(
         area.x + (area.width.saturating_sub(width)) / 2,
@@ -323,6 +324,7 @@ fn draw_box(frame: &mut Frame<'_>, area: Rect, width: u16, lines: Vec<Line<'stat
         .border_style(Style::new().fg(Color::Yellow))
         .title(title);
     frame.render_widget(Paragraph::new(lines).block(block), rect);
+    rect
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use super::markdown;
 use super::sanitize::{sanitize, sanitize_keep_tabs};
-use super::wrap::wrap_all;
+use super::wrap::{Placed, wrap_all, wrap_all_linked};
 
 /// Lines of a result shown in a collapsed pane.
 pub const PREVIEW_LINES: usize = 6;
@@ -384,6 +384,8 @@ pub struct Cached {
     /// Markdown (see [`markdown::render_streaming`]).
     open: bool,
     cache: Option<(u16, ViewFlags, Vec<Line<'static>>)>,
+    /// The clickable links in the cached lines (assistant answers only).
+    links: Vec<Placed>,
 }
 
 impl Cached {
@@ -392,6 +394,7 @@ impl Cached {
             entry,
             open: false,
             cache: None,
+            links: Vec::new(),
         }
     }
 
@@ -421,15 +424,29 @@ impl Cached {
     pub fn wrapped(&mut self, width: u16, tick: usize, flags: ViewFlags) -> &[Line<'static>] {
         let fresh = matches!(&self.cache, Some((w, f, _)) if *w == width && *f == flags) && !self.entry.animated();
         if !fresh {
-            let lines = match (&self.entry, self.open) {
-                (Entry::Assistant(text), true) => markdown::render_streaming(text).0,
-                _ => self.entry.lines(tick, flags),
+            let (lines, links) = match (&self.entry, self.open) {
+                (Entry::Assistant(text), true) => {
+                    let (lines, links, _) = markdown::render_streaming_linked(text);
+                    (lines, links)
+                }
+                (Entry::Assistant(text), false) => markdown::render_linked(text),
+                _ => (self.entry.lines(tick, flags), Vec::new()),
             };
-            let mut lines = wrap_all(&lines, usize::from(width));
+            let (mut lines, placed) = if links.is_empty() {
+                (wrap_all(&lines, usize::from(width)), Vec::new())
+            } else {
+                wrap_all_linked(&lines, usize::from(width), &links)
+            };
+            self.links = placed;
             lines.push(Line::default());
             self.cache = Some((width, flags, lines));
         }
         self.cache.as_ref().map_or(&[], |(_, _, lines)| lines.as_slice())
+    }
+
+    /// Where the clickable links are in the lines [`Self::wrapped`] returned last.
+    pub fn links(&self) -> &[Placed] {
+        &self.links
     }
 }
 

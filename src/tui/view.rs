@@ -1,5 +1,6 @@
 //! Draws the [`App`]: transcript, completion popup, composer, status line, and the question
-//! dialog on top.
+//! dialog on top. With hyperlinks on it also records where the visible links are
+//! (`App::links`, less what a dialog, picker or hint covers) for [`super::hyperlink`].
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -8,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::app::{App, Modal};
+use super::hyperlink;
 use super::modal_view::{draw_confirm, draw_dialog};
 use super::wrap::wrap_flat;
 
@@ -19,6 +21,7 @@ const MAX_COMPOSER_LINES: usize = 8;
 
 /// Draws the whole screen.
 pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+    app.links.clear();
     let area = frame.area();
     let composer_width = area.width.saturating_sub(2).max(1);
     let composer_lines = composer_rows(app, composer_width).len().clamp(1, MAX_COMPOSER_LINES);
@@ -42,14 +45,16 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     draw_status(frame, app, status);
     // A dialog may cover everything but the status line (the composer waits behind it).
     let dialog_area = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
-    match app.modals.front() {
-        Some(Modal::Question { dialog, .. }) => draw_dialog(frame, dialog, app.modals.len(), dialog_area),
-        Some(Modal::Confirm(confirm)) => draw_confirm(frame, confirm, app.modals.len(), dialog_area),
-        None => {
-            if let Some(picker) = &app.picker {
-                picker.draw(frame, transcript);
-            }
-        }
+    let covered = match app.modals.front() {
+        Some(Modal::Question { dialog, .. }) => Some(draw_dialog(frame, dialog, app.modals.len(), dialog_area)),
+        Some(Modal::Confirm(confirm)) => Some(draw_confirm(frame, confirm, app.modals.len(), dialog_area)),
+        None => app.picker.as_ref().map(|picker| {
+            picker.draw(frame, transcript);
+            transcript
+        }),
+    };
+    if let Some(rect) = covered {
+        hyperlink::cover(&mut app.links, rect);
     }
 }
 
@@ -105,17 +110,26 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     // offset) needs; every entry's wrapped lines are cached.
     let need = height + app.scroll;
     let mut collected: Vec<Line<'static>> = Vec::new();
-    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut chunks: Vec<(Vec<Line<'static>>, Vec<super::wrap::Placed>)> = Vec::new();
     let mut total = 0;
+    let linking = app.hyperlinks;
     for cached in app.entries.iter_mut().rev() {
         let lines = cached.wrapped(width, tick, flags);
         total += lines.len();
-        chunks.push(lines.to_vec());
+        let lines = lines.to_vec();
+        let links = if linking { cached.links().to_vec() } else { Vec::new() };
+        chunks.push((lines, links));
         if total >= need {
             break;
         }
     }
-    for chunk in chunks.into_iter().rev() {
+    let mut placed = Vec::new();
+    for (chunk, links) in chunks.into_iter().rev() {
+        let first = collected.len();
+        placed.extend(links.into_iter().map(|p| super::wrap::Placed {
+            row: p.row + first,
+            ..p
+        }));
         collected.extend(chunk);
     }
     let max_scroll = collected.len().saturating_sub(height);
@@ -126,6 +140,18 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let start = end.saturating_sub(height);
     let visible: Vec<Line<'static>> = collected[start..end].to_vec();
     frame.render_widget(Paragraph::new(visible), area);
+    for link in placed.into_iter().filter(|p| (start..end).contains(&p.row)) {
+        let from = link.start.min(usize::from(area.width));
+        let to = link.end.min(usize::from(area.width));
+        if from < to {
+            app.links.push(hyperlink::Run {
+                x: area.x + from as u16,
+                y: area.y + (link.row - start) as u16,
+                width: (to - from) as u16,
+                url: link.url,
+            });
+        }
+    }
     if app.scroll > 0 {
         let hint = format!(" ↓ {} more lines (PgDn, Esc) ", app.scroll);
         let w = (hint.chars().count() as u16).min(area.width);
@@ -139,6 +165,7 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
             Paragraph::new(hint).style(Style::new().fg(Color::Black).bg(Color::Yellow)),
             at,
         );
+        hyperlink::cover(&mut app.links, at);
     }
 }
 

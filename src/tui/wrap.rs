@@ -9,6 +9,9 @@
 //! The grapheme and width tables come from `unicode-segmentation` and `unicode-width`, which
 //! ratatui already builds.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_segmentation::UnicodeSegmentation;
@@ -129,18 +132,106 @@ impl Cells {
 /// Wraps one line into lines of at most `max` columns (at least one line is returned), with
 /// a hanging indent under the line's prefix (see the module docs).
 pub fn wrap(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
-    wrap_with(line, max, true)
+    wrap_with(line, max, true, &[], &mut Vec::new())
 }
 
 /// Wraps one line without a hanging indent (the composer, whose cursor maps columns 1:1).
 pub fn wrap_flat(line: &Line<'_>, max: usize) -> Vec<Line<'static>> {
-    wrap_with(line, max, false)
+    wrap_with(line, max, false, &[], &mut Vec::new())
 }
 
-fn wrap_with(line: &Line<'_>, max: usize, hanging: bool) -> Vec<Line<'static>> {
+/// A link placed in wrapped lines: its row among them, its columns and its address (a link
+/// broken over two rows is two of these).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    pub row: usize,
+    pub start: usize,
+    pub end: usize,
+    pub url: Arc<str>,
+}
+
+fn place(placed: &mut Vec<Placed>, row: usize, start: usize, width: usize, url: &Arc<str>) {
+    if width == 0 {
+        return;
+    }
+    match placed.last_mut() {
+        Some(last) if last.row == row && last.end == start && last.url == *url => last.end += width,
+        _ => placed.push(Placed {
+            row,
+            start,
+            end: start + width,
+            url: url.clone(),
+        }),
+    }
+}
+
+/// [`wrap_all`] for lines with links (spans of a line, see [`super::markdown::Link`]):
+/// the wrapped lines and where each link landed in them.
+pub fn wrap_all_linked(
+    lines: &[Line<'_>],
+    max: usize,
+    links: &[super::markdown::Link],
+) -> (Vec<Line<'static>>, Vec<Placed>) {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut placed = Vec::new();
+    let mut here: Vec<(Range<usize>, Arc<str>)> = Vec::new();
+    // By line, so each line finds its links without a pass over all of them (an answer
+    // streamed with thousands of links would otherwise cost lines × links per frame).
+    let mut sorted: Vec<&super::markdown::Link> = links.iter().collect();
+    sorted.sort_by_key(|l| l.line);
+    let mut next = 0;
+    for (i, line) in lines.iter().enumerate() {
+        here.clear();
+        while next < sorted.len() && sorted[next].line < i {
+            next += 1;
+        }
+        while next < sorted.len() && sorted[next].line == i {
+            here.push((sorted[next].spans.clone(), sorted[next].url.clone()));
+            next += 1;
+        }
+        if here.is_empty() {
+            out.extend(wrap(line, max));
+            continue;
+        }
+        let first_row = out.len();
+        let mut mine = Vec::new();
+        out.extend(wrap_with(line, max, true, &here, &mut mine));
+        placed.extend(mine.into_iter().map(|p| Placed {
+            row: p.row + first_row,
+            ..p
+        }));
+    }
+    (out, placed)
+}
+
+/// Wraps `line`; the columns of the spans `links` name are added to `placed` (rows counted
+/// from this line's first).
+fn wrap_with(
+    line: &Line<'_>,
+    max: usize,
+    hanging: bool,
+    links: &[(Range<usize>, Arc<str>)],
+    placed: &mut Vec<Placed>,
+) -> Vec<Line<'static>> {
     let max = max.max(1);
+    let link_of = |span: usize| {
+        links
+            .iter()
+            .find(|(spans, _)| spans.contains(&span))
+            .map(|(_, url)| url)
+    };
     // Fast path: most lines fit and hold no tab.
     if line.spans.iter().all(|s| !s.content.contains('\t')) && line.width() <= max {
+        if !links.is_empty() {
+            let mut column = 0;
+            for (i, span) in line.spans.iter().enumerate() {
+                let w = width(&span.content);
+                if let Some(url) = link_of(i) {
+                    place(placed, 0, column, w, url);
+                }
+                column += w;
+            }
+        }
         return vec![owned(line)];
     }
     let cells = Cells::of(line);
@@ -193,6 +284,15 @@ fn wrap_with(line: &Line<'_>, max: usize, hanging: bool) -> Vec<Line<'static>> {
             end = space + 1;
         }
         let mut spans = Vec::new();
+        if !links.is_empty() {
+            let mut column = if first { 0 } else { indent_width };
+            for c in &all[start..end] {
+                if let Some(url) = link_of(c.style) {
+                    place(placed, out.len(), column, c.width, url);
+                }
+                column += c.width;
+            }
+        }
         if !first {
             for c in &indent {
                 let text = &cells.text[c.start..c.end];
@@ -319,6 +419,36 @@ mod tests {
             Some(Color::DarkGray),
             "the bar keeps its colour"
         );
+    }
+
+    #[test]
+    fn links_follow_their_spans_into_wrapped_rows_and_columns() {
+        let url: Arc<str> = Arc::from("https://x.example");
+        let link = |line, spans| super::super::markdown::Link {
+            line,
+            spans,
+            url: url.clone(),
+        };
+        let placed = |row, start, end| Placed {
+            row,
+            start,
+            end,
+            url: url.clone(),
+        };
+        let line = Line::from(vec![
+            Span::raw("  • see "),
+            Span::raw("日本 docs"),
+            Span::raw(" (x) end"),
+        ]);
+        // Fits: the columns of spans 1 and 2 (wide characters count two).
+        let (lines, at) = wrap_all_linked(std::slice::from_ref(&line), 40, &[link(0, 1..3)]);
+        assert_eq!(text(&lines), ["  • see 日本 docs (x) end"]);
+        assert_eq!(at, [placed(0, 8, 25)]);
+        // Wrapped under the hanging indent: a piece per row, after the indent.
+        let lines_in = [Line::from("first"), line];
+        let (lines, at) = wrap_all_linked(&lines_in, 14, &[link(1, 1..3)]);
+        assert_eq!(text(&lines), ["first", "  • see 日本 ", "    docs (x) ", "    end"]);
+        assert_eq!(at, [placed(1, 8, 13), placed(2, 4, 13), placed(3, 4, 7)]);
     }
 
     #[test]
