@@ -298,7 +298,11 @@ fn open_session(
             }
         }
     };
-    let recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
+    let mut recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
+    recorder.set_budget(session::checkpoint::Budget {
+        entries: settings.checkpoint_max_entries.value,
+        ..Default::default()
+    });
     Ok(Some((recorder, loaded)))
 }
 
@@ -601,6 +605,11 @@ pub fn start(
             .map_err(|e| e.to_string())
         })
     };
+    // The UI walks the tree from start-up: the person types meanwhile, and the first turn's
+    // checkpoint only re-stats what this walk read.
+    if front_end == FrontEnd::Ui && built.checkpoints_paused.is_none() {
+        agent.warm_checkpoints();
+    }
     let (mut conversation, ops) = Conversation::new(agent, events, requests, Some(resumer));
     if let Some(reason) = &built.checkpoints_paused {
         if front_end == FrontEnd::Ui {

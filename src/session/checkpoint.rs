@@ -7,15 +7,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use super::objects::ObjectStore;
 
-/// A tree with more entries than this is not checkpointed (brute started in a home directory
-/// or a huge monorepo would otherwise copy it all).
-pub const MAX_ENTRIES: usize = 200_000;
+/// A tree with more entries than this is not checkpointed by default (brute started in a
+/// home directory or a huge monorepo would otherwise copy it all); see [`Budget`].
+pub const DEFAULT_MAX_ENTRIES: usize = 500_000;
+/// A walk that takes longer than this turns checkpoints off by default (see [`Budget`]).
+pub const DEFAULT_MAX_WALK: Duration = Duration::from_secs(60);
 
 /// A tree that is not a repository and holds more than this many entries is not checkpointed
 /// without asking: it is more likely a home or downloads folder than a project.
@@ -131,8 +134,10 @@ pub struct Scanner {
     previous: Manifest,
     /// Where `previous` is stored, and how many deltas deep (see [`save_manifest_after`]).
     stored: Option<(String, u32)>,
-    /// The last scan stopped at [`MAX_ENTRIES`].
-    too_big: bool,
+    /// The last scan stopped at the [`Budget`]; why. A tree over it stays so for this
+    /// scanner: later walks fail at once.
+    too_big: Option<String>,
+    budget: Budget,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -157,13 +162,19 @@ impl Scanner {
             max_file_bytes,
             previous: Manifest::new(),
             stored: None,
-            too_big: false,
+            too_big: None,
+            budget: Budget::default(),
         }
     }
 
-    /// Whether the last scan failed because the tree has too many entries.
+    /// Sets how much a walk may cost before checkpoints are off (see [`Budget`]).
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
+    }
+
+    /// Whether the last scan stopped because the tree is over the [`Budget`].
     pub fn too_big(&self) -> bool {
-        self.too_big
+        self.too_big.is_some()
     }
 
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
@@ -213,116 +224,322 @@ impl Scanner {
         Ok(scan)
     }
 
-    /// The walk itself: files whose metadata matches `previous` are not read again.
+    /// The walk itself, on `ignore`'s parallel walker: every entry goes through [`observe`]
+    /// (files whose metadata matches `previous` are not read again), each thread collects its
+    /// own entries, and the manifest is built once from them all, sorted.
     fn walk(&mut self) -> std::io::Result<Scan> {
-        let mut scan = Scan::default();
-        let now = SystemTime::now();
-        let mut pack = self.objects.pack();
+        if let Some(reason) = &self.too_big {
+            return Err(std::io::Error::other(reason.clone()));
+        }
+        let started = std::time::Instant::now();
+        hold_for_tests();
         // brute's own data directory inside the tree (started in $HOME) is never part of a
         // checkpoint: it changes while being read, and undo must never touch it.
         let own = own_data_dir(&self.root, &self.objects);
         let walker = ignore::WalkBuilder::new(&self.root)
             .hidden(false)
             .require_git(false)
+            .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(8))
             .filter_entry(move |e| e.file_name() != ".git" && own.as_deref() != Some(e.path()))
-            .build();
-        for entry in walker.flatten() {
-            if entry.depth() == 0 {
-                continue;
+            .build_parallel();
+        let ctx = WalkCtx {
+            root: &self.root,
+            previous: &self.previous,
+            objects: &self.objects,
+            pack: std::sync::Mutex::new(self.objects.pack()),
+            max_file_bytes: self.max_file_bytes,
+            now: SystemTime::now(),
+            hashed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            budget: self.budget,
+            started,
+            stop: std::sync::Mutex::new(None),
+            collected: std::sync::Mutex::new(Vec::new()),
+        };
+        walker.visit(&mut Collector { ctx: &ctx });
+        let WalkCtx {
+            pack,
+            hashed,
+            stop,
+            collected,
+            ..
+        } = ctx;
+        match stop.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Stop::Budget(message)) => {
+                self.too_big = Some(message.clone());
+                return Err(std::io::Error::other(message));
             }
-            if scan.manifest.len() >= MAX_ENTRIES {
-                self.too_big = true;
-                return Err(std::io::Error::other(format!(
-                    "{} has more than {MAX_ENTRIES} files and directories; turn checkpoints are off for it",
-                    self.root.display()
-                )));
-            }
-            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy().into_owned();
-            let Some(kind) = entry.file_type() else { continue };
-            let Ok(meta) = entry.metadata() else { continue };
-            if kind.is_dir() {
-                let state = FileState {
-                    id: String::new(),
-                    size: 0,
-                    mode: meta.permissions().mode(),
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                    dir: true,
-                    link: false,
-                };
-                scan.manifest.insert(rel, state);
-                continue;
-            }
-            if kind.is_symlink() {
-                // The link itself (its target path), never what it points to.
-                let Ok(target) = std::fs::read_link(entry.path()) else {
-                    continue;
-                };
-                let target = target.into_os_string().into_encoded_bytes();
-                let state = FileState {
-                    id: pack.add_bytes(&target)?,
-                    size: target.len() as u64,
-                    mode: 0o777,
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                    dir: false,
-                    link: true,
-                };
-                scan.manifest.insert(rel, state);
-                continue;
-            }
-            if !kind.is_file() {
-                continue; // FIFOs, sockets and devices are not checkpointed
-            }
-            if meta.len() > self.max_file_bytes {
-                scan.skipped.push((rel, meta.len()));
-                continue;
-            }
-            let mode = meta.permissions().mode();
-            let mtime = mtime_ns(&meta);
-            let ctime = ctime_ns(&meta);
-            let recent = meta
-                .modified()
-                .ok()
-                .and_then(|m| now.duration_since(m).ok())
-                .is_none_or(|age| age < RACY_WINDOW);
-            if let Some(known) = self.previous.get(&rel)
-                && !known.dir
-                && known.size == meta.len()
-                && known.mtime_ns == mtime
-                && known.ctime_ns == ctime
-                && known.mode == mode
-                && !recent
-                // A seed's content pruned or lost meanwhile is read again, never referenced.
-                && self.objects.contains(&known.id)
-            {
-                scan.manifest.insert(rel, known.clone());
-                continue;
-            }
-            let bytes = match std::fs::read(entry.path()) {
-                Ok(bytes) => bytes,
-                Err(_) => continue, // vanished or unreadable: not part of this checkpoint
-            };
-            let id = pack.add_bytes(&bytes)?;
-            scan.hashed += 1;
-            scan.manifest.insert(
-                rel,
-                FileState {
-                    id,
-                    size: bytes.len() as u64,
-                    mode,
-                    mtime_ns: mtime,
-                    ctime_ns: ctime,
-                    dir: false,
-                    link: false,
-                },
-            );
+            Some(Stop::Failed(error)) => return Err(error),
+            None => {}
         }
-        pack.finish()?;
-        Ok(scan)
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        let mut entries = Vec::new();
+        let mut skipped = Vec::new();
+        for local in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            entries.extend(local.entries);
+            skipped.extend(local.skipped);
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        skipped.sort_unstable();
+        Ok(Scan {
+            // Sorted input: the map is built in one pass, not by inserting one by one.
+            manifest: entries.into_iter().collect(),
+            skipped,
+            hashed: hashed.into_inner(),
+        })
+    }
+}
+
+/// How much a checkpoint may walk: past either limit, turn checkpoints are off for the
+/// session (a home directory or a huge monorepo would otherwise be copied, or every turn
+/// would wait on the walk); the built-in tools' own writes stay undoable call by call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Files and directories, at most.
+    pub entries: usize,
+    /// Time one walk may take, at most (a slow or enormous tree).
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            entries: DEFAULT_MAX_ENTRIES,
+            time: DEFAULT_MAX_WALK,
+        }
+    }
+}
+
+/// Why a walk stopped early.
+enum Stop {
+    Budget(String),
+    Failed(std::io::Error),
+}
+
+/// What one walk shares between its threads.
+struct WalkCtx<'a> {
+    root: &'a Path,
+    previous: &'a Manifest,
+    objects: &'a ObjectStore,
+    pack: std::sync::Mutex<super::objects::PackWriter>,
+    max_file_bytes: u64,
+    now: SystemTime,
+    hashed: AtomicUsize,
+    entries: AtomicUsize,
+    budget: Budget,
+    started: std::time::Instant,
+    stop: std::sync::Mutex<Option<Stop>>,
+    collected: std::sync::Mutex<Vec<Local>>,
+}
+
+impl WalkCtx<'_> {
+    fn stop(&self, why: Stop) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        stop.get_or_insert(why);
+    }
+
+    /// Counts one entry against the budget; the message when it is spent.
+    fn spend(&self) -> Option<String> {
+        let n = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.budget.entries {
+            return Some(format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            ));
+        }
+        // The clock is read every 1024 entries only.
+        if n % 1024 == 0 && self.started.elapsed() > self.budget.time {
+            return Some(format!(
+                "walking {} took longer than {} s",
+                self.root.display(),
+                self.budget.time.as_secs()
+            ));
+        }
+        None
+    }
+}
+
+/// One walker thread's findings, handed over when the thread is done.
+#[derive(Default)]
+struct Local {
+    entries: Vec<(String, FileState)>,
+    skipped: Vec<(String, u64)>,
+}
+
+struct Collector<'a, 'c> {
+    ctx: &'a WalkCtx<'c>,
+}
+
+impl<'s, 'c> ignore::ParallelVisitorBuilder<'s> for Collector<'s, 'c> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            ctx: self.ctx,
+            local: Local::default(),
+        })
+    }
+}
+
+struct Visitor<'a, 'c> {
+    ctx: &'a WalkCtx<'c>,
+    local: Local,
+}
+
+impl ignore::ParallelVisitor for Visitor<'_, '_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        let Ok(entry) = entry else {
+            return ignore::WalkState::Continue;
+        };
+        if entry.depth() == 0 {
+            return ignore::WalkState::Continue;
+        }
+        if let Some(message) = self.ctx.spend() {
+            self.ctx.stop(Stop::Budget(message));
+            return ignore::WalkState::Quit;
+        }
+        match observe(self.ctx, &entry) {
+            Ok(Seen::Entry(rel, state)) => self.local.entries.push((rel, state)),
+            Ok(Seen::TooLarge(rel, size)) => self.local.skipped.push((rel, size)),
+            Ok(Seen::Nothing) => {}
+            Err(error) => {
+                self.ctx.stop(Stop::Failed(error));
+                return ignore::WalkState::Quit;
+            }
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_, '_> {
+    fn drop(&mut self) {
+        let local = std::mem::take(&mut self.local);
+        self.ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(local);
+    }
+}
+
+/// What the walk records for one entry.
+enum Seen {
+    Entry(String, FileState),
+    /// A file over the size cap: (path, size).
+    TooLarge(String, u64),
+    /// Not checkpointed (a FIFO, socket or device; vanished or unreadable).
+    Nothing,
+}
+
+/// The one place a walked entry's state is decided: a directory's mode, a link's target, a
+/// file's recorded state when its metadata matches the previous scan (no read), else its
+/// content read and stored. Only the metadata the walker already has is used before that
+/// choice (one `lstat` per entry, as `rg --files` makes).
+fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+    let Ok(rel) = entry.path().strip_prefix(ctx.root) else {
+        return Ok(Seen::Nothing);
+    };
+    let rel = rel.to_string_lossy().into_owned();
+    let Some(kind) = entry.file_type() else {
+        return Ok(Seen::Nothing);
+    };
+    if kind.is_dir() {
+        let Ok(meta) = entry.metadata() else {
+            return Ok(Seen::Nothing);
+        };
+        let state = FileState {
+            id: String::new(),
+            size: 0,
+            mode: meta.permissions().mode(),
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: true,
+            link: false,
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if kind.is_symlink() {
+        // The link itself (its target path), never what it points to.
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            return Ok(Seen::Nothing);
+        };
+        let target = target.into_os_string().into_encoded_bytes();
+        let id = super::objects::hash(&target);
+        // The same target as last time is stored already (no store lookup, no lock).
+        let id = match ctx.previous.get(&rel) {
+            Some(known) if known.link && known.id == id => id,
+            _ => ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&target)?,
+        };
+        let state = FileState {
+            id,
+            size: target.len() as u64,
+            mode: 0o777,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: false,
+            link: true,
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if !kind.is_file() {
+        return Ok(Seen::Nothing); // FIFOs, sockets and devices are not checkpointed
+    }
+    let Ok(meta) = entry.metadata() else {
+        return Ok(Seen::Nothing);
+    };
+    if meta.len() > ctx.max_file_bytes {
+        return Ok(Seen::TooLarge(rel, meta.len()));
+    }
+    let mode = meta.permissions().mode();
+    let mtime = mtime_ns(&meta);
+    let ctime = ctime_ns(&meta);
+    let recent = meta
+        .modified()
+        .ok()
+        .and_then(|m| ctx.now.duration_since(m).ok())
+        .is_none_or(|age| age < RACY_WINDOW);
+    if let Some(known) = ctx.previous.get(&rel)
+        && !known.dir
+        && !known.link
+        && known.size == meta.len()
+        && known.mtime_ns == mtime
+        && known.ctime_ns == ctime
+        && known.mode == mode
+        && !recent
+        // A seed's content pruned or lost meanwhile is read again, never referenced.
+        && ctx.objects.contains(&known.id)
+    {
+        return Ok(Seen::Entry(rel, known.clone()));
+    }
+    let bytes = match std::fs::read(entry.path()) {
+        Ok(bytes) => bytes,
+        Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
+    };
+    let id = ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&bytes)?;
+    ctx.hashed.fetch_add(1, Ordering::Relaxed);
+    Ok(Seen::Entry(
+        rel,
+        FileState {
+            id,
+            size: bytes.len() as u64,
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+            dir: false,
+            link: false,
+        },
+    ))
+}
+
+/// A test seam: with `BRUTE_TEST_HOLD_CHECKPOINT` naming a FIFO, the first walk of the
+/// process waits until something writes a line to it (tests hold a checkpoint back to see
+/// what runs meanwhile). Not for use outside tests.
+fn hold_for_tests() {
+    static HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Some(path) = std::env::var_os("BRUTE_TEST_HOLD_CHECKPOINT") else {
+        return;
+    };
+    if HELD.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if let Ok(file) = std::fs::File::open(&path) {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line);
     }
 }
 

@@ -15,7 +15,7 @@ pub mod objects;
 pub mod prune;
 mod recorder;
 
-pub use recorder::{Recorder, TurnMove, checkpoints};
+pub use recorder::{Recorder, Taken, TurnCheckpoint, TurnMove, checkpoints, over_budget_notice};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
