@@ -485,6 +485,11 @@ pub fn build_agent_with(
             recorder.set_checkpoints(false);
             checkpoints_paused = Some(reason);
         }
+        // Later checkpoints re-list only what the watcher saw touched (-p: the turn's end
+        // needs no second walk); without inotify every checkpoint walks.
+        if let Err(gap) = recorder.watch_tree() {
+            tracing::info!(%gap, "no file watcher: every checkpoint walks the tree");
+        }
         if !loaded.todos.is_empty() {
             state.set_todos(loaded.todos.clone(), &events);
         }

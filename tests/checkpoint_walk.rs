@@ -15,7 +15,7 @@ use brute::agent::state::AgentState;
 use brute::agent::{Agent, AgentConfig};
 use brute::protocol::{Event, EventSink};
 use brute::provider::replay::ReplayProvider;
-use brute::session::checkpoint::Budget;
+use brute::session::checkpoint::{self, Budget};
 use brute::session::{Recorder, SessionStore};
 use brute::tool::exec::Executor;
 use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
@@ -169,4 +169,146 @@ fn over_the_budget_checkpoints_are_off_with_a_notice_and_undo_takes_back_the_wri
         .filter(|n| n.contains("turn checkpoints are off"))
         .count();
     assert_eq!(count, 1, "{notices:?}");
+}
+
+/// An agent over a replay script in `root`, recording into a new session whose checkpoints
+/// use the file watcher.
+fn watched_agent(root: &Path, data: &Path, script: &str) -> Agent {
+    let store = SessionStore::new(data, root);
+    let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    recorder.watch_tree().expect("inotify");
+    let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
+    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, root.to_path_buf()));
+    let (sink, _events) = EventSink::channel();
+    let executor = Executor::new(
+        Arc::new(brute::app::builtin_tools()),
+        Arc::default(),
+        state.clone(),
+        sink.clone(),
+    );
+    let config = AgentConfig {
+        system_prompt: "test".into(),
+        max_turns: 10,
+    };
+    Agent::new(state, executor, config, sink).with_session(recorder, Vec::new())
+}
+
+fn run(agent: &mut Agent, prompt: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+}
+
+/// What differs in content, kind or mode between a stored checkpoint and a full walk of the
+/// tree now (made without a watcher): empty when the checkpoint is exact.
+fn differs_from_disk(agent: &Agent, root: &Path, id: &str) -> Vec<String> {
+    let objects = agent.with_recorder(|r| r.store.objects().clone()).unwrap();
+    let stored = checkpoint::load_manifest(&objects, id).unwrap();
+    let mut fresh = checkpoint::Scanner::new(root.to_path_buf(), objects, 1 << 20);
+    let walked = fresh.scan().unwrap().manifest;
+    let paths: std::collections::BTreeSet<&String> = stored.keys().chain(walked.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|p| match (stored.get(*p), walked.get(*p)) {
+            (Some(a), Some(b)) => !a.same_content(b),
+            _ => true,
+        })
+        .map(|p| format!("{p}: stored {:?}, on disk {:?}", stored.get(p), walked.get(p)))
+        .collect()
+}
+
+/// Every file and directory under `root`: content (or `None` for a directory) and mode.
+fn snapshot(root: &Path) -> std::collections::BTreeMap<String, (Option<Vec<u8>>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, (None, mode));
+            } else {
+                out.insert(rel, (Some(std::fs::read(&path).unwrap()), mode));
+            }
+        }
+    }
+    out
+}
+
+/// With the file watcher, the turn's end re-lists only the touched directories, yet sees a
+/// `sed -i` (a rename over the file), a file made in a new subdirectory, a removal and a
+/// mode change made by a shell command: the checkpoint equals a full walk, and undo restores
+/// the tree exactly. Then an overflow (injected: the events so far are lost) makes the next
+/// checkpoint walk the whole tree, so the person's edit the lost events carried is still in
+/// it, and undo is exact again.
+#[test]
+fn watched_checkpoints_see_commands_changes_and_an_overflow_falls_back_to_a_full_walk() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("sub/inner")).unwrap();
+    std::fs::write(r.join("sub/sed.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(r.join("sub/inner/keep.txt"), "keep\n").unwrap();
+    std::fs::write(r.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(r.join("person.txt"), "mine\n").unwrap();
+    std::fs::write(r.join("later.txt"), "one\n").unwrap();
+    std::fs::write(r.join(".gitignore"), "*.log\n").unwrap();
+    let script = r#"{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' sub/sed.txt && mkdir -p fresh/deeper && echo new > fresh/deeper/made.txt && rm gone.txt && chmod 700 sub/inner && echo noise > build.log"}}]}
+{"text": "done"}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "echo two >> later.txt"}}]}
+{"text": "done"}"#;
+    let mut agent = watched_agent(r, data.path(), script);
+    let before = snapshot(r);
+    run(&mut agent, "change things");
+    assert_eq!(
+        std::fs::read_to_string(r.join("fresh/deeper/made.txt")).unwrap(),
+        "new\n"
+    );
+    let walked = agent.with_recorder(|r| r.last_walk()).unwrap();
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(
+        walked,
+        checkpoint::Walked::Touched,
+        "the turn's end used the watcher: {gaps:?}"
+    );
+    let end = agent.with_recorder(|r| r.turns[0].end.clone().unwrap()).unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    let (message, _) = agent.undo(false, false, false);
+    let mut expected = before.clone();
+    // The ignored log stays (it was never checkpointed).
+    expected.insert("build.log".into(), (Some(b"noise\n".to_vec()), 0o644));
+    let after_undo = snapshot(r);
+    assert_eq!(after_undo, expected, "{message}");
+    std::fs::remove_file(r.join("build.log")).unwrap();
+
+    // The person edits a file; the events saying so are lost in an overflow.
+    std::fs::write(r.join("person.txt"), "mine, edited\n").unwrap();
+    agent.with_recorder(|r| r.inject_watch_overflow());
+    let before = snapshot(r);
+    run(&mut agent, "append");
+    let start = agent.with_recorder(|r| r.turns.last().unwrap().start.clone()).unwrap();
+    let end = agent
+        .with_recorder(|r| r.turns.last().unwrap().end.clone().unwrap())
+        .unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    // The start was walked whole: it has the person's edit, so undo leaves it alone.
+    let objects = agent.with_recorder(|r| r.store.objects().clone()).unwrap();
+    let started = checkpoint::load_manifest(&objects, &start).unwrap();
+    assert_eq!(
+        objects.get(&started["person.txt"].id).unwrap(),
+        b"mine, edited\n",
+        "the fallback walk saw the change the lost events carried"
+    );
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(gaps, [brute::session::watch::Gap::Overflow]);
+    let (message, _) = agent.undo(false, false, false);
+    assert_eq!(snapshot(r), before, "{message}");
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -138,6 +139,16 @@ pub struct Scanner {
     /// scanner: later walks fail at once.
     too_big: Option<String>,
     budget: Budget,
+    /// The file watcher, when the session has one (see [`Scanner::watch`]).
+    watch: Option<Arc<super::watch::TreeWatch>>,
+    /// `previous` is a full walk made while the watcher watched every directory in it: the
+    /// next checkpoint may re-list only what it saw touched.
+    watched_base: bool,
+    /// The files over the size cap in `previous`.
+    skipped_known: BTreeMap<String, u64>,
+    last_walk: Walked,
+    /// Why checkpoints walked the whole tree though a watcher ran (for notices and tests).
+    gaps: Vec<super::watch::Gap>,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -164,7 +175,38 @@ impl Scanner {
             stored: None,
             too_big: None,
             budget: Budget::default(),
+            watch: None,
+            watched_base: false,
+            skipped_known: BTreeMap::new(),
+            last_walk: Walked::Full,
+            gaps: Vec::new(),
         }
+    }
+
+    /// Starts a file watcher: from the next full walk on, checkpoints re-list only the
+    /// directories it saw touched. Fails (and every checkpoint keeps walking) where inotify
+    /// cannot start.
+    pub fn watch(&mut self) -> Result<(), super::watch::Gap> {
+        if self.watch.is_none() {
+            self.watch = Some(Arc::new(super::watch::TreeWatch::start()?));
+            self.watched_base = false;
+        }
+        Ok(())
+    }
+
+    /// The watcher, when one runs (tests inject an overflow through it).
+    pub fn watcher(&self) -> Option<&super::watch::TreeWatch> {
+        self.watch.as_deref()
+    }
+
+    /// How the last walk went.
+    pub fn last_walk(&self) -> Walked {
+        self.last_walk
+    }
+
+    /// Why walks fell back to the whole tree though a watcher ran, oldest first.
+    pub fn gaps(&self) -> &[super::watch::Gap] {
+        &self.gaps
     }
 
     /// Sets how much a walk may cost before checkpoints are off (see [`Budget`]).
@@ -187,6 +229,8 @@ impl Scanner {
     pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
         let (manifest, depth) = load_with_depth(objects, id)?;
         self.previous = (*manifest).clone();
+        // Not walked here: the watcher knows nothing of changes since.
+        self.watched_base = false;
         self.stored = Some((id.to_owned(), depth));
         Ok(())
     }
@@ -231,16 +275,182 @@ impl Scanner {
         if let Some(reason) = &self.too_big {
             return Err(std::io::Error::other(reason.clone()));
         }
-        let started = std::time::Instant::now();
         hold_for_tests();
+        if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
+            match watch.take() {
+                Ok(touched) => {
+                    if let Some(scan) = self.walk_touched(touched)? {
+                        self.last_walk = Walked::Touched;
+                        return Ok(scan);
+                    }
+                    tracing::info!("an ignore file changed: the checkpoint walks the whole tree");
+                }
+                Err(gap) => {
+                    tracing::info!(%gap, "the checkpoint walks the whole tree");
+                    self.gaps.push(gap);
+                }
+            }
+        }
+        self.watched_base = false;
+        if let Some(watch) = &self.watch {
+            watch.reset();
+            watch.watch_dir(&self.root);
+        }
+        let scan = self.walk_full()?;
+        self.skipped_known = scan.skipped.iter().cloned().collect();
+        self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up());
+        self.last_walk = Walked::Full;
+        Ok(scan)
+    }
+
+    /// A walker over `dir` (the root or a directory in it) with the checkpoint's rules: hidden
+    /// files in, ignore files honoured (from parent directories too), never `.git` or brute's
+    /// own data directory; each directory it will list is watched first.
+    fn builder(&self, dir: &Path) -> ignore::WalkBuilder {
         // brute's own data directory inside the tree (started in $HOME) is never part of a
         // checkpoint: it changes while being read, and undo must never touch it.
         let own = own_data_dir(&self.root, &self.objects);
-        let walker = ignore::WalkBuilder::new(&self.root)
-            .hidden(false)
-            .require_git(false)
+        let watch = self.watch.clone();
+        let mut builder = ignore::WalkBuilder::new(dir);
+        builder.hidden(false).require_git(false).filter_entry(move |e| {
+            let keep = e.file_name() != ".git" && own.as_deref() != Some(e.path());
+            if keep
+                && let Some(watch) = &watch
+                && e.file_type().is_some_and(|t| t.is_dir())
+            {
+                watch.watch_dir(e.path());
+            }
+            keep
+        });
+        builder
+    }
+
+    /// A new [`WalkCtx`] for one walk.
+    fn ctx(&self) -> WalkCtx<'_> {
+        WalkCtx {
+            root: &self.root,
+            previous: &self.previous,
+            objects: &self.objects,
+            pack: std::sync::Mutex::new(self.objects.pack()),
+            max_file_bytes: self.max_file_bytes,
+            now: SystemTime::now(),
+            hashed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            budget: self.budget,
+            started: std::time::Instant::now(),
+            stop: std::sync::Mutex::new(None),
+            collected: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The checkpoint from the watcher's touched paths: the previous manifest, with every
+    /// directory that holds a touched path listed again (its entries through [`observe`], a
+    /// new subdirectory walked whole, a vanished one dropped with all under it). `None`
+    /// when an ignore file changed (what is ignored may have changed anywhere below it).
+    fn walk_touched(&mut self, touched: BTreeSet<PathBuf>) -> std::io::Result<Option<Scan>> {
+        let own = own_data_dir(&self.root, &self.objects);
+        let mut dirs = BTreeSet::new();
+        for path in &touched {
+            let Ok(rel) = path.strip_prefix(&self.root) else {
+                continue;
+            };
+            if own.as_ref().is_some_and(|own| path.starts_with(own)) {
+                continue;
+            }
+            if path.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore") {
+                return Ok(None);
+            }
+            let rel = rel.to_string_lossy();
+            // A path is listed by its directory (the root's own events by the root).
+            let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+            dirs.insert(anchor(&self.previous, dir).to_owned());
+        }
+        let mut manifest = self.previous.clone();
+        let mut skipped = self.skipped_known.clone();
+        let ctx = self.ctx();
+        for dir in &dirs {
+            let full = if dir.is_empty() {
+                self.root.clone()
+            } else {
+                self.root.join(dir)
+            };
+            if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                continue; // gone: its parent's listing drops it
+            }
+            let mut found = Manifest::new();
+            let mut found_skipped = BTreeMap::new();
+            for entry in self.builder(&full).max_depth(Some(1)).build().flatten() {
+                if entry.depth() == 0 {
+                    continue;
+                }
+                match observe(&ctx, &entry)? {
+                    Seen::Entry(rel, state) => {
+                        found.insert(rel, state);
+                    }
+                    Seen::TooLarge(rel, size) => {
+                        found_skipped.insert(rel, size);
+                    }
+                    Seen::Nothing => {}
+                }
+            }
+            for (path, was_dir) in children(&manifest, dir) {
+                let now_dir = found.get(&path).map(|s| s.dir);
+                if now_dir.is_none() {
+                    manifest.remove(&path);
+                }
+                if was_dir && now_dir != Some(true) {
+                    remove_under(&mut manifest, &path);
+                    skipped.retain(|p, _| !p.starts_with(&format!("{path}/")));
+                }
+            }
+            skipped.retain(|p, _| p.rsplit_once('/').map_or("", |(d, _)| d) != dir.as_str());
+            skipped.extend(found_skipped);
+            for (path, state) in found {
+                let new_dir = state.dir && manifest.get(&path).is_none_or(|was| !was.dir);
+                manifest.insert(path.clone(), state);
+                if new_dir {
+                    // A directory made since the last checkpoint: all of it is new.
+                    for entry in self.builder(&self.root.join(&path)).build().flatten() {
+                        if entry.depth() == 0 {
+                            continue;
+                        }
+                        match observe(&ctx, &entry)? {
+                            Seen::Entry(rel, state) => {
+                                manifest.insert(rel, state);
+                            }
+                            Seen::TooLarge(rel, size) => {
+                                skipped.insert(rel, size);
+                            }
+                            Seen::Nothing => {}
+                        }
+                    }
+                }
+            }
+        }
+        let WalkCtx { pack, hashed, .. } = ctx;
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        if manifest.len() > self.budget.entries {
+            let message = format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            );
+            self.too_big = Some(message.clone());
+            return Err(std::io::Error::other(message));
+        }
+        self.skipped_known = skipped.clone();
+        Ok(Some(Scan {
+            manifest,
+            skipped: skipped.into_iter().collect(),
+            hashed: hashed.into_inner(),
+        }))
+    }
+
+    /// A walk of the whole tree on the parallel walker.
+    fn walk_full(&mut self) -> std::io::Result<Scan> {
+        let walker = self
+            .builder(&self.root)
             .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(8))
-            .filter_entry(move |e| e.file_name() != ".git" && own.as_deref() != Some(e.path()))
             .build_parallel();
         let ctx = WalkCtx {
             root: &self.root,
@@ -252,7 +462,7 @@ impl Scanner {
             hashed: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
             budget: self.budget,
-            started,
+            started: std::time::Instant::now(),
             stop: std::sync::Mutex::new(None),
             collected: std::sync::Mutex::new(Vec::new()),
         };
@@ -288,6 +498,53 @@ impl Scanner {
             hashed: hashed.into_inner(),
         })
     }
+}
+
+/// The directory `dir` (relative, `""` for the root) if the manifest has it as a directory,
+/// else its nearest ancestor that it has (a path in a directory made since is listed from
+/// the directory the manifest knows).
+fn anchor<'a>(manifest: &Manifest, mut dir: &'a str) -> &'a str {
+    while !dir.is_empty() && !manifest.get(dir).is_some_and(|s| s.dir) {
+        dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
+    }
+    dir
+}
+
+/// The entries directly in `dir` (relative, `""` for the root): path and whether a directory.
+fn children(manifest: &Manifest, dir: &str) -> Vec<(String, bool)> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .filter(|(path, _)| !path[prefix.len()..].contains('/'))
+        .map(|(path, state)| (path.clone(), state.dir))
+        .collect()
+}
+
+/// Removes everything under directory `dir` (not `dir` itself).
+fn remove_under(manifest: &mut Manifest, dir: &str) {
+    let prefix = format!("{dir}/");
+    let under: Vec<String> = manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .map(|(path, _)| path.clone())
+        .collect();
+    for path in under {
+        manifest.remove(&path);
+    }
+}
+
+/// How the last walk went: over the whole tree, or only the directories the file watcher
+/// saw touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Walked {
+    #[default]
+    Full,
+    Touched,
 }
 
 /// How much a checkpoint may walk: past either limit, turn checkpoints are off for the

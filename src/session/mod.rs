@@ -14,6 +14,7 @@ pub mod lock;
 pub mod objects;
 pub mod prune;
 mod recorder;
+pub mod watch;
 
 pub use recorder::{Recorder, Taken, TurnCheckpoint, TurnMove, checkpoints, over_budget_notice};
 

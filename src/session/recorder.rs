@@ -148,6 +148,29 @@ impl Recorder {
         self.scanner().set_budget(budget);
     }
 
+    /// Watches the tree so checkpoints re-list only what changed (see
+    /// [`checkpoint::Scanner::watch`]); the reason when no watcher can start.
+    pub fn watch_tree(&mut self) -> Result<(), super::watch::Gap> {
+        self.scanner().watch()
+    }
+
+    /// How the last walk went (for tests and benches).
+    pub fn last_walk(&self) -> checkpoint::Walked {
+        self.scanner().last_walk()
+    }
+
+    /// Why checkpoints walked the whole tree though the watcher ran, oldest first.
+    pub fn watch_gaps(&self) -> Vec<super::watch::Gap> {
+        self.scanner().gaps().to_vec()
+    }
+
+    /// A test seam: the file watcher's queue overflows (the next checkpoint walks it all).
+    pub fn inject_watch_overflow(&self) {
+        if let Some(watch) = self.scanner().watcher() {
+            watch.inject_overflow();
+        }
+    }
+
     /// The scanner; waits while a turn's checkpoint is being taken with it.
     fn scanner(&self) -> std::sync::MutexGuard<'_, checkpoint::Scanner> {
         self.scanner.lock().unwrap_or_else(|e| e.into_inner())
