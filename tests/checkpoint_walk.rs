@@ -312,3 +312,33 @@ fn watched_checkpoints_see_commands_changes_and_an_overflow_falls_back_to_a_full
     let (message, _) = agent.undo(false, false, false);
     assert_eq!(snapshot(r), before, "{message}");
 }
+
+/// SIGTERM while the turn's checkpoint is held (and the request hangs): the turn ends as
+/// interrupted only after the checkpoint is complete and recorded, brute exits with 143, and
+/// the session lists the turn with both its checkpoints; nothing in the tree changed.
+#[test]
+fn sigterm_while_the_checkpoint_is_held_loses_nothing() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "before\n");
+    let fifo = sb.home.path().join("hold");
+    mkfifo(&fifo);
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("never", &[])).stall());
+    let mut cmd = sb.std_brute(&server);
+    cmd.env("BRUTE_TEST_HOLD_CHECKPOINT", &fifo);
+    let mut run = Streaming::start(cmd, "hang");
+    run.until(|line| line.contains(r#""type":"request_started""#));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(run.child.id() as i32, libc::SIGTERM) };
+    run.until(|line| line.contains(r#""type":"checkpoint_waiting""#) && line.contains(r#""waiting":true"#));
+    release(&fifo);
+    run.rest();
+    assert_eq!(run.child.wait().unwrap().code(), Some(143), "{:?}", run.seen);
+    let text = std::fs::read_to_string(session_file(&sb)).unwrap();
+    assert!(text.contains(r#""type":"checkpoint""#), "{text}");
+    assert!(text.contains(r#""type":"turn_end""#), "{text}");
+    let listed = sb.bare().args(["undo", "--list"]).assert().success();
+    let out = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
+    assert!(out.contains("turn   1") && out.contains("done"), "{out}");
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
+}
