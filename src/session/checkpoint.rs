@@ -149,6 +149,10 @@ pub struct Scanner {
     last_walk: Walked,
     /// Why checkpoints walked the whole tree though a watcher ran (for notices and tests).
     gaps: Vec<super::watch::Gap>,
+    /// `previous` is a checkpoint this scanner stored: every content it names is in the store
+    /// and named by the session (kept from pruning), so a file reused by its metadata needs
+    /// no store lookup. A seed's or a bare scan's contents are looked up file by file.
+    contents_stored: bool,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -180,6 +184,7 @@ impl Scanner {
             skipped_known: BTreeMap::new(),
             last_walk: Walked::Full,
             gaps: Vec::new(),
+            contents_stored: false,
         }
     }
 
@@ -231,6 +236,7 @@ impl Scanner {
         self.previous = (*manifest).clone();
         // Not walked here: the watcher knows nothing of changes since.
         self.watched_base = false;
+        self.contents_stored = false;
         self.stored = Some((id.to_owned(), depth));
         Ok(())
     }
@@ -247,6 +253,7 @@ impl Scanner {
         let (id, depth) = save_manifest_after(&self.objects, &scan.manifest, after)?;
         self.previous = scan.manifest.clone();
         self.stored = Some((id.clone(), depth));
+        self.contents_stored = true;
         Ok((id, scan))
     }
 
@@ -265,6 +272,7 @@ impl Scanner {
         self.previous = scan.manifest.clone();
         // What is stored no longer describes `previous`.
         self.stored = None;
+        self.contents_stored = false;
         Ok(scan)
     }
 
@@ -333,6 +341,7 @@ impl Scanner {
             objects: &self.objects,
             pack: std::sync::Mutex::new(self.objects.pack()),
             max_file_bytes: self.max_file_bytes,
+            contents_stored: self.contents_stored,
             now: SystemTime::now(),
             hashed: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
@@ -458,6 +467,7 @@ impl Scanner {
             objects: &self.objects,
             pack: std::sync::Mutex::new(self.objects.pack()),
             max_file_bytes: self.max_file_bytes,
+            contents_stored: self.contents_stored,
             now: SystemTime::now(),
             hashed: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
@@ -580,6 +590,8 @@ struct WalkCtx<'a> {
     objects: &'a ObjectStore,
     pack: std::sync::Mutex<super::objects::PackWriter>,
     max_file_bytes: u64,
+    /// See [`Scanner::contents_stored`].
+    contents_stored: bool,
     now: SystemTime,
     hashed: AtomicUsize,
     entries: AtomicUsize,
@@ -606,7 +618,7 @@ impl WalkCtx<'_> {
             ));
         }
         // The clock is read every 1024 entries only.
-        if n % 1024 == 0 && self.started.elapsed() > self.budget.time {
+        if n.is_multiple_of(1024) && self.started.elapsed() > self.budget.time {
             return Some(format!(
                 "walking {} took longer than {} s",
                 self.root.display(),
@@ -759,7 +771,7 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen>
         && known.mode == mode
         && !recent
         // A seed's content pruned or lost meanwhile is read again, never referenced.
-        && ctx.objects.contains(&known.id)
+        && (ctx.contents_stored || ctx.objects.contains(&known.id))
     {
         return Ok(Seen::Entry(rel, known.clone()));
     }

@@ -652,7 +652,7 @@ impl TurnCheckpoint {
 /// The notice for a tree over the checkpoint budget: what is off, what still works.
 pub fn over_budget_notice(reason: &str) -> String {
     format!(
-        "turn checkpoints are off for this session: {reason}. /undo still takes back the built-in tools' own file changes (write, edit, patch, remove), one call at a time; raise checkpoint_max_entries to checkpoint this tree"
+        "turn checkpoints are off for this session: {reason}. /undo still takes back the built-in tools' own file changes (write, patch, remove), one call at a time; raise checkpoint_max_entries to checkpoint this tree"
     )
 }
 
