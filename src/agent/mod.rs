@@ -310,8 +310,9 @@ impl Agent {
 
     /// Waits for the turn's checkpoint and records it. Called before the turn's first tool
     /// call runs (any tool: none says it cannot change files, and the wait is only what is
-    /// left of a walk that began with the request) and at the turn's end, so its `Checkpoint`
-    /// record precedes every tool result, and a failure is said before a tool runs. The wait
+    /// left of a walk that began with the request), before a compaction (recorded as of the
+    /// turn) and its hooks, and before the stop hooks, so its `Checkpoint` record precedes
+    /// every tool result, and a failure is said before a tool or hook runs. The wait
     /// handles ops meanwhile; an interrupt ends the turn after it, never cutting the walk.
     async fn settle_checkpoint(
         &mut self,
@@ -798,6 +799,8 @@ impl Agent {
         });
         self.doom_loop.reset();
         let mut end = self.drive(ops, inbox, &cancel, &scope).await;
+        // Before the stop hooks, which may change files.
+        self.settle_checkpoint(ops, inbox, &cancel).await;
         let mut continued = 0;
         while end.outcome == TurnOutcome::Done {
             let Some(reason) = self.stop_hooks(&end.text, continued, ops, inbox, &cancel).await else {
@@ -809,7 +812,6 @@ impl Agent {
             });
             end = self.drive(ops, inbox, &cancel, &scope).await;
         }
-        self.settle_checkpoint(ops, inbox, &cancel).await;
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
         let own = self.executor.snapshots().paths_since(writes_from);
@@ -909,6 +911,9 @@ impl Agent {
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
                 if estimate as f64 > window as f64 * self.compaction.at {
+                    // Compaction is recorded as of the turn: its checkpoint first (and hooks
+                    // may change files).
+                    self.settle_checkpoint(ops, inbox, cancel).await;
                     self.pre_compact_hooks(false, None).await;
                     self.compact(None, false, &tools).await;
                 }
@@ -975,6 +980,7 @@ impl Agent {
                         self.events.emit(Event::Notice {
                             message: "the request was too long for the model: compacting and retrying".to_owned(),
                         });
+                        self.settle_checkpoint(ops, inbox, cancel).await;
                         self.pre_compact_hooks(false, None).await;
                         self.compact(None, true, &tools).await;
                         iteration -= 1;
