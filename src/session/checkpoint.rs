@@ -79,6 +79,8 @@ pub fn copy_warning(root: &Path) -> Option<String> {
     }
     None
 }
+/// A tree known to have fewer entries is walked on one thread.
+const SMALL_TREE: usize = 2_000;
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Files modified this recently are re-read even when their metadata matches (an edit within
@@ -455,12 +457,16 @@ impl Scanner {
         }))
     }
 
-    /// A walk of the whole tree on the parallel walker.
+    /// A walk of the whole tree on the parallel walker (one thread for a tree known to be
+    /// small: starting and stopping threads would cost more than they save).
     fn walk_full(&mut self) -> std::io::Result<Scan> {
-        let walker = self
-            .builder(&self.root)
-            .threads(std::thread::available_parallelism().map_or(2, |n| n.get()).min(8))
-            .build_parallel();
+        let small = !self.previous.is_empty() && self.previous.len() < SMALL_TREE;
+        let threads = if small {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get()).min(8)
+        };
+        let walker = self.builder(&self.root).threads(threads).build_parallel();
         let ctx = WalkCtx {
             root: &self.root,
             previous: &self.previous,
