@@ -298,7 +298,11 @@ fn open_session(
             }
         }
     };
-    let recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
+    let mut recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
+    recorder.set_budget(session::checkpoint::Budget {
+        entries: settings.checkpoint_max_entries.value,
+        ..Default::default()
+    });
     Ok(Some((recorder, loaded)))
 }
 
@@ -481,6 +485,11 @@ pub fn build_agent_with(
             recorder.set_checkpoints(false);
             checkpoints_paused = Some(reason);
         }
+        // Later checkpoints re-list only what the watcher saw touched (-p: the turn's end
+        // needs no second walk); without inotify every checkpoint walks.
+        if let Err(gap) = recorder.watch_tree() {
+            tracing::info!(%gap, "no file watcher: every checkpoint walks the tree");
+        }
         if !loaded.todos.is_empty() {
             state.set_todos(loaded.todos.clone(), &events);
         }
@@ -601,6 +610,11 @@ pub fn start(
             .map_err(|e| e.to_string())
         })
     };
+    // The UI walks the tree from start-up: the person types meanwhile, and the first turn's
+    // checkpoint only re-stats what this walk read.
+    if front_end == FrontEnd::Ui && built.checkpoints_paused.is_none() {
+        agent.warm_checkpoints();
+    }
     let (mut conversation, ops) = Conversation::new(agent, events, requests, Some(resumer));
     if let Some(reason) = &built.checkpoints_paused {
         if front_end == FrontEnd::Ui {

@@ -303,6 +303,10 @@ pub enum Event {
     Usage { usage: Usage },
     /// Something the person should know that is not an error (e.g. tools dropped by the cap).
     Notice { message: String },
+    /// A tool call waits for the turn's checkpoint to be complete (`waiting`), or no longer
+    /// does; `first` when it is the session's first (walked since start-up). Front ends show
+    /// it in their status line.
+    CheckpointWaiting { waiting: bool, first: bool },
     /// What a turn (or the session) changed, as a unified diff (see [`Op::Diff`]).
     Diff { title: String, diff: String, files: usize },
     /// The MCP servers' status changed (one started, failed, or changed its tools); the whole

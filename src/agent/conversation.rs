@@ -208,7 +208,9 @@ impl Conversation {
     fn propose_move(&mut self, redo: bool, force: bool, partial: bool) {
         let verb = if redo { "redo" } else { "undo" };
         match self.agent.preview_move(redo, force) {
-            None if self.agent.with_recorder(|_| ()).is_some() => self.notice(format!("nothing to {verb}")),
+            None if self.agent.with_recorder(|_| ()).is_some() && !self.agent.undoes_calls() => {
+                self.notice(format!("nothing to {verb}"))
+            }
             None => self.apply_move(redo, false, force, partial),
             Some(Err(error)) => self.notice(format!("{verb} failed: {error}")),
             Some(Ok(preview)) => {

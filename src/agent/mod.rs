@@ -233,6 +233,18 @@ pub struct Agent {
     commands: Option<Arc<commands::Commands>>,
     /// Tools that come and go (MCP servers): picked up at the start of a user turn.
     live_tools: Option<crate::mcp::LiveTools>,
+    /// The running turn's checkpoint, taken beside its first model request.
+    checkpoint: Option<PendingCheckpoint>,
+    /// The session's first walk of the tree (started at start-up in the UI), until done.
+    warm_up: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// A turn's checkpoint being taken on a blocking thread; recorded before the turn's first
+/// tool call runs (see [`Agent::settle_checkpoint`]).
+struct PendingCheckpoint {
+    task: tokio::task::JoinHandle<crate::session::Taken>,
+    prompt: String,
+    history_len: usize,
 }
 
 /// What a custom command changes for its one turn.
@@ -261,7 +273,92 @@ impl Agent {
             doom_loop: doom_loop::DoomLoop::default(),
             commands: None,
             live_tools: None,
+            checkpoint: None,
+            warm_up: None,
         }
+    }
+
+    /// Starts the session's first walk of the tree now, in the background (the UI does at
+    /// start-up, so the person can type at once and the first turn's checkpoint only
+    /// re-stats what the walk read). Without a session, checkpoints off or no runtime:
+    /// nothing.
+    pub fn warm_checkpoints(&mut self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if let Some(Some(warm)) = self.with_recorder(|r| r.warm_up()) {
+            self.warm_up = Some(runtime.spawn_blocking(move || warm.warm()));
+        }
+    }
+
+    /// Starts the turn's checkpoint on a blocking thread: the model request goes out
+    /// meanwhile (see [`Agent::settle_checkpoint`]).
+    fn start_checkpoint(&mut self, prompt: &str, history_len: usize) {
+        let Some(Some(checkpoint)) = self.with_recorder(|r| r.start_turn()) else {
+            return;
+        };
+        let task = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => runtime.spawn_blocking(move || checkpoint.take()),
+            Err(_) => return self.record(|r| r.record_start(checkpoint.take(), prompt, history_len)),
+        };
+        self.checkpoint = Some(PendingCheckpoint {
+            task,
+            prompt: prompt.to_owned(),
+            history_len,
+        });
+    }
+
+    /// Waits for the turn's checkpoint and records it. Called before the turn's first tool
+    /// call runs (any tool: none says it cannot change files, and the wait is only what is
+    /// left of a walk that began with the request), before a compaction (recorded as of the
+    /// turn) and its hooks, and before the stop hooks, so its `Checkpoint` record precedes
+    /// every tool result, and a failure is said before a tool or hook runs. The wait
+    /// handles ops meanwhile; an interrupt ends the turn after it, never cutting the walk.
+    async fn settle_checkpoint(
+        &mut self,
+        ops: &mut UnboundedReceiver<Op>,
+        inbox: &mut Inbox,
+        cancel: &CancellationToken,
+    ) {
+        let Some(pending) = self.checkpoint.take() else {
+            return;
+        };
+        let waiting = !pending.task.is_finished();
+        let first = self.warm_up.as_ref().is_some_and(|w| !w.is_finished());
+        if waiting {
+            self.events.emit(Event::CheckpointWaiting { waiting: true, first });
+        }
+        let taken = with_ops(pending.task, ops, inbox, cancel, &self.state, &self.events)
+            .await
+            .unwrap_or_else(|e| crate::session::Taken::Failed(std::io::Error::other(e)));
+        if waiting {
+            self.events.emit(Event::CheckpointWaiting { waiting: false, first });
+        }
+        self.warm_up = None;
+        let over = matches!(taken, crate::session::Taken::OverBudget(_));
+        match self.with_recorder(|r| r.record_start(taken, &pending.prompt, pending.history_len)) {
+            Some(Err(error)) if over => self.events.emit(Event::Notice {
+                message: error.to_string(),
+            }),
+            Some(Err(error)) => {
+                tracing::warn!(%error, "session write failed");
+                self.events.emit(Event::Notice {
+                    message: format!("could not save the session: {error}"),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `/undo` takes back single tool calls, not turns (no session, or no turn
+    /// checkpoints in it: over the budget, or the person said no).
+    pub fn undoes_calls(&self) -> bool {
+        self.per_call_undo()
+    }
+
+    fn per_call_undo(&self) -> bool {
+        self.with_recorder(|r| !r.checkpoints_on() && r.turns.is_empty())
+            .unwrap_or(true)
     }
 
     /// Expands prompts that invoke one of `commands` at the start of their turn.
@@ -575,6 +672,9 @@ impl Agent {
     /// What an undo (or `redo`) of a whole turn would do now, for the confirmation; `None`
     /// without a session or when there is nothing to move.
     pub fn preview_move(&self, redo: bool, force: bool) -> Option<Result<crate::session::TurnMove, String>> {
+        if self.per_call_undo() {
+            return None;
+        }
         self.with_recorder(|r| r.preview(redo, force))
             .and_then(|result| result.map_err(|e| e.to_string()).transpose())
     }
@@ -584,7 +684,8 @@ impl Agent {
     /// file changes. Returns what happened, for the person, and whether the history changed.
     /// With missing stored contents nothing changes unless `partial`.
     pub fn undo(&mut self, rewind: bool, force: bool, partial: bool) -> (String, bool) {
-        let Some(recorder) = self.recorder.clone() else {
+        let recorder = self.recorder.clone().filter(|_| !self.per_call_undo());
+        let Some(recorder) = recorder else {
             return (
                 describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
                 false,
@@ -605,7 +706,8 @@ impl Agent {
     /// Re-applies what the last undo took back (files, and the conversation if it was
     /// rewound). Returns what happened and whether the history changed.
     pub fn redo(&mut self, force: bool, partial: bool) -> (String, bool) {
-        let Some(recorder) = self.recorder.clone() else {
+        let recorder = self.recorder.clone().filter(|_| !self.per_call_undo());
+        let Some(recorder) = recorder else {
             return (
                 describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
                 false,
@@ -676,7 +778,7 @@ impl Agent {
         };
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
-        self.record(|r| r.begin_turn(&prompt, history_len));
+        self.start_checkpoint(&prompt, history_len);
         // A custom command: the model (and the history) gets the expanded text; the front
         // ends showed the line as typed.
         let (text, scope) = match self.commands.as_ref().and_then(|c| c.prepare(&prompt)) {
@@ -697,6 +799,8 @@ impl Agent {
         });
         self.doom_loop.reset();
         let mut end = self.drive(ops, inbox, &cancel, &scope).await;
+        // Before the stop hooks, which may change files.
+        self.settle_checkpoint(ops, inbox, &cancel).await;
         let mut continued = 0;
         while end.outcome == TurnOutcome::Done {
             let Some(reason) = self.stop_hooks(&end.text, continued, ops, inbox, &cancel).await else {
@@ -734,7 +838,8 @@ impl Agent {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
-        self.record(|r| r.begin_turn(&prompt, history_len));
+        self.start_checkpoint(&prompt, history_len);
+        self.settle_checkpoint(ops, inbox, &cancel).await;
         let end = if self.executor.registry().get("shell").is_none() {
             let message =
                 "the shell tool is not offered in this session (see --tools and deny_tools), so !commands cannot run"
@@ -806,6 +911,9 @@ impl Agent {
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
                 if estimate as f64 > window as f64 * self.compaction.at {
+                    // Compaction is recorded as of the turn: its checkpoint first (and hooks
+                    // may change files).
+                    self.settle_checkpoint(ops, inbox, cancel).await;
                     self.pre_compact_hooks(false, None).await;
                     self.compact(None, false, &tools).await;
                 }
@@ -872,6 +980,7 @@ impl Agent {
                         self.events.emit(Event::Notice {
                             message: "the request was too long for the model: compacting and retrying".to_owned(),
                         });
+                        self.settle_checkpoint(ops, inbox, cancel).await;
                         self.pre_compact_hooks(false, None).await;
                         self.compact(None, true, &tools).await;
                         iteration -= 1;
@@ -922,6 +1031,7 @@ impl Agent {
             for note in notes.iter().flatten() {
                 self.events.emit(Event::Notice { message: note.clone() });
             }
+            self.settle_checkpoint(ops, inbox, cancel).await;
             let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             for record in records {

@@ -160,6 +160,9 @@ settings! {
         max_tools: usize = crate::tool::registry::DEFAULT_MAX_TOOLS, check = at_least_one;
         /// Files larger than this are left out of turn checkpoints.
         checkpoint_max_file_bytes: u64 = crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES;
+        /// Trees with more files and directories than this get no turn checkpoints (the
+        /// built-in tools' writes stay undoable call by call).
+        checkpoint_max_entries: usize = crate::session::checkpoint::DEFAULT_MAX_ENTRIES;
         /// What commands may do: `read-only`, `workspace-write` or `full-access`.
         sandbox: String = crate::sandbox::Mode::default().as_str().to_owned(), check = sandbox_mode;
         /// More trees commands may write in `workspace-write` (e.g. a build cache).
@@ -1126,6 +1129,7 @@ mod tests {
             ("deny_tools", "deny_tools = [\"shell\"]"),
             ("max_tools", "max_tools = 5"),
             ("checkpoint_max_file_bytes", "checkpoint_max_file_bytes = 7"),
+            ("checkpoint_max_entries", "checkpoint_max_entries = 9"),
             ("sandbox", "sandbox = \"read-only\""),
             ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
             ("context_window", "context_window = 32000"),

@@ -23,6 +23,8 @@ pub const RISKY_KEYS: &[&str] = &[
     "permissions",
     "hooks",
     "mcp_servers",
+    // A cloned repository must not turn off (0) or blow up the undo of its own turns.
+    "checkpoint_max_entries",
 ];
 
 const FILE: &str = "trusted-projects.json";

@@ -7,15 +7,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use super::objects::ObjectStore;
 
-/// A tree with more entries than this is not checkpointed (brute started in a home directory
-/// or a huge monorepo would otherwise copy it all).
-pub const MAX_ENTRIES: usize = 200_000;
+/// A tree with more entries than this is not checkpointed by default (brute started in a
+/// home directory or a huge monorepo would otherwise copy it all); see [`Budget`].
+pub const DEFAULT_MAX_ENTRIES: usize = 500_000;
+/// A walk that takes longer than this turns checkpoints off by default (see [`Budget`]).
+pub const DEFAULT_MAX_WALK: Duration = Duration::from_secs(60);
 
 /// A tree that is not a repository and holds more than this many entries is not checkpointed
 /// without asking: it is more likely a home or downloads folder than a project.
@@ -75,6 +79,8 @@ pub fn copy_warning(root: &Path) -> Option<String> {
     }
     None
 }
+/// A tree known to have fewer entries is walked on one thread.
+const SMALL_TREE: usize = 2_000;
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Files modified this recently are re-read even when their metadata matches (an edit within
@@ -143,8 +149,24 @@ pub struct Scanner {
     /// Where `previous` is stored, and where in its chain of deltas (see
     /// [`save_manifest_after`]).
     stored: Option<(String, Chain)>,
-    /// The last scan stopped at [`MAX_ENTRIES`].
-    too_big: bool,
+    /// The last scan stopped at the [`Budget`]; why. A tree over it stays so for this
+    /// scanner: later walks fail at once.
+    too_big: Option<String>,
+    budget: Budget,
+    /// The file watcher, when the session has one (see [`Scanner::watch`]).
+    watch: Option<Arc<super::watch::TreeWatch>>,
+    /// `previous` is a full walk made while the watcher watched every directory in it: the
+    /// next checkpoint may re-list only what it saw touched.
+    watched_base: bool,
+    /// The files over the size cap in `previous`.
+    skipped_known: BTreeMap<String, u64>,
+    last_walk: Walked,
+    /// Why checkpoints walked the whole tree though a watcher ran (for notices and tests).
+    gaps: Vec<super::watch::Gap>,
+    /// `previous` is a checkpoint this scanner stored: every content it names is in the store
+    /// and named by the session (kept from pruning), so a file reused by its metadata needs
+    /// no store lookup. A seed's or a bare scan's contents are looked up file by file.
+    contents_stored: bool,
     /// git's index and attribute rules for the root, read again when the index changes.
     git: Option<std::sync::Arc<super::git_baseline::GitBaseline>>,
 }
@@ -171,7 +193,14 @@ impl Scanner {
             max_file_bytes,
             previous: Manifest::new(),
             stored: None,
-            too_big: false,
+            too_big: None,
+            budget: Budget::default(),
+            watch: None,
+            watched_base: false,
+            skipped_known: BTreeMap::new(),
+            last_walk: Walked::Full,
+            gaps: Vec::new(),
+            contents_stored: false,
             git: None,
         }
     }
@@ -185,9 +214,40 @@ impl Scanner {
         self.git.clone()
     }
 
-    /// Whether the last scan failed because the tree has too many entries.
+    /// Starts a file watcher: from the next full walk on, checkpoints re-list only the
+    /// directories it saw touched. Fails (and every checkpoint keeps walking) where inotify
+    /// cannot start.
+    pub fn watch(&mut self) -> Result<(), super::watch::Gap> {
+        if self.watch.is_none() {
+            self.watch = Some(Arc::new(super::watch::TreeWatch::start()?));
+            self.watched_base = false;
+        }
+        Ok(())
+    }
+
+    /// The watcher, when one runs (tests inject an overflow through it).
+    pub fn watcher(&self) -> Option<&super::watch::TreeWatch> {
+        self.watch.as_deref()
+    }
+
+    /// How the last walk went.
+    pub fn last_walk(&self) -> Walked {
+        self.last_walk
+    }
+
+    /// Why walks fell back to the whole tree though a watcher ran, oldest first.
+    pub fn gaps(&self) -> &[super::watch::Gap] {
+        &self.gaps
+    }
+
+    /// Sets how much a walk may cost before checkpoints are off (see [`Budget`]).
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
+    }
+
+    /// Whether the last scan stopped because the tree is over the [`Budget`].
     pub fn too_big(&self) -> bool {
-        self.too_big
+        self.too_big.is_some()
     }
 
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
@@ -200,6 +260,9 @@ impl Scanner {
     pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
         let (manifest, chain) = load_with_depth(objects, id)?;
         self.previous = (*manifest).clone();
+        // Not walked here: the watcher knows nothing of changes since.
+        self.watched_base = false;
+        self.contents_stored = false;
         self.stored = Some((id.to_owned(), chain));
         Ok(())
     }
@@ -216,6 +279,7 @@ impl Scanner {
         let (id, chain) = save_manifest_after(&self.objects, &scan.manifest, after)?;
         self.previous = scan.manifest.clone();
         self.stored = Some((id.clone(), chain));
+        self.contents_stored = true;
         Ok((id, scan))
     }
 
@@ -242,146 +306,578 @@ impl Scanner {
         self.previous = scan.manifest.clone();
         // What is stored no longer describes `previous`.
         self.stored = None;
+        self.contents_stored = false;
         Ok(scan)
     }
 
-    /// The walk itself: files whose metadata matches `previous` are not read again.
+    /// The walk itself, on `ignore`'s parallel walker: every entry goes through [`observe`]
+    /// (files whose metadata matches `previous` are not read again), each thread collects its
+    /// own entries, and the manifest is built once from them all, sorted.
     fn walk(&mut self) -> std::io::Result<Scan> {
-        let mut scan = Scan::default();
-        let now = SystemTime::now();
-        let mut pack = self.objects.pack();
-        let git = self.git_baseline();
+        if let Some(reason) = &self.too_big {
+            return Err(std::io::Error::other(reason.clone()));
+        }
+        hold_for_tests();
+        // Read (again, when the index changed) before either kind of walk.
+        self.git_baseline();
+        if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
+            match watch.take() {
+                Ok(touched) => {
+                    if let Some(scan) = self.walk_touched(touched)? {
+                        self.last_walk = Walked::Touched;
+                        return Ok(scan);
+                    }
+                    tracing::info!("an ignore file changed: the checkpoint walks the whole tree");
+                }
+                Err(gap) => {
+                    tracing::info!(%gap, "the checkpoint walks the whole tree");
+                    self.gaps.push(gap);
+                }
+            }
+        }
+        self.watched_base = false;
+        if let Some(watch) = &self.watch {
+            watch.reset();
+            watch.watch_dir(&self.root);
+        }
+        let scan = self.walk_full()?;
+        self.skipped_known = scan.skipped.iter().cloned().collect();
+        self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up());
+        self.last_walk = Walked::Full;
+        Ok(scan)
+    }
+
+    /// A walker over `dir` (the root or a directory in it) with the checkpoint's rules: hidden
+    /// files in, ignore files honoured (from parent directories too), never `.git` or brute's
+    /// own data directory; each directory it will list is watched first.
+    fn builder(&self, dir: &Path) -> ignore::WalkBuilder {
         // brute's own data directory inside the tree (started in $HOME) is never part of a
         // checkpoint: it changes while being read, and undo must never touch it.
         let own = own_data_dir(&self.root, &self.objects);
-        let walker = ignore::WalkBuilder::new(&self.root)
-            .hidden(false)
-            .require_git(false)
-            .filter_entry(move |e| e.file_name() != ".git" && own.as_deref() != Some(e.path()))
-            .build();
-        for entry in walker.flatten() {
-            if entry.depth() == 0 {
-                continue;
-            }
-            if scan.manifest.len() >= MAX_ENTRIES {
-                self.too_big = true;
-                return Err(std::io::Error::other(format!(
-                    "{} has more than {MAX_ENTRIES} files and directories; turn checkpoints are off for it",
-                    self.root.display()
-                )));
-            }
-            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy().into_owned();
-            let Some(kind) = entry.file_type() else { continue };
-            let Ok(meta) = entry.metadata() else { continue };
-            if kind.is_dir() {
-                let state = FileState {
-                    id: String::new(),
-                    size: 0,
-                    mode: meta.permissions().mode(),
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                    dir: true,
-                    link: false,
-                    git: String::new(),
-                };
-                scan.manifest.insert(rel, state);
-                continue;
-            }
-            if kind.is_symlink() {
-                // The link itself (its target path), never what it points to.
-                let Ok(target) = std::fs::read_link(entry.path()) else {
-                    continue;
-                };
-                let target = target.into_os_string().into_encoded_bytes();
-                let state = FileState {
-                    id: pack.add_bytes(&target)?,
-                    size: target.len() as u64,
-                    mode: 0o777,
-                    mtime_ns: 0,
-                    ctime_ns: 0,
-                    dir: false,
-                    link: true,
-                    git: String::new(),
-                };
-                scan.manifest.insert(rel, state);
-                continue;
-            }
-            if !kind.is_file() {
-                continue; // FIFOs, sockets and devices are not checkpointed
-            }
-            if meta.len() > self.max_file_bytes {
-                scan.skipped.push((rel, meta.len()));
-                continue;
-            }
-            let mode = meta.permissions().mode();
-            let mtime = mtime_ns(&meta);
-            let ctime = ctime_ns(&meta);
-            // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
-            if let Some(id) = git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
-                let state = FileState {
-                    id,
-                    size: meta.len(),
-                    mode,
-                    mtime_ns: mtime,
-                    ctime_ns: ctime,
-                    ..Default::default()
-                };
-                scan.manifest.insert(rel, state);
-                continue;
-            }
-            let recent = meta
-                .modified()
-                .ok()
-                .and_then(|m| now.duration_since(m).ok())
-                .is_none_or(|age| age < RACY_WINDOW);
-            if let Some(known) = self.previous.get(&rel)
-                && !known.dir
-                && known.size == meta.len()
-                && known.mtime_ns == mtime
-                && known.ctime_ns == ctime
-                && known.mode == mode
-                && !recent
-                // A git blob stays a baseline only while the index records it for the path.
-                && (super::git_baseline::git_hex(&known.id).is_none()
-                    || git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
-                // A seed's content pruned or lost meanwhile is read again, never referenced.
-                && self.objects.contains(&known.id)
+        let watch = self.watch.clone();
+        let mut builder = ignore::WalkBuilder::new(dir);
+        builder.hidden(false).require_git(false).filter_entry(move |e| {
+            let keep = e.file_name() != ".git" && own.as_deref() != Some(e.path());
+            if keep
+                && let Some(watch) = &watch
+                && e.file_type().is_some_and(|t| t.is_dir())
             {
-                scan.manifest.insert(rel, known.clone());
+                watch.watch_dir(e.path());
+            }
+            keep
+        });
+        builder
+    }
+
+    /// A new [`WalkCtx`] for one walk.
+    fn ctx(&self) -> WalkCtx<'_> {
+        WalkCtx {
+            root: &self.root,
+            previous: &self.previous,
+            objects: &self.objects,
+            pack: std::sync::Mutex::new(self.objects.pack()),
+            max_file_bytes: self.max_file_bytes,
+            contents_stored: self.contents_stored,
+            git: self.git.clone(),
+            now: SystemTime::now(),
+            hashed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            budget: self.budget,
+            started: std::time::Instant::now(),
+            stop: std::sync::Mutex::new(None),
+            collected: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The checkpoint from the watcher's touched paths: the previous manifest, with every
+    /// directory that holds a touched path listed again (its entries through [`observe`], a
+    /// new subdirectory walked whole, a vanished one dropped with all under it). `None`
+    /// when an ignore file changed (what is ignored may have changed anywhere below it).
+    fn walk_touched(&mut self, touched: BTreeSet<PathBuf>) -> std::io::Result<Option<Scan>> {
+        let own = own_data_dir(&self.root, &self.objects);
+        let mut dirs = BTreeSet::new();
+        for path in &touched {
+            let Ok(rel) = path.strip_prefix(&self.root) else {
+                continue;
+            };
+            if own.as_ref().is_some_and(|own| path.starts_with(own)) {
                 continue;
             }
-            let bytes = match std::fs::read(entry.path()) {
-                Ok(bytes) => bytes,
-                Err(_) => continue, // vanished or unreadable: not part of this checkpoint
-            };
-            // In a git repository the content's blob id is known too: read anyway (racy, touched,
-            // maybe converted), a file whose blob is the index's is referenced, not stored.
-            let read = git.as_ref().map(|g| g.after_read(&rel, &bytes));
-            let (id, git_blob) = match read {
-                Some(read) if read.in_index => (format!("{}{}", super::git_baseline::PREFIX, read.blob), String::new()),
-                Some(read) => (pack.add_bytes(&bytes)?, read.blob),
-                None => (pack.add_bytes(&bytes)?, String::new()),
-            };
-            scan.hashed += 1;
-            scan.manifest.insert(
-                rel,
-                FileState {
-                    id,
-                    size: bytes.len() as u64,
-                    mode,
-                    mtime_ns: mtime,
-                    ctime_ns: ctime,
-                    dir: false,
-                    link: false,
-                    git: git_blob,
-                },
-            );
+            if path.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore") {
+                return Ok(None);
+            }
+            let rel = rel.to_string_lossy();
+            // A path is listed by its directory (the root's own events by the root).
+            let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+            dirs.insert(anchor(&self.previous, dir).to_owned());
         }
-        pack.finish()?;
-        Ok(scan)
+        let mut manifest = self.previous.clone();
+        let mut skipped = self.skipped_known.clone();
+        let ctx = self.ctx();
+        for dir in &dirs {
+            let full = if dir.is_empty() {
+                self.root.clone()
+            } else {
+                self.root.join(dir)
+            };
+            if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                continue; // gone: its parent's listing drops it
+            }
+            let mut found = Manifest::new();
+            let mut found_skipped = BTreeMap::new();
+            for entry in self.builder(&full).max_depth(Some(1)).build().flatten() {
+                if entry.depth() == 0 {
+                    continue;
+                }
+                match observe(&ctx, &entry)? {
+                    Seen::Entry(rel, state) => {
+                        found.insert(rel, state);
+                    }
+                    Seen::TooLarge(rel, size) => {
+                        found_skipped.insert(rel, size);
+                    }
+                    Seen::Nothing => {}
+                }
+            }
+            for (path, was_dir) in children(&manifest, dir) {
+                let now_dir = found.get(&path).map(|s| s.dir);
+                if now_dir.is_none() {
+                    manifest.remove(&path);
+                }
+                if was_dir && now_dir != Some(true) {
+                    remove_under(&mut manifest, &path);
+                    skipped.retain(|p, _| !p.starts_with(&format!("{path}/")));
+                }
+            }
+            skipped.retain(|p, _| p.rsplit_once('/').map_or("", |(d, _)| d) != dir.as_str());
+            skipped.extend(found_skipped);
+            for (path, state) in found {
+                let new_dir = state.dir && manifest.get(&path).is_none_or(|was| !was.dir);
+                manifest.insert(path.clone(), state);
+                if new_dir {
+                    // A directory made since the last checkpoint: all of it is new.
+                    for entry in self.builder(&self.root.join(&path)).build().flatten() {
+                        if entry.depth() == 0 {
+                            continue;
+                        }
+                        match observe(&ctx, &entry)? {
+                            Seen::Entry(rel, state) => {
+                                manifest.insert(rel, state);
+                            }
+                            Seen::TooLarge(rel, size) => {
+                                skipped.insert(rel, size);
+                            }
+                            Seen::Nothing => {}
+                        }
+                    }
+                }
+            }
+        }
+        let WalkCtx { pack, hashed, .. } = ctx;
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        if manifest.len() > self.budget.entries {
+            let message = format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            );
+            self.too_big = Some(message.clone());
+            return Err(std::io::Error::other(message));
+        }
+        self.skipped_known = skipped.clone();
+        Ok(Some(Scan {
+            manifest,
+            skipped: skipped.into_iter().collect(),
+            hashed: hashed.into_inner(),
+        }))
+    }
+
+    /// A walk of the whole tree on the parallel walker (one thread for a tree known to be
+    /// small: starting and stopping threads would cost more than they save).
+    fn walk_full(&mut self) -> std::io::Result<Scan> {
+        let small = !self.previous.is_empty() && self.previous.len() < SMALL_TREE;
+        let threads = if small {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get()).min(8)
+        };
+        let walker = self.builder(&self.root).threads(threads).build_parallel();
+        let ctx = WalkCtx {
+            root: &self.root,
+            previous: &self.previous,
+            objects: &self.objects,
+            pack: std::sync::Mutex::new(self.objects.pack()),
+            max_file_bytes: self.max_file_bytes,
+            contents_stored: self.contents_stored,
+            git: self.git.clone(),
+            now: SystemTime::now(),
+            hashed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            budget: self.budget,
+            started: std::time::Instant::now(),
+            stop: std::sync::Mutex::new(None),
+            collected: std::sync::Mutex::new(Vec::new()),
+        };
+        walker.visit(&mut Collector { ctx: &ctx });
+        let WalkCtx {
+            pack,
+            hashed,
+            stop,
+            collected,
+            ..
+        } = ctx;
+        match stop.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Stop::Budget(message)) => {
+                self.too_big = Some(message.clone());
+                return Err(std::io::Error::other(message));
+            }
+            Some(Stop::Failed(error)) => return Err(error),
+            None => {}
+        }
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        let mut entries = Vec::new();
+        let mut skipped = Vec::new();
+        for local in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            entries.extend(local.entries);
+            skipped.extend(local.skipped);
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        skipped.sort_unstable();
+        Ok(Scan {
+            // Sorted input: the map is built in one pass, not by inserting one by one.
+            manifest: entries.into_iter().collect(),
+            skipped,
+            hashed: hashed.into_inner(),
+        })
+    }
+}
+
+/// The directory `dir` (relative, `""` for the root) if the manifest has it as a directory,
+/// else its nearest ancestor that it has (a path in a directory made since is listed from
+/// the directory the manifest knows).
+fn anchor<'a>(manifest: &Manifest, mut dir: &'a str) -> &'a str {
+    while !dir.is_empty() && !manifest.get(dir).is_some_and(|s| s.dir) {
+        dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
+    }
+    dir
+}
+
+/// The entries directly in `dir` (relative, `""` for the root): path and whether a directory.
+fn children(manifest: &Manifest, dir: &str) -> Vec<(String, bool)> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .filter(|(path, _)| !path[prefix.len()..].contains('/'))
+        .map(|(path, state)| (path.clone(), state.dir))
+        .collect()
+}
+
+/// Removes everything under directory `dir` (not `dir` itself).
+fn remove_under(manifest: &mut Manifest, dir: &str) {
+    let prefix = format!("{dir}/");
+    let under: Vec<String> = manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .map(|(path, _)| path.clone())
+        .collect();
+    for path in under {
+        manifest.remove(&path);
+    }
+}
+
+/// How the last walk went: over the whole tree, or only the directories the file watcher
+/// saw touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Walked {
+    #[default]
+    Full,
+    Touched,
+}
+
+/// How much a checkpoint may walk: past either limit, turn checkpoints are off for the
+/// session (a home directory or a huge monorepo would otherwise be copied, or every turn
+/// would wait on the walk); the built-in tools' own writes stay undoable call by call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Files and directories, at most.
+    pub entries: usize,
+    /// Time one walk may take, at most (a slow or enormous tree).
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            entries: DEFAULT_MAX_ENTRIES,
+            time: DEFAULT_MAX_WALK,
+        }
+    }
+}
+
+/// Why a walk stopped early.
+enum Stop {
+    Budget(String),
+    Failed(std::io::Error),
+}
+
+/// What one walk shares between its threads.
+struct WalkCtx<'a> {
+    root: &'a Path,
+    previous: &'a Manifest,
+    objects: &'a ObjectStore,
+    pack: std::sync::Mutex<super::objects::PackWriter>,
+    max_file_bytes: u64,
+    /// See [`Scanner::contents_stored`].
+    contents_stored: bool,
+    /// git's index for the root, when its blobs can be baselines.
+    git: Option<std::sync::Arc<super::git_baseline::GitBaseline>>,
+    now: SystemTime,
+    hashed: AtomicUsize,
+    entries: AtomicUsize,
+    budget: Budget,
+    started: std::time::Instant,
+    stop: std::sync::Mutex<Option<Stop>>,
+    collected: std::sync::Mutex<Vec<Local>>,
+}
+
+impl WalkCtx<'_> {
+    fn stop(&self, why: Stop) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        stop.get_or_insert(why);
+    }
+
+    /// Counts one entry against the budget; the message when it is spent.
+    fn spend(&self) -> Option<String> {
+        let n = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.budget.entries {
+            return Some(format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            ));
+        }
+        // The clock is read every 1024 entries only.
+        if n.is_multiple_of(1024) && self.started.elapsed() > self.budget.time {
+            return Some(format!(
+                "walking {} took longer than {} s",
+                self.root.display(),
+                self.budget.time.as_secs()
+            ));
+        }
+        None
+    }
+}
+
+/// One walker thread's findings, handed over when the thread is done.
+#[derive(Default)]
+struct Local {
+    entries: Vec<(String, FileState)>,
+    skipped: Vec<(String, u64)>,
+}
+
+struct Collector<'a, 'c> {
+    ctx: &'a WalkCtx<'c>,
+}
+
+impl<'s, 'c> ignore::ParallelVisitorBuilder<'s> for Collector<'s, 'c> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            ctx: self.ctx,
+            local: Local::default(),
+        })
+    }
+}
+
+struct Visitor<'a, 'c> {
+    ctx: &'a WalkCtx<'c>,
+    local: Local,
+}
+
+impl ignore::ParallelVisitor for Visitor<'_, '_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        let Ok(entry) = entry else {
+            return ignore::WalkState::Continue;
+        };
+        if entry.depth() == 0 {
+            return ignore::WalkState::Continue;
+        }
+        if let Some(message) = self.ctx.spend() {
+            self.ctx.stop(Stop::Budget(message));
+            return ignore::WalkState::Quit;
+        }
+        match observe(self.ctx, &entry) {
+            Ok(Seen::Entry(rel, state)) => self.local.entries.push((rel, state)),
+            Ok(Seen::TooLarge(rel, size)) => self.local.skipped.push((rel, size)),
+            Ok(Seen::Nothing) => {}
+            Err(error) => {
+                self.ctx.stop(Stop::Failed(error));
+                return ignore::WalkState::Quit;
+            }
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_, '_> {
+    fn drop(&mut self) {
+        let local = std::mem::take(&mut self.local);
+        self.ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(local);
+    }
+}
+
+/// What the walk records for one entry.
+enum Seen {
+    Entry(String, FileState),
+    /// A file over the size cap: (path, size).
+    TooLarge(String, u64),
+    /// Not checkpointed (a FIFO, socket or device; vanished or unreadable).
+    Nothing,
+}
+
+/// The one place a walked entry's state is decided: a directory's mode, a link's target, a
+/// file's recorded state when its metadata matches the previous scan (no read), else its
+/// content read and stored. Only the metadata the walker already has is used before that
+/// choice (one `lstat` per entry, as `rg --files` makes).
+fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+    let Ok(rel) = entry.path().strip_prefix(ctx.root) else {
+        return Ok(Seen::Nothing);
+    };
+    let rel = rel.to_string_lossy().into_owned();
+    let Some(kind) = entry.file_type() else {
+        return Ok(Seen::Nothing);
+    };
+    if kind.is_dir() {
+        let Ok(meta) = entry.metadata() else {
+            return Ok(Seen::Nothing);
+        };
+        let state = FileState {
+            id: String::new(),
+            size: 0,
+            mode: meta.permissions().mode(),
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: true,
+            link: false,
+            git: String::new(),
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if kind.is_symlink() {
+        // The link itself (its target path), never what it points to.
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            return Ok(Seen::Nothing);
+        };
+        let target = target.into_os_string().into_encoded_bytes();
+        let id = super::objects::hash(&target);
+        // The same target as last time is stored already (no store lookup, no lock).
+        let id = match ctx.previous.get(&rel) {
+            Some(known) if known.link && known.id == id => id,
+            _ => ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&target)?,
+        };
+        let state = FileState {
+            id,
+            size: target.len() as u64,
+            mode: 0o777,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: false,
+            link: true,
+            git: String::new(),
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if !kind.is_file() {
+        return Ok(Seen::Nothing); // FIFOs, sockets and devices are not checkpointed
+    }
+    let Ok(meta) = entry.metadata() else {
+        return Ok(Seen::Nothing);
+    };
+    if meta.len() > ctx.max_file_bytes {
+        return Ok(Seen::TooLarge(rel, meta.len()));
+    }
+    let mode = meta.permissions().mode();
+    let mtime = mtime_ns(&meta);
+    let ctime = ctime_ns(&meta);
+    // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
+    if let Some(id) = ctx.git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
+        let state = FileState {
+            id,
+            size: meta.len(),
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+            ..Default::default()
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    let recent = meta
+        .modified()
+        .ok()
+        .and_then(|m| ctx.now.duration_since(m).ok())
+        .is_none_or(|age| age < RACY_WINDOW);
+    if let Some(known) = ctx.previous.get(&rel)
+        && !known.dir
+        && !known.link
+        && known.size == meta.len()
+        && known.mtime_ns == mtime
+        && known.ctime_ns == ctime
+        && known.mode == mode
+        && !recent
+        // A git blob stays a baseline only while the index records it for the path.
+        && (super::git_baseline::git_hex(&known.id).is_none()
+            || ctx.git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
+        // A seed's content pruned or lost meanwhile is read again, never referenced.
+        && (ctx.contents_stored || ctx.objects.contains(&known.id))
+    {
+        return Ok(Seen::Entry(rel, known.clone()));
+    }
+    let bytes = match std::fs::read(entry.path()) {
+        Ok(bytes) => bytes,
+        Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
+    };
+    // In a git repository the content's blob id is known too: read anyway (racy, touched,
+    // maybe converted), a file whose blob is the index's is referenced, not stored.
+    let store = |bytes: &[u8]| ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(bytes);
+    let (id, git_blob) = match ctx.git.as_ref().map(|g| g.after_read(&rel, &bytes)) {
+        Some(read) if read.in_index => (format!("{}{}", super::git_baseline::PREFIX, read.blob), String::new()),
+        Some(read) => (store(&bytes)?, read.blob),
+        None => (store(&bytes)?, String::new()),
+    };
+    ctx.hashed.fetch_add(1, Ordering::Relaxed);
+    Ok(Seen::Entry(
+        rel,
+        FileState {
+            id,
+            size: bytes.len() as u64,
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+            dir: false,
+            link: false,
+            git: git_blob,
+        },
+    ))
+}
+
+/// A test seam: with `BRUTE_TEST_HOLD_CHECKPOINT` naming a FIFO, the first walk of the
+/// process waits until something writes a line to it (tests hold a checkpoint back to see
+/// what runs meanwhile). Not for use outside tests.
+fn hold_for_tests() {
+    static HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Some(path) = std::env::var_os("BRUTE_TEST_HOLD_CHECKPOINT") else {
+        return;
+    };
+    if HELD.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if let Ok(file) = std::fs::File::open(&path) {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line);
     }
 }
 

@@ -15,8 +15,9 @@ pub mod lock;
 pub mod objects;
 pub mod prune;
 mod recorder;
+pub mod watch;
 
-pub use recorder::{Recorder, TurnMove, checkpoints};
+pub use recorder::{Recorder, Taken, TurnCheckpoint, TurnMove, checkpoints, over_budget_notice};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

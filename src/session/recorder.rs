@@ -2,6 +2,7 @@
 //! file as they happen, and moves the tree back and forth for undo and redo.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use super::{Loaded, Record, SessionFile, SessionStore, Turn, activity, checkpoint, lock, now_ms};
 use crate::protocol::TodoItem;
@@ -68,7 +69,9 @@ impl TurnMove {
 pub struct Recorder {
     pub store: SessionStore,
     pub file: SessionFile,
-    scanner: checkpoint::Scanner,
+    /// Shared with a turn's checkpoint while it is taken on another thread (see
+    /// [`Recorder::start_turn`]).
+    scanner: Arc<Mutex<checkpoint::Scanner>>,
     pub turns: Vec<Turn>,
     todos: Vec<TodoItem>,
     /// Set when the tree cannot be checkpointed (too large): the session is still saved.
@@ -109,7 +112,7 @@ impl Recorder {
             _seed: seed,
             store,
             file,
-            scanner,
+            scanner: Arc::new(Mutex::new(scanner)),
             turns: loaded.turns.clone(),
             todos: loaded.todos.clone(),
             checkpoints_off: false,
@@ -132,36 +135,61 @@ impl Recorder {
     /// Whether this session has checkpointed the tree before, or seeds from one that has (the
     /// person already let brute copy it).
     pub fn has_history(&self) -> bool {
-        !self.turns.is_empty() || self.scanner.has_known()
+        !self.turns.is_empty() || self.scanner().has_known()
+    }
+
+    /// Whether turn checkpoints are on (off: too big, or the person said no).
+    pub fn checkpoints_on(&self) -> bool {
+        !self.checkpoints_off
+    }
+
+    /// Sets how much a checkpoint's walk may cost (see [`checkpoint::Budget`]).
+    pub fn set_budget(&mut self, budget: checkpoint::Budget) {
+        self.scanner().set_budget(budget);
+    }
+
+    /// Watches the tree so checkpoints re-list only what changed (see
+    /// [`checkpoint::Scanner::watch`]); the reason when no watcher can start.
+    pub fn watch_tree(&mut self) -> Result<(), super::watch::Gap> {
+        self.scanner().watch()
+    }
+
+    /// How the last walk went (for tests and benches).
+    pub fn last_walk(&self) -> checkpoint::Walked {
+        self.scanner().last_walk()
+    }
+
+    /// Why checkpoints walked the whole tree though the watcher ran, oldest first.
+    pub fn watch_gaps(&self) -> Vec<super::watch::Gap> {
+        self.scanner().gaps().to_vec()
+    }
+
+    /// A test seam: the file watcher's queue overflows (the next checkpoint walks it all).
+    pub fn inject_watch_overflow(&self) {
+        if let Some(watch) = self.scanner().watcher() {
+            watch.inject_overflow();
+        }
+    }
+
+    /// The scanner; waits while a turn's checkpoint is being taken with it.
+    fn scanner(&self) -> std::sync::MutexGuard<'_, checkpoint::Scanner> {
+        self.scanner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
-        let (id, scan) = self.scanner.checkpoint()?;
+        let (id, scan) = self.scanner().checkpoint()?;
         self.consolidate();
         Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
     }
 
-    /// Merges the store's packs and loose objects when there are many (see
-    /// `ObjectStore::consolidate`), unless another process holds the store lock (a prune):
-    /// then the next checkpoint does it.
-    fn consolidate(&self) {
-        let objects = self.store.objects();
-        if !objects.needs_consolidation() {
-            return;
-        }
-        if let Ok(Some(_lock)) = lock::StoreLock::exclusive_now(self.store.data_dir())
-            && let Err(error) = objects.consolidate()
-        {
-            tracing::warn!(%error, "cannot merge the store's packs");
-        }
-    }
-
-    /// The checkpoint at the start of a user turn.
-    pub fn begin_turn(&mut self, prompt: &str, history_len: usize) -> std::io::Result<()> {
+    /// Starts a user turn's checkpoint: registers the turn with the project's other brute
+    /// processes and hands back the walk, to be taken on any thread ([`TurnCheckpoint::take`],
+    /// concurrently with the model request) and recorded with [`Recorder::record_start`]
+    /// before any tool of the turn runs. `None` when checkpoints are off.
+    pub fn start_turn(&mut self) -> Option<TurnCheckpoint> {
         if self.checkpoints_off {
-            return Ok(());
+            return None;
         }
-        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
         // Registered before the checkpoint, so every other turn that could change the tree
         // after it knows of this one.
         self.running = match self.store.activity().start(self.id()) {
@@ -171,21 +199,41 @@ impl Recorder {
                 None
             }
         };
-        let (manifest, _) = match self.snapshot() {
-            Ok(snapshot) => snapshot,
-            Err(error) if self.scanner.too_big() => {
+        Some(TurnCheckpoint {
+            scanner: self.scanner.clone(),
+        })
+    }
+
+    /// The session's first walk of the tree, to take in the background before the first turn
+    /// (see [`TurnCheckpoint::warm`]); `None` when checkpoints are off.
+    pub fn warm_up(&self) -> Option<TurnCheckpoint> {
+        (!self.checkpoints_off).then(|| TurnCheckpoint {
+            scanner: self.scanner.clone(),
+        })
+    }
+
+    /// Records the checkpoint `taken` at the start of a turn (see [`Recorder::start_turn`]).
+    /// A failure is said as "turn N has no checkpoint"; a tree over the budget turns
+    /// checkpoints off for the session, with an error that says so once.
+    pub fn record_start(&mut self, taken: Taken, prompt: &str, history_len: usize) -> std::io::Result<()> {
+        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
+        let manifest = match taken {
+            Taken::Done(manifest) => manifest,
+            Taken::OverBudget(reason) => {
                 // Reported once (it stays too big); the conversation is still recorded.
                 self.checkpoints_off = true;
-                return Err(error);
+                self.running = None;
+                return Err(std::io::Error::other(over_budget_notice(&reason)));
             }
             // A full or read-only data dir: said before the turn runs, and tried again next turn.
-            Err(error) => {
+            Taken::Failed(error) => {
                 return Err(std::io::Error::new(
                     error.kind(),
                     format!("turn {turn} has no checkpoint, so /undo cannot take it back: {error}"),
                 ));
             }
         };
+        self.consolidate();
         let at_ms = now_ms();
         self.file.append(&Record::Checkpoint {
             turn,
@@ -205,6 +253,33 @@ impl Recorder {
         Ok(())
     }
 
+    /// Merges the store's packs and loose objects when there are many (see
+    /// `ObjectStore::consolidate`), unless another process holds the store lock (a prune):
+    /// then the next checkpoint does it.
+    fn consolidate(&self) {
+        let objects = self.store.objects();
+        if !objects.needs_consolidation() {
+            return;
+        }
+        if let Ok(Some(_lock)) = lock::StoreLock::exclusive_now(self.store.data_dir())
+            && let Err(error) = objects.consolidate()
+        {
+            tracing::warn!(%error, "cannot merge the store's packs");
+        }
+    }
+
+    /// The checkpoint at the start of a user turn, taken here (see [`Recorder::start_turn`]
+    /// for one taken beside the model request).
+    pub fn begin_turn(&mut self, prompt: &str, history_len: usize) -> std::io::Result<()> {
+        match self.start_turn() {
+            Some(checkpoint) => {
+                let taken = checkpoint.take();
+                self.record_start(taken, prompt, history_len)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The tree as the turn left it. `own` are the paths this turn's built-in tools wrote
     /// (absolute): exactly this turn's, even when another brute turn ran at the same time.
     pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
@@ -215,9 +290,14 @@ impl Recorder {
         }
         // The turn's start as the scanner holds it (not loaded again), where it names git.
         let start_id = self.turns.last().map(|t| t.start.clone()).unwrap_or_default();
-        let known = self.scanner.known_as(&start_id);
-        let start_has_git = known.map(super::git_baseline::names_git);
-        let start = known.filter(|m| super::git_baseline::names_git(m)).cloned();
+        let (start_has_git, start) = {
+            let scanner = self.scanner();
+            let known = scanner.known_as(&start_id);
+            (
+                known.map(super::git_baseline::names_git),
+                known.filter(|m| super::git_baseline::names_git(m)).cloned(),
+            )
+        };
         let (manifest, skipped) = self.snapshot()?;
         self.secure_git(&start_id, start, start_has_git, &manifest);
         let own = self.relative(own);
@@ -258,7 +338,8 @@ impl Recorder {
     ) {
         let objects = self.store.objects();
         let loaded_end;
-        let end = match self.scanner.known_as(end_id) {
+        let scanner = self.scanner();
+        let end = match scanner.known_as(end_id) {
             Some(end) => end,
             None => match checkpoint::load_manifest(objects, end_id) {
                 Ok(end) => {
@@ -380,7 +461,7 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let current = self.scanner.scan()?.manifest;
+        let current = self.scanner().scan()?.manifest;
         let end = match self.end_of(index) {
             Some(end) => checkpoint::load_manifest(self.store.objects(), &end)?,
             None => current.clone(),
@@ -417,7 +498,7 @@ impl Recorder {
         let before = checkpoint::load_manifest(&objects, &self.turns[first].start)?;
         let after = match self.end_of(last) {
             Some(end) => checkpoint::load_manifest(&objects, &end)?,
-            None => self.scanner.scan()?.manifest,
+            None => self.scanner().scan()?.manifest,
         };
         let (text, files) = super::diff::render(&objects, &before, &after);
         let title = if first == last {
@@ -488,7 +569,7 @@ impl Recorder {
     ) -> std::io::Result<checkpoint::MoveReport> {
         let end = turn.end.clone().unwrap_or_default();
         let changes = checkpoint::diff(&self.manifest_of(turn, &turn.start)?, &self.manifest_of(turn, &end)?);
-        let current = self.scanner.scan()?.manifest;
+        let current = self.scanner().scan()?.manifest;
         checkpoint::apply(
             self.store.root(),
             self.store.objects(),
@@ -582,6 +663,51 @@ impl Recorder {
     pub fn checkpoints(&self) -> Vec<(Turn, usize)> {
         checkpoints(&self.store, &self.turns)
     }
+}
+
+/// A turn's checkpoint to take on another thread (see [`Recorder::start_turn`]).
+pub struct TurnCheckpoint {
+    scanner: Arc<Mutex<checkpoint::Scanner>>,
+}
+
+/// What taking a turn's checkpoint came to.
+#[derive(Debug)]
+pub enum Taken {
+    /// Stored: the manifest's id.
+    Done(String),
+    /// The tree is over the checkpoint budget (why).
+    OverBudget(String),
+    Failed(std::io::Error),
+}
+
+impl TurnCheckpoint {
+    /// Walks the tree without storing a checkpoint: every file is read and stored once, so
+    /// the next checkpoint only re-stats it. A tree over the budget is remembered as such
+    /// (the next checkpoint says so at once).
+    pub fn warm(&self) {
+        let mut scanner = self.scanner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(error) = scanner.scan() {
+            tracing::info!(%error, "the first walk of the tree failed");
+        }
+    }
+
+    /// Walks the tree and stores the checkpoint. Blocking (a walk of the whole tree): call it
+    /// on a blocking thread.
+    pub fn take(&self) -> Taken {
+        let mut scanner = self.scanner.lock().unwrap_or_else(|e| e.into_inner());
+        match scanner.checkpoint() {
+            Ok((id, _)) => Taken::Done(id),
+            Err(error) if scanner.too_big() => Taken::OverBudget(error.to_string()),
+            Err(error) => Taken::Failed(error),
+        }
+    }
+}
+
+/// The notice for a tree over the checkpoint budget: what is off, what still works.
+pub fn over_budget_notice(reason: &str) -> String {
+    format!(
+        "turn checkpoints are off for this session: {reason}. /undo still takes back the built-in tools' own file changes (write, patch, remove), one call at a time; raise checkpoint_max_entries to checkpoint this tree"
+    )
 }
 
 fn first_line(text: &str) -> &str {

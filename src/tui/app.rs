@@ -103,6 +103,8 @@ pub struct App {
     pub usage: Usage,
     pub busy: bool,
     pub running_tools: usize,
+    /// A tool call waits for the turn's checkpoint (`Some(true)`: the session's first).
+    pub checkpoint_wait: Option<bool>,
     pub tick: usize,
     /// Lines scrolled up from the bottom; 0 follows the newest output.
     pub scroll: usize,
@@ -172,6 +174,7 @@ impl App {
             usage: Usage::default(),
             busy: false,
             running_tools: 0,
+            checkpoint_wait: None,
             tick: 0,
             scroll: 0,
             scroll_anchor: None,
@@ -292,6 +295,9 @@ impl App {
                 self.scroll = 0;
             }
             Event::RequestStarted { .. } => {}
+            Event::CheckpointWaiting { waiting, first } => {
+                self.checkpoint_wait = waiting.then_some(first);
+            }
             Event::TextDelta { text } => self.append_stream(false, &text),
             Event::ReasoningDelta { text } => self.append_stream(true, &text),
             Event::Retrying {
@@ -407,6 +413,7 @@ impl App {
             Event::ToolsChanged { tools } => self.tools = tools,
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {
+                self.checkpoint_wait = None;
                 if let Some(last) = self.entries.last_mut() {
                     last.close();
                 }
@@ -1070,6 +1077,12 @@ impl App {
     pub fn state_label(&self) -> String {
         if !self.modals.is_empty() {
             "waiting for your answer".to_owned()
+        } else if let Some(first) = self.checkpoint_wait {
+            if first {
+                "waiting for the first checkpoint…".to_owned()
+            } else {
+                "waiting for the turn's checkpoint…".to_owned()
+            }
         } else if self.running_tools > 0 {
             format!(
                 "running {} tool{}",

@@ -1,0 +1,344 @@
+//! Issue 14, the walk: a turn's checkpoint runs beside the model request and is complete
+//! before the first tool runs; a tree over the checkpoint budget gets no turn checkpoints, says
+//! so, and /undo still takes back the built-in tools' writes.
+//!
+//! The checkpoint is held back with the `BRUTE_TEST_HOLD_CHECKPOINT` seam (a FIFO the first
+//! walk of the process waits on), so every ordering here is forced, never timed.
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use brute::agent::state::AgentState;
+use brute::agent::{Agent, AgentConfig};
+use brute::protocol::{Event, EventSink};
+use brute::provider::replay::ReplayProvider;
+use brute::session::checkpoint::{self, Budget};
+use brute::session::{Recorder, SessionStore};
+use brute::tool::exec::Executor;
+use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Lets the held walk go (blocks until brute's walk has the FIFO open).
+fn release(fifo: &Path) {
+    let mut file = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+    file.write_all(b"go\n").unwrap();
+}
+
+/// The one session file of the sandbox's project.
+fn session_file(sb: &Sandbox) -> std::path::PathBuf {
+    let projects = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
+    let files: Vec<_> = projects
+        .flatten()
+        .flat_map(|p| std::fs::read_dir(p.path()).unwrap().flatten().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "one session file: {files:?}");
+    files[0].clone()
+}
+
+/// The model's first request leaves while the turn's checkpoint is still held; its `write`
+/// call waits for the checkpoint (the stream says so), which therefore records the file as it
+/// was, before any tool result in the session file; `brute undo` then takes the write back.
+#[test]
+fn the_request_goes_out_while_the_checkpoint_is_held_and_the_write_waits_for_it() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "before\n");
+    let fifo = sb.home.path().join("hold");
+    mkfifo(&fifo);
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("c1", "write", r#"{"file_path":"a.txt","content":"after\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.env("BRUTE_TEST_HOLD_CHECKPOINT", &fifo);
+    let mut run = Streaming::start(cmd, "edit a.txt");
+    run.until(|line| line.contains(r#""type":"checkpoint_waiting""#) && line.contains(r#""waiting":true"#));
+    // The walk has not even started, yet the model was asked and answered.
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the first request went out beside the checkpoint"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("a.txt")).unwrap(),
+        "before\n",
+        "the write waits"
+    );
+    release(&fifo);
+    run.rest();
+    let status = run.child.wait().unwrap();
+    assert!(status.success(), "{:?}", run.seen);
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
+    let text = std::fs::read_to_string(session_file(&sb)).unwrap();
+    let line_of = |needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle} in the session file:\n{text}"))
+    };
+    assert!(
+        line_of(r#""type":"checkpoint""#) < line_of(r#""type":"tool_result""#),
+        "the checkpoint record precedes the turn's tool results:\n{text}"
+    );
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
+}
+
+/// A project over the checkpoint budget (set low here; the default is far above this tree):
+/// the turn says turn checkpoints are off and why, the conversation still runs, and `/undo`
+/// takes back the `write` (one call) while a command's change stays.
+#[test]
+fn over_the_budget_checkpoints_are_off_with_a_notice_and_undo_takes_back_the_write() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for i in 0..60 {
+        let dir = root.path().join(format!("d{}", i % 6));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    std::fs::write(root.path().join("a.txt"), "before\n").unwrap();
+    let store = SessionStore::new(data.path(), root.path());
+    let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    recorder.set_budget(Budget {
+        entries: 50,
+        ..Budget::default()
+    });
+    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "after\n"}}]}
+{"text": "done"}"#;
+    let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
+    let state = Arc::new(AgentState::new(
+        provider,
+        "replay".into(),
+        100,
+        root.path().to_path_buf(),
+    ));
+    let (sink, mut events) = EventSink::channel();
+    let executor = Executor::new(
+        Arc::new(brute::app::builtin_tools()),
+        Arc::default(),
+        state.clone(),
+        sink.clone(),
+    );
+    let config = AgentConfig {
+        system_prompt: "test".into(),
+        max_turns: 10,
+    };
+    let mut agent = Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(agent.run_turn("edit".into(), &mut ops));
+    let mut notices = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::Notice { message } = event {
+            notices.push(message);
+        }
+    }
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("turn checkpoints are off for this session")
+                && n.contains("more than 50 files and directories")
+                && n.contains("one call at a time")),
+        "{notices:?}"
+    );
+    assert_eq!(std::fs::read_to_string(root.path().join("a.txt")).unwrap(), "after\n");
+    assert!(
+        agent.with_recorder(|r| r.turns.is_empty()).unwrap(),
+        "no turn checkpoint"
+    );
+    assert!(agent.undoes_calls());
+    let (message, _) = agent.undo(true, false, false);
+    assert!(message.contains("a.txt"), "{message}");
+    assert_eq!(std::fs::read_to_string(root.path().join("a.txt")).unwrap(), "before\n");
+    // The next turn does not walk again: the notice came once.
+    let count = notices
+        .iter()
+        .filter(|n| n.contains("turn checkpoints are off"))
+        .count();
+    assert_eq!(count, 1, "{notices:?}");
+}
+
+/// An agent over a replay script in `root`, recording into a new session whose checkpoints
+/// use the file watcher.
+fn watched_agent(root: &Path, data: &Path, script: &str) -> Agent {
+    let store = SessionStore::new(data, root);
+    let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    recorder.watch_tree().expect("inotify");
+    let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
+    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, root.to_path_buf()));
+    let (sink, _events) = EventSink::channel();
+    let executor = Executor::new(
+        Arc::new(brute::app::builtin_tools()),
+        Arc::default(),
+        state.clone(),
+        sink.clone(),
+    );
+    let config = AgentConfig {
+        system_prompt: "test".into(),
+        max_turns: 10,
+    };
+    Agent::new(state, executor, config, sink).with_session(recorder, Vec::new())
+}
+
+fn run(agent: &mut Agent, prompt: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+}
+
+/// What differs in content, kind or mode between a stored checkpoint and a full walk of the
+/// tree now (made without a watcher): empty when the checkpoint is exact.
+fn differs_from_disk(agent: &Agent, root: &Path, id: &str) -> Vec<String> {
+    let objects = agent.with_recorder(|r| r.store.objects().clone()).unwrap();
+    let stored = checkpoint::load_manifest(&objects, id).unwrap();
+    let mut fresh = checkpoint::Scanner::new(root.to_path_buf(), objects, 1 << 20);
+    let walked = fresh.scan().unwrap().manifest;
+    let paths: std::collections::BTreeSet<&String> = stored.keys().chain(walked.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|p| match (stored.get(*p), walked.get(*p)) {
+            (Some(a), Some(b)) => !a.same_content(b),
+            _ => true,
+        })
+        .map(|p| format!("{p}: stored {:?}, on disk {:?}", stored.get(p), walked.get(p)))
+        .collect()
+}
+
+/// Every file and directory under `root`: content (or `None` for a directory) and mode.
+fn snapshot(root: &Path) -> std::collections::BTreeMap<String, (Option<Vec<u8>>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, (None, mode));
+            } else {
+                out.insert(rel, (Some(std::fs::read(&path).unwrap()), mode));
+            }
+        }
+    }
+    out
+}
+
+/// With the file watcher, the turn's end re-lists only the touched directories, yet sees a
+/// `sed -i` (a rename over the file), a file made in a new subdirectory, a removal and a
+/// mode change made by a shell command: the checkpoint equals a full walk, and undo restores
+/// the tree exactly. Then an overflow (injected: the events so far are lost) makes the next
+/// checkpoint walk the whole tree, so the person's edit the lost events carried is still in
+/// it, and undo is exact again.
+#[test]
+fn watched_checkpoints_see_commands_changes_and_an_overflow_falls_back_to_a_full_walk() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("sub/inner")).unwrap();
+    std::fs::write(r.join("sub/sed.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(r.join("sub/inner/keep.txt"), "keep\n").unwrap();
+    std::fs::write(r.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(r.join("person.txt"), "mine\n").unwrap();
+    std::fs::write(r.join("later.txt"), "one\n").unwrap();
+    std::fs::write(r.join(".gitignore"), "*.log\n").unwrap();
+    let script = r#"{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' sub/sed.txt && mkdir -p fresh/deeper && echo new > fresh/deeper/made.txt && rm gone.txt && chmod 700 sub/inner && echo noise > build.log"}}]}
+{"text": "done"}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "echo two >> later.txt"}}]}
+{"text": "done"}"#;
+    let mut agent = watched_agent(r, data.path(), script);
+    let before = snapshot(r);
+    run(&mut agent, "change things");
+    assert_eq!(
+        std::fs::read_to_string(r.join("fresh/deeper/made.txt")).unwrap(),
+        "new\n"
+    );
+    let walked = agent.with_recorder(|r| r.last_walk()).unwrap();
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(
+        walked,
+        checkpoint::Walked::Touched,
+        "the turn's end used the watcher: {gaps:?}"
+    );
+    let end = agent.with_recorder(|r| r.turns[0].end.clone().unwrap()).unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    let (message, _) = agent.undo(false, false, false);
+    let mut expected = before.clone();
+    // The ignored log stays (it was never checkpointed).
+    expected.insert("build.log".into(), (Some(b"noise\n".to_vec()), 0o644));
+    let after_undo = snapshot(r);
+    assert_eq!(after_undo, expected, "{message}");
+    std::fs::remove_file(r.join("build.log")).unwrap();
+
+    // The person edits a file; the events saying so are lost in an overflow.
+    std::fs::write(r.join("person.txt"), "mine, edited\n").unwrap();
+    agent.with_recorder(|r| r.inject_watch_overflow());
+    let before = snapshot(r);
+    run(&mut agent, "append");
+    let start = agent.with_recorder(|r| r.turns.last().unwrap().start.clone()).unwrap();
+    let end = agent
+        .with_recorder(|r| r.turns.last().unwrap().end.clone().unwrap())
+        .unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    // The start was walked whole: it has the person's edit, so undo leaves it alone.
+    let objects = agent.with_recorder(|r| r.store.objects().clone()).unwrap();
+    let started = checkpoint::load_manifest(&objects, &start).unwrap();
+    assert_eq!(
+        objects.get(&started["person.txt"].id).unwrap(),
+        b"mine, edited\n",
+        "the fallback walk saw the change the lost events carried"
+    );
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(gaps, [brute::session::watch::Gap::Overflow]);
+    let (message, _) = agent.undo(false, false, false);
+    assert_eq!(snapshot(r), before, "{message}");
+}
+
+/// SIGTERM while the turn's checkpoint is held (and the request hangs): the turn ends as
+/// interrupted only after the checkpoint is complete and recorded, brute exits with 143, and
+/// the session lists the turn with both its checkpoints; nothing in the tree changed.
+#[test]
+fn sigterm_while_the_checkpoint_is_held_loses_nothing() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "before\n");
+    let fifo = sb.home.path().join("hold");
+    mkfifo(&fifo);
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("never", &[])).stall());
+    let mut cmd = sb.std_brute(&server);
+    cmd.env("BRUTE_TEST_HOLD_CHECKPOINT", &fifo);
+    let mut run = Streaming::start(cmd, "hang");
+    run.until(|line| line.contains(r#""type":"request_started""#));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(run.child.id() as i32, libc::SIGTERM) };
+    run.until(|line| line.contains(r#""type":"checkpoint_waiting""#) && line.contains(r#""waiting":true"#));
+    release(&fifo);
+    run.rest();
+    assert_eq!(run.child.wait().unwrap().code(), Some(143), "{:?}", run.seen);
+    let text = std::fs::read_to_string(session_file(&sb)).unwrap();
+    assert!(text.contains(r#""type":"checkpoint""#), "{text}");
+    assert!(text.contains(r#""type":"turn_end""#), "{text}");
+    let listed = sb.bare().args(["undo", "--list"]).assert().success();
+    let out = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
+    assert!(out.contains("turn   1") && out.contains("done"), "{out}");
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
+}
