@@ -258,6 +258,7 @@ fn with_links() {
         &mut terminal,
         &links,
         &plain,
+        true,
         "frame while streaming + typing, links on",
     );
     let dense = [
@@ -272,19 +273,23 @@ fn with_links() {
         &mut terminal,
         &links,
         &dense,
+        true,
         "frame, streaming 2 links a paragraph, links on",
     );
+    stream_with_links(&mut terminal, &links, &dense, false, "the same, links off");
 }
 
-/// Streams `words` at 34 tokens a frame for 600 frames, typing a key each frame.
+/// Streams `words` at 34 tokens a frame for 600 frames, typing a key each frame, with
+/// hyperlinks `on` or off.
 fn stream_with_links(
     terminal: &mut Terminal<brute::tui::hyperlink::LinkBackend<ratatui::backend::CrosstermBackend<std::io::Sink>>>,
     links: &brute::tui::hyperlink::Links,
     words: &[&str],
+    on: bool,
     name: &str,
 ) {
     let mut app = App::new(session(), Vec::new(), Vec::new());
-    app.hyperlinks = true;
+    app.hyperlinks = on;
     app.on_event(Event::TurnStarted { prompt: String::new() });
     let mut times = Vec::new();
     let mut token = 0;
