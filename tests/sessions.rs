@@ -700,7 +700,9 @@ fn undo_of_one_of_two_overlapping_runs_never_reverts_the_others_work() {
     let mut a = support::Streaming::start(sb.std_brute(&server_a), "task A");
     a.until(started);
     let mut b = support::Streaming::start(sb.std_brute(&server_b), "task B");
-    b.until(started);
+    // B's checkpoint runs beside its request; its first tool result comes after it is taken,
+    // so A's command below writes after B's start.
+    b.until(|line| line.contains("\"tool_result\"") && line.contains("\"b1\""));
     let _a_go = release(&sb.path("a.go"));
     a.rest();
     assert!(a.child.wait().unwrap().success(), "{:?}", a.seen);
