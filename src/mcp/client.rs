@@ -96,10 +96,15 @@ impl StderrTail {
     }
 }
 
+/// Called for every `tools/list_changed` as it arrives, before it is queued (the manager
+/// counts the lists it still has to fetch again).
+pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
 /// The client side's handler: it only passes `tools/list_changed` on.
 #[derive(Clone)]
 struct Handler {
     tools_changed: tokio::sync::mpsc::UnboundedSender<()>,
+    on_change: OnToolsChanged,
 }
 
 impl ClientHandler for Handler {
@@ -107,6 +112,7 @@ impl ClientHandler for Handler {
         &self,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        (self.on_change)();
         let _ = self.tools_changed.send(());
         std::future::ready(())
     }
@@ -161,9 +167,17 @@ impl Connection {
     /// Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake. `root` is
     /// where a stdio server starts unless it names its own `cwd`. Not time-limited here: the
     /// caller applies the start-up timeout, and dropping the future kills the process.
-    pub async fn open(spec: &ServerSpec, root: &std::path::Path, stderr: StderrTail) -> Result<Self, ConnectError> {
+    pub async fn open(
+        spec: &ServerSpec,
+        root: &std::path::Path,
+        stderr: StderrTail,
+        on_change: OnToolsChanged,
+    ) -> Result<Self, ConnectError> {
         let (tx, tools_changed) = tokio::sync::mpsc::unbounded_channel();
-        let handler = Handler { tools_changed: tx };
+        let handler = Handler {
+            tools_changed: tx,
+            on_change,
+        };
         let closed = CancellationToken::new();
         let eof = CancellationToken::new();
         let shutdown = CancellationToken::new();

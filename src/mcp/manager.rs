@@ -111,8 +111,14 @@ pub struct Manager {
     slots: Mutex<Vec<Slot>>,
     generation: AtomicU64,
     starting: tokio::sync::watch::Sender<usize>,
+    /// Tool lists a server said changed (`tools/list_changed`) and that are not fetched
+    /// again yet: a turn starting meanwhile waits for them (see [`Manager::relisted`]).
+    relisting: Arc<tokio::sync::watch::Sender<usize>>,
     events: EventSink,
 }
+
+/// How long a turn waits for announced tool lists before it starts with the ones it has.
+const RELIST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Manager {
     /// Starts every enabled server in the background (call inside a tokio runtime). `root` is
@@ -136,6 +142,7 @@ impl Manager {
             slots: Mutex::new(slots),
             generation: AtomicU64::new(0),
             starting: tokio::sync::watch::Sender::new(starting),
+            relisting: Arc::new(tokio::sync::watch::Sender::new(0)),
             events,
         });
         let count = manager.lock().len();
@@ -161,6 +168,15 @@ impl Manager {
     pub async fn settled(&self) {
         let mut starting = self.starting.subscribe();
         let _ = starting.wait_for(|n| *n == 0).await;
+    }
+
+    /// Resolves once every tool list a server announced as changed has been fetched again
+    /// (or after [`RELIST_WAIT`], for a server slow to answer): a server that changes its
+    /// tools during a turn (and says so before that call's result) has them offered from the
+    /// next turn, however fast that turn starts.
+    pub async fn relisted(&self) {
+        let mut relisting = self.relisting.subscribe();
+        let _ = tokio::time::timeout(RELIST_WAIT, relisting.wait_for(|n| *n == 0)).await;
     }
 
     /// Every server's status, in config order.
@@ -246,7 +262,9 @@ impl Manager {
         let stderr = StderrTail::default();
         let timeout = spec.startup_timeout();
         let opening = async {
-            let connection = Connection::open(&spec, &root, stderr.clone())
+            let relisting = self.relisting.clone();
+            let on_change: crate::mcp::client::OnToolsChanged = Arc::new(move || relisting.send_modify(|n| *n += 1));
+            let connection = Connection::open(&spec, &root, stderr.clone(), on_change)
                 .await
                 .map_err(|e| e.to_string())?;
             let tools = connection
@@ -293,8 +311,13 @@ impl Manager {
                         Ok(tools) => self.update(index, |slot| slot.tools = tools),
                         Err(e) => tracing::warn!("MCP server {}: cannot list its tools again: {e}", link.server),
                     }
+                    self.relisting.send_modify(|n| *n = n.saturating_sub(1));
                 }
             }
+        }
+        // Announcements never fetched: nobody waits for them any more.
+        while connection.tools_changed.try_recv().is_ok() {
+            self.relisting.send_modify(|n| *n = n.saturating_sub(1));
         }
         // Let the exit watcher record how the process ended before saying so.
         tokio::task::yield_now().await;
@@ -327,11 +350,13 @@ impl LiveTools {
         }
     }
 
-    /// Waits for the servers before the first turn, when asked to.
+    /// Waits for the servers before the first turn, when asked to, and before every turn
+    /// for tool lists announced as changed and not fetched yet.
     pub async fn settle(&mut self) {
         if std::mem::take(&mut self.settle_first) {
             self.manager.settled().await;
         }
+        self.manager.relisted().await;
     }
 
     /// A new registry when the ready tools changed since the last call.
