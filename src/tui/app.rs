@@ -147,6 +147,9 @@ pub struct App {
     pub notify: super::notify::Notify,
     /// Whether links are drawn as OSC 8 hyperlinks (the `hyperlinks` setting).
     pub hyperlinks: bool,
+    /// Whether the terminal supports hyperlinks, still being found out (see
+    /// [`App::settle_hyperlinks`]).
+    pub hyperlinks_pending: Option<std::thread::JoinHandle<bool>>,
     /// The hyperlinks of the frame last drawn (see [`super::hyperlink`]).
     pub links: Vec<super::hyperlink::Run>,
     /// Whether the terminal has focus (as far as it reports; assumed until it says otherwise).
@@ -199,6 +202,7 @@ impl App {
             notification: None,
             notify: super::notify::Notify::default(),
             hyperlinks: false,
+            hyperlinks_pending: None,
             links: Vec::new(),
             focused: true,
             context: None,
@@ -216,6 +220,15 @@ impl App {
             last.close();
         }
         self.entries.push(cached);
+    }
+
+    /// Takes the answer to whether links are on once it is in (until then they are off).
+    pub fn settle_hyperlinks(&mut self) {
+        if self.hyperlinks_pending.as_ref().is_some_and(|p| p.is_finished())
+            && let Some(pending) = self.hyperlinks_pending.take()
+        {
+            self.hyperlinks = pending.join().unwrap_or(false);
+        }
     }
 
     /// Adds the welcome header (version, model, directory, sandbox, tips).

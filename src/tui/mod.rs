@@ -67,6 +67,12 @@ pub async fn run(
     first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
     let root = place.root.as_path();
+    // Under tmux, `auto` asks the tmux server (a process and a round trip): on a thread, so
+    // the first frame does not wait for it (it has no links yet anyway).
+    let hyperlinks = hyperlink::Setting::parse(&settings.hyperlinks.value).unwrap_or_default();
+    let hyperlinks = std::thread::spawn(move || {
+        hyperlinks.enabled(|name| std::env::var(name).ok(), hyperlink::tmux_client_features)
+    });
     let (events, mut rx) = EventSink::channel();
     let started = crate::app::start(settings, place, events, crate::app::FrontEnd::Ui, Vec::new(), session)?;
     let info = SessionInfo {
@@ -80,9 +86,7 @@ pub async fn run(
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
     app.notify = notify::Notify::parse(&settings.notify.value).unwrap_or_default();
-    app.hyperlinks = hyperlink::Setting::parse(&settings.hyperlinks.value)
-        .unwrap_or_default()
-        .enabled(|name| std::env::var(name).ok(), hyperlink::tmux_client_features);
+    app.hyperlinks_pending = Some(hyperlinks);
     app.custom_commands = started.commands.clone();
     app.welcome();
     app.sessions = list_sessions(root);
@@ -272,6 +276,7 @@ pub fn draw_frame<B: ratatui::backend::Backend>(
 
 /// Draws one frame inside a synchronized update, so the terminal shows it at once.
 fn draw(terminal: &mut Term, links: &hyperlink::Links, app: &mut App) -> anyhow::Result<()> {
+    app.settle_hyperlinks();
     execute!(stdout(), BeginSynchronizedUpdate)?;
     let drawn = draw_frame(terminal, links, app);
     execute!(stdout(), EndSynchronizedUpdate)?;
