@@ -79,8 +79,9 @@ pub fn copy_warning(root: &Path) -> Option<String> {
     }
     None
 }
-/// A tree known to have fewer entries is walked on one thread.
-const SMALL_TREE: usize = 2_000;
+/// A tree known to have fewer entries is walked on one thread, and gets no file watcher (its
+/// walk costs less than the watcher: inotify, a thread, a fence per checkpoint).
+pub const SMALL_TREE: usize = 2_000;
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// Files modified this recently are re-read even when their metadata matches (an edit within
@@ -253,6 +254,11 @@ impl Scanner {
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
     pub fn has_known(&self) -> bool {
         !self.previous.is_empty()
+    }
+
+    /// Whether the tree is known to be small (under [`SMALL_TREE`] entries).
+    pub fn known_small(&self) -> bool {
+        !self.previous.is_empty() && self.previous.len() < SMALL_TREE
     }
 
     /// Seeds the metadata cache with a stored manifest (e.g. the last of a resumed session);
@@ -495,7 +501,7 @@ impl Scanner {
     /// A walk of the whole tree on the parallel walker (one thread for a tree known to be
     /// small: starting and stopping threads would cost more than they save).
     fn walk_full(&mut self) -> std::io::Result<Scan> {
-        let small = !self.previous.is_empty() && self.previous.len() < SMALL_TREE;
+        let small = self.known_small();
         let threads = if small {
             1
         } else {

@@ -148,6 +148,12 @@ impl Recorder {
         self.scanner().set_budget(budget);
     }
 
+    /// Whether the tree is known to be small (see [`checkpoint::SMALL_TREE`]): walking it
+    /// costs less than watching it.
+    pub fn tree_known_small(&self) -> bool {
+        self.scanner().known_small()
+    }
+
     /// Watches the tree so checkpoints re-list only what changed (see
     /// [`checkpoint::Scanner::watch`]); the reason when no watcher can start.
     pub fn watch_tree(&mut self) -> Result<(), super::watch::Gap> {
