@@ -508,22 +508,7 @@ impl Scanner {
             std::thread::available_parallelism().map_or(2, |n| n.get()).min(8)
         };
         let walker = self.builder(&self.root).threads(threads).build_parallel();
-        let ctx = WalkCtx {
-            root: &self.root,
-            previous: &self.previous,
-            objects: &self.objects,
-            pack: std::sync::Mutex::new(self.objects.pack()),
-            max_file_bytes: self.max_file_bytes,
-            contents_stored: self.contents_stored,
-            git: self.git.clone(),
-            now: SystemTime::now(),
-            hashed: AtomicUsize::new(0),
-            entries: AtomicUsize::new(0),
-            budget: self.budget,
-            started: std::time::Instant::now(),
-            stop: std::sync::Mutex::new(None),
-            collected: std::sync::Mutex::new(Vec::new()),
-        };
+        let ctx = self.ctx();
         walker.visit(&mut Collector { ctx: &ctx });
         let WalkCtx {
             pack,
