@@ -213,7 +213,10 @@ fn stream_json_prints_every_event() {
         .filter(|kind| kind != "checkpoint_waiting")
         .collect();
     assert!(
-        stdout.matches(r#""type":"checkpoint_waiting""#).count() % 2 == 0,
+        stdout
+            .matches(r#""type":"checkpoint_waiting""#)
+            .count()
+            .is_multiple_of(2),
         "a wait is announced and ended: {stdout}"
     );
     assert_eq!(
