@@ -430,6 +430,11 @@ impl Agent {
     /// Records this agent's session (and continues `history`, e.g. a resumed session's). Each
     /// tool result is written the moment it exists, by the executor.
     pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {
+        // Before a built-in tool changes a file, the git blob its checkpoint names is kept.
+        let keeper = recorder.git_keeper();
+        self.executor
+            .snapshots()
+            .before_change(Arc::new(move |path| keeper.before_change(path)));
         let recorder = Arc::new(Mutex::new(recorder));
         let for_results = recorder.clone();
         let events = self.events.clone();

@@ -293,6 +293,33 @@ impl Scanner {
         &self.objects
     }
 
+    /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a
+    /// change of `rel` would leave only git holding (see [`super::keep`]).
+    pub fn git_ids_at(&self, rel: &str) -> Vec<String> {
+        if rel.is_empty() {
+            return Vec::new();
+        }
+        let git = |state: &FileState| super::git_baseline::git_hex(&state.id).is_some();
+        let mut ids: Vec<String> = self
+            .previous
+            .get(rel)
+            .filter(|state| git(state))
+            .map(|state| state.id.clone())
+            .into_iter()
+            .collect();
+        if self.previous.get(rel).is_some_and(|state| state.dir) {
+            let prefix = format!("{rel}/");
+            ids.extend(
+                self.previous
+                    .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+                    .take_while(|(path, _)| path.starts_with(&prefix))
+                    .filter(|(_, state)| git(state))
+                    .map(|(_, state)| state.id.clone()),
+            );
+        }
+        ids
+    }
+
     /// The last manifest scanned, when it is the one stored as `id` (saves loading it).
     pub fn known_as(&self, id: &str) -> Option<&Manifest> {
         self.stored
@@ -320,6 +347,16 @@ impl Scanner {
     /// (files whose metadata matches `previous` are not read again), each thread collects its
     /// own entries, and the manifest is built once from them all, sorted.
     fn walk(&mut self) -> std::io::Result<Scan> {
+        let walked = self.walk_once();
+        if walked.is_err() && self.too_big.is_some() {
+            // No checkpoint follows for the session: its inotify watches go now.
+            self.watch = None;
+            self.watched_base = false;
+        }
+        walked
+    }
+
+    fn walk_once(&mut self) -> std::io::Result<Scan> {
         if let Some(reason) = &self.too_big {
             return Err(std::io::Error::other(reason.clone()));
         }
@@ -435,14 +472,15 @@ impl Scanner {
                 if entry.depth() == 0 {
                     continue;
                 }
-                match observe(&ctx, &entry)? {
+                match observe_now(&ctx, &entry)? {
                     Seen::Entry(rel, state) => {
                         found.insert(rel, state);
                     }
                     Seen::TooLarge(rel, size) => {
                         found_skipped.insert(rel, size);
                     }
-                    Seen::Nothing => {}
+                    // observe_now reads what it must
+                    Seen::Nothing | Seen::Read(_) => {}
                 }
             }
             for (path, was_dir) in children(&manifest, dir) {
@@ -466,14 +504,15 @@ impl Scanner {
                         if entry.depth() == 0 {
                             continue;
                         }
-                        match observe(&ctx, &entry)? {
+                        match observe_now(&ctx, &entry)? {
                             Seen::Entry(rel, state) => {
                                 manifest.insert(rel, state);
                             }
                             Seen::TooLarge(rel, size) => {
                                 skipped.insert(rel, size);
                             }
-                            Seen::Nothing => {}
+                            // observe_now reads what it must
+                            Seen::Nothing | Seen::Read(_) => {}
                         }
                     }
                 }
@@ -509,7 +548,13 @@ impl Scanner {
         };
         let walker = self.builder(&self.root).threads(threads).build_parallel();
         let ctx = self.ctx();
+        // First the listing (metadata only, as `rg --files`): a tree over the budget is known
+        // before any file is read. Then the files that need it are read, on as many threads.
         walker.visit(&mut Collector { ctx: &ctx });
+        if !ctx.stopped() {
+            let read = read_pending(&ctx, threads);
+            ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(read);
+        }
         let WalkCtx {
             pack,
             hashed,
@@ -642,6 +687,10 @@ impl WalkCtx<'_> {
         stop.get_or_insert(why);
     }
 
+    fn stopped(&self) -> bool {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
     /// Counts one entry against the budget; the message when it is spent.
     fn spend(&self) -> Option<String> {
         let n = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
@@ -653,15 +702,75 @@ impl WalkCtx<'_> {
             ));
         }
         // The clock is read every 1024 entries only.
-        if n.is_multiple_of(1024) && self.started.elapsed() > self.budget.time {
-            return Some(format!(
-                "walking {} took longer than {} s",
-                self.root.display(),
-                self.budget.time.as_secs()
-            ));
+        if n.is_multiple_of(1024) {
+            return self.overtime();
         }
         None
     }
+
+    /// The message when the walk has taken longer than the budget allows.
+    fn overtime(&self) -> Option<String> {
+        (self.started.elapsed() > self.budget.time).then(|| {
+            format!(
+                "walking {} took longer than {} s",
+                self.root.display(),
+                self.budget.time.as_secs()
+            )
+        })
+    }
+}
+
+/// Reads the files the listing left to read (see [`Seen::Read`]) on up to `threads` threads
+/// (this one for a few), within the walk's time budget.
+fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
+    let pending: Vec<Pending> = {
+        let mut collected = ctx.collected.lock().unwrap_or_else(|e| e.into_inner());
+        collected
+            .iter_mut()
+            .flat_map(|l| std::mem::take(&mut l.pending))
+            .collect()
+    };
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut local = Local::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(file) = pending.get(i) else {
+                break;
+            };
+            if i.is_multiple_of(256) {
+                if let Some(message) = ctx.overtime() {
+                    ctx.stop(Stop::Budget(message));
+                }
+                if ctx.stopped() {
+                    break;
+                }
+            }
+            match read_file(ctx, file) {
+                Ok(seen) => local.add(seen),
+                Err(error) => {
+                    ctx.stop(Stop::Failed(error));
+                    break;
+                }
+            }
+        }
+        local
+    };
+    let threads = threads.min(pending.len() / 64).max(1);
+    if threads == 1 {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for helper in helpers {
+            if let Ok(local) = helper.join() {
+                all.entries.extend(local.entries);
+                all.skipped.extend(local.skipped);
+            }
+        }
+        all
+    })
 }
 
 /// One walker thread's findings, handed over when the thread is done.
@@ -669,6 +778,19 @@ impl WalkCtx<'_> {
 struct Local {
     entries: Vec<(String, FileState)>,
     skipped: Vec<(String, u64)>,
+    /// Files to read once the listing is complete.
+    pending: Vec<Pending>,
+}
+
+impl Local {
+    fn add(&mut self, seen: Seen) {
+        match seen {
+            Seen::Entry(rel, state) => self.entries.push((rel, state)),
+            Seen::TooLarge(rel, size) => self.skipped.push((rel, size)),
+            Seen::Read(file) => self.pending.push(file),
+            Seen::Nothing => {}
+        }
+    }
 }
 
 struct Collector<'a, 'c> {
@@ -702,9 +824,7 @@ impl ignore::ParallelVisitor for Visitor<'_, '_> {
             return ignore::WalkState::Quit;
         }
         match observe(self.ctx, &entry) {
-            Ok(Seen::Entry(rel, state)) => self.local.entries.push((rel, state)),
-            Ok(Seen::TooLarge(rel, size)) => self.local.skipped.push((rel, size)),
-            Ok(Seen::Nothing) => {}
+            Ok(seen) => self.local.add(seen),
             Err(error) => {
                 self.ctx.stop(Stop::Failed(error));
                 return ignore::WalkState::Quit;
@@ -726,13 +846,32 @@ enum Seen {
     Entry(String, FileState),
     /// A file over the size cap: (path, size).
     TooLarge(String, u64),
+    /// A file whose content must be read (see [`read_file`]).
+    Read(Pending),
     /// Not checkpointed (a FIFO, socket or device; vanished or unreadable).
     Nothing,
 }
 
+/// A file the listing found changed (or new): read after the listing.
+struct Pending {
+    rel: String,
+    path: PathBuf,
+    mode: u32,
+    mtime_ns: u64,
+    ctime_ns: u64,
+}
+
+/// [`observe`], with a file that needs reading read at once (walks of a few directories).
+fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+    match observe(ctx, entry)? {
+        Seen::Read(file) => read_file(ctx, &file),
+        seen => Ok(seen),
+    }
+}
+
 /// The one place a walked entry's state is decided: a directory's mode, a link's target, a
-/// file's recorded state when its metadata matches the previous scan (no read), else its
-/// content read and stored. Only the metadata the walker already has is used before that
+/// file's recorded state when its metadata matches the previous scan (no read), else the
+/// file to read ([`read_file`]: its content is stored). Only the metadata the walker already has is used before that
 /// choice (one `lstat` per entry, as `rg --files` makes).
 fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
     let Ok(rel) = entry.path().strip_prefix(ctx.root) else {
@@ -827,7 +966,27 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen>
     {
         return Ok(Seen::Entry(rel, known.clone()));
     }
-    let bytes = match std::fs::read(entry.path()) {
+    Ok(Seen::Read(Pending {
+        rel,
+        path: entry.path().to_path_buf(),
+        mode,
+        mtime_ns: mtime,
+        ctime_ns: ctime,
+    }))
+}
+
+/// Reads a file [`observe`] left to read, and stores its content, or references it as git's
+/// blob when it is exactly the index's.
+fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Seen> {
+    let Pending {
+        rel,
+        path,
+        mode,
+        mtime_ns,
+        ctime_ns,
+    } = file;
+    let (rel, mode, mtime, ctime) = (rel.clone(), *mode, *mtime_ns, *ctime_ns);
+    let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
     };

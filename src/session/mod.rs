@@ -11,6 +11,7 @@ pub mod activity;
 pub mod checkpoint;
 pub mod diff;
 pub mod git_baseline;
+pub mod keep;
 pub mod lock;
 pub mod objects;
 pub mod prune;

@@ -178,6 +178,11 @@ impl Recorder {
     }
 
     /// The scanner; waits while a turn's checkpoint is being taken with it.
+    /// What keeps the git blobs a built-in tool is about to change (see [`super::keep`]).
+    pub fn git_keeper(&self) -> super::keep::GitKeeper {
+        super::keep::GitKeeper::new(self.scanner.clone(), self.store.objects().clone(), self.store.root())
+    }
+
     fn scanner(&self) -> std::sync::MutexGuard<'_, checkpoint::Scanner> {
         self.scanner.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -213,7 +213,12 @@ pub struct Snapshots {
     /// What undone operations had changed, for redo: (op, path, state before the undo).
     redo: Mutex<Vec<Undone>>,
     next_op: std::sync::atomic::AtomicU64,
+    /// Told of every path before a tool changes it (see [`Snapshots::before_change`]).
+    before_change: Mutex<Option<BeforeChange>>,
 }
+
+/// What is told of a path (as snapshots key it) just before a built-in tool changes it.
+pub type BeforeChange = std::sync::Arc<dyn Fn(&Path) + Send + Sync>;
 
 /// What an undo did to one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +256,7 @@ impl Snapshots {
     /// into a link.
     pub fn record(&self, path: &Path, op: u64) -> std::io::Result<()> {
         let target = queue_key(path);
+        self.tell(&target);
         let snapshot = Snapshot::capture(&target)?;
         self.push(target, op, snapshot);
         Ok(())
@@ -259,9 +265,24 @@ impl Snapshots {
     /// Records what the entry at `path` itself is (a link stays a link, not followed), keyed
     /// by that path: for removals, which delete the entry and never its target.
     pub fn record_entry(&self, path: &Path, op: u64) -> std::io::Result<()> {
+        let key = entry_key(path);
+        self.tell(&key);
         let snapshot = Snapshot::capture(path)?;
-        self.push(entry_key(path), op, snapshot);
+        self.push(key, op, snapshot);
         Ok(())
+    }
+
+    /// Sets what is told of each path before a tool changes it: the session keeps what its
+    /// turn checkpoint only references (a git blob) before the file changes.
+    pub fn before_change(&self, told: BeforeChange) {
+        *self.before_change.lock().unwrap_or_else(|e| e.into_inner()) = Some(told);
+    }
+
+    fn tell(&self, path: &Path) {
+        let told = self.before_change.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(told) = told {
+            told(path);
+        }
     }
 
     /// [`Snapshots::record`] or [`Snapshots::record_entry`], as the tool changes paths.
