@@ -342,3 +342,35 @@ fn sigterm_while_the_checkpoint_is_held_loses_nothing() {
     assert!(out.contains("turn   1") && out.contains("done"), "{out}");
     assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
 }
+
+/// The issue's synthetic 200,000-file tree (1,000 directories of 200 small files), as in the
+/// UI: the file watcher runs, a turn makes a `write` and a `sed -i` (a command: only the
+/// watcher or a walk can see it), the turn's end re-lists only the two touched directories,
+/// and undo restores the whole tree exactly.
+#[test]
+fn a_200_000_file_tree_undoes_a_write_and_a_sed_i() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for d in 0..1_000 {
+        let dir = r.join(format!("d{d:03}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in 0..200 {
+            std::fs::write(dir.join(format!("f{f:03}.txt")), format!("file {d} {f}\n")).unwrap();
+        }
+    }
+    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "d500/f100.txt", "content": "rewritten\n"}}, {"name": "shell", "arguments": {"command": "sed -i 's/file/FILE/' d700/f007.txt"}}]}
+{"text": "done"}"#;
+    let mut agent = watched_agent(r, data.path(), script);
+    let before = snapshot(r);
+    assert_eq!(before.len(), 201_000);
+    run(&mut agent, "change two files");
+    assert_eq!(std::fs::read_to_string(r.join("d500/f100.txt")).unwrap(), "rewritten\n");
+    assert_eq!(std::fs::read_to_string(r.join("d700/f007.txt")).unwrap(), "FILE 700 7\n");
+    let walked = agent.with_recorder(|r| r.last_walk()).unwrap();
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(walked, checkpoint::Walked::Touched, "{gaps:?}");
+    let (message, _) = agent.undo(false, false, false);
+    assert!(message.contains("d500/f100.txt") && message.contains("d700/f007.txt"), "{message}");
+    assert!(snapshot(r) == before, "the tree is as before the turn: {message}");
+}

@@ -490,9 +490,10 @@ fn brute_p_in_a_clean_repository_copies_nothing_big_and_undo_restores_from_git()
     assert_eq!(snapshot(&root.join(".git")), before, "brute never writes to .git");
 }
 
-/// A `write` to a clean tracked file copies its git blob before the file changes: brute killed
-/// (SIGKILL) right after the write, so the turn's end never copied anything, then a rewrite of
-/// history and `git gc --prune=now`, and `brute undo` still restores the file from the store.
+/// A `write` to a clean tracked file, and a recursive `remove` of a tracked directory, copy
+/// their git blobs before the files change: brute killed (SIGKILL) right after them, so the
+/// turn's end never copied anything, then a rewrite of history that drops the directory and
+/// `git gc --prune=now`, and `brute undo` still restores everything from brute's store.
 #[test]
 fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undoes() {
     use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
@@ -504,21 +505,28 @@ fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undo
     git(root, &["init", "-q"]);
     write(root, "f.txt", "first version\n");
     write(root, "g.txt", "untouched\n");
+    write(root, "lib/one.txt", "one\n");
+    write(root, "lib/deep/two.txt", "two\n");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "init"]);
     let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
-        &[("w", "write", r#"{"file_path":"f.txt","content":"second version\n"}"#)],
+        &[
+            ("w", "write", r#"{"file_path":"f.txt","content":"second version\n"}"#),
+            ("r", "remove", r#"{"path":"lib","recursive":true}"#),
+        ],
     )));
     // The answer after the write never comes: brute is killed while it waits for it.
     server.push(Reply::sse(openai_sse("never", &[])).stall());
     let mut run = Streaming::start(sb.std_brute(&server), "change f");
     run.until(|line| line.contains(r#""type":"tool_result""#));
+    run.until(|line| line.contains(r#""type":"tool_result""#));
     run.child.kill().unwrap();
     run.child.wait().unwrap();
     assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "second version\n");
+    assert!(!root.join("lib").exists());
     amend_and_prune(root);
     assert!(
         !git_succeeds(root, &["cat-file", "-e", first_blob.trim()]),
@@ -526,6 +534,8 @@ fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undo
     );
     sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
+    assert_eq!(std::fs::read_to_string(root.join("lib/deep/two.txt")).unwrap(), "two\n");
+    assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
 }
 
 /// Whether a git command succeeds in `dir`.
