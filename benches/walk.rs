@@ -3,7 +3,10 @@
 //!   registry's sources, or `BRUTE_BENCH_TREE`), against `rg --files` on the same tree
 //!   (target: ≤ 1.5×);
 //! - the UI's first frame in a synthetic 200,000-file project (target: ≤ 100 ms), from brute's
-//!   own timestamps (`BRUTE_TIMINGS=1`), while its first checkpoint walks in the background.
+//!   own timestamps (`BRUTE_TIMINGS=1`), while its first checkpoint walks in the background;
+//! - a synthetic project of a million entries, over the default checkpoint budget: the first
+//!   frame, how long a turn's `write` waits for the walk to give up, and that undo takes the
+//!   write back (`BENCH_MILLION=0` leaves this part out: the tree takes a minute to write).
 //!
 //! Run: `cargo bench --bench walk` (needs `rg` and tmux; numbers go to BENCHMARKS.md by hand).
 
@@ -180,16 +183,94 @@ fn measure(recorder: &mut Recorder, root: &Path, how: &str) {
     );
 }
 
-/// A 200,000-file project (1,000 directories of 200 small files), marked a repository.
-fn synthetic(root: &Path, files: usize) {
+/// A project of `files` small files, `per_dir` to a directory, marked a repository.
+fn synthetic(root: &Path, files: usize, per_dir: usize) {
     std::fs::create_dir_all(root.join(".git")).expect(".git");
     for i in 0..files {
-        let dir = root.join(format!("d{:04}", i / 200));
-        if i % 200 == 0 {
+        let dir = root.join(format!("d{:04}", i / per_dir));
+        if i % per_dir == 0 {
             std::fs::create_dir_all(&dir).expect("mkdir");
         }
-        std::fs::write(dir.join(format!("f{i:06}.txt")), format!("{i}\n")).expect("write");
+        std::fs::write(dir.join(format!("f{i:07}.txt")), format!("{i}\n")).expect("write");
     }
+}
+
+/// A million-entry project (998,000 files in 1,996 directories of 500 files, and the
+/// directories): over the default budget of 500,000 entries. The UI's first frame; a turn
+/// as the UI runs it (file watcher on) whose `write` waits for the first walk to give up at
+/// the budget, with the notice; and `/undo` taking the write back (one call at a time).
+fn million(home: &Path, server: &support::MockServer) {
+    use brute::agent::state::AgentState;
+    use brute::agent::{Agent, AgentConfig};
+    use brute::protocol::{Event, EventSink};
+    use std::sync::Arc;
+    let tree = tempfile::tempdir().expect("temp dir");
+    let root = tree.path();
+    let t = Instant::now();
+    synthetic(root, 998_000, 500);
+    println!(
+        "million-entry tree: 998,000 files in 1,996 directories written in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let mut frames: Vec<f64> = (0..3).map(|run| first_frame(root, home, server, 100 + run)).collect();
+    frames.sort_by(f64::total_cmp);
+    println!(
+        "UI first frame, million-entry project, 3 runs: median {:.1} ms, max {:.1} ms",
+        frames[1], frames[2]
+    );
+    let data = tempfile::tempdir().expect("temp dir");
+    let store = SessionStore::new(data.path(), root);
+    let mut recorder = Recorder::new(store.clone(), store.create().expect("session"), &Default::default(), 10 << 20);
+    recorder.watch_tree().expect("inotify");
+    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "d0999/f0499999.txt", "content": "rewritten\n"}}]}
+{"text": "done"}"#;
+    let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script(script).expect("script"));
+    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, root.to_path_buf()));
+    let (sink, mut events) = EventSink::channel();
+    let executor = brute::tool::exec::Executor::new(
+        Arc::new(brute::app::builtin_tools()),
+        Arc::default(),
+        state.clone(),
+        sink.clone(),
+    );
+    let config = AgentConfig {
+        system_prompt: "bench".into(),
+        max_turns: 10,
+    };
+    let mut agent = Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let t = Instant::now();
+    runtime.block_on(agent.run_turn("rewrite one file".into(), &mut ops));
+    let turn = t.elapsed();
+    let file = root.join("d0999/f0499999.txt");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), "rewritten\n");
+    let mut notice = String::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::Notice { message } = event
+            && message.contains("turn checkpoints are off")
+        {
+            notice = message;
+        }
+    }
+    assert!(notice.contains("more than 500000"), "no budget notice: {notice:?}");
+    let t = Instant::now();
+    let (message, _) = agent.undo(false, false, false);
+    let undo = t.elapsed();
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), "499999\n", "{message}");
+    println!(
+        "million-entry project: a turn with one write {:.0} ms (its write waited for the walk to stop at the budget), undo of the write {:.1} ms",
+        ms(turn),
+        ms(undo)
+    );
+    println!("  notice: {notice}");
+    let t = Instant::now();
+    drop(tree);
+    println!("  (tree removed in {:.1} s)", t.elapsed().as_secs_f64());
 }
 
 /// Starts the UI in tmux in `project`, waits for its composer, ends it and returns
@@ -263,7 +344,7 @@ fn main() {
     let big = tempfile::tempdir().expect("temp dir");
     let home = tempfile::tempdir().expect("temp dir");
     let t = Instant::now();
-    synthetic(big.path(), 200_000);
+    synthetic(big.path(), 200_000, 200);
     println!(
         "synthetic tree: 200,000 files written in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -278,4 +359,8 @@ fn main() {
         frames[frames.len() / 2],
         frames[frames.len() - 1]
     );
+    drop(big);
+    if std::env::var("BENCH_MILLION").as_deref() != Ok("0") {
+        million(home.path(), &server);
+    }
 }
