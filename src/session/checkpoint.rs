@@ -293,6 +293,41 @@ impl Scanner {
         &self.objects
     }
 
+    /// The states of `paths` (relative) now, each observed as a walk would (a path that is
+    /// gone, or not checkpointed, is absent), without walking the tree: what an undo compares
+    /// the turn's changes with, and what a turn over the budget records of the files its
+    /// tools change. Contents read are stored.
+    pub fn states_of<'p>(&mut self, paths: impl IntoIterator<Item = &'p str>) -> std::io::Result<Manifest> {
+        self.git_baseline();
+        let ctx = self.ctx();
+        let mut found = Manifest::new();
+        for rel in paths {
+            if rel.is_empty() {
+                continue;
+            }
+            // Under a directory that is a link now, the path is not in the tree (a walk
+            // would not enter the link either).
+            if under_a_link(&self.root, rel, |_| false) {
+                continue;
+            }
+            let path = self.root.join(rel);
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let seen = observe_path(&ctx, &path, Some(meta.file_type()), || Some(meta.clone()))?;
+            let seen = match seen {
+                Seen::Read(file) => read_file(&ctx, &file)?,
+                seen => seen,
+            };
+            if let Seen::Entry(rel, state) = seen {
+                found.insert(rel, state);
+            }
+        }
+        let WalkCtx { pack, .. } = ctx;
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        Ok(found)
+    }
+
     /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a
     /// change of `rel` would leave only git holding (see [`super::keep`]).
     pub fn git_ids_at(&self, rel: &str) -> Vec<String> {
@@ -874,15 +909,25 @@ fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<S
 /// file to read ([`read_file`]: its content is stored). Only the metadata the walker already has is used before that
 /// choice (one `lstat` per entry, as `rg --files` makes).
 fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
-    let Ok(rel) = entry.path().strip_prefix(ctx.root) else {
+    observe_path(ctx, entry.path(), entry.file_type(), || entry.metadata().ok())
+}
+
+/// [`observe`] for a path and what is known of it: its kind, and its `lstat` when asked.
+fn observe_path(
+    ctx: &WalkCtx<'_>,
+    path: &Path,
+    kind: Option<std::fs::FileType>,
+    metadata: impl Fn() -> Option<std::fs::Metadata>,
+) -> std::io::Result<Seen> {
+    let Ok(rel) = path.strip_prefix(ctx.root) else {
         return Ok(Seen::Nothing);
     };
     let rel = rel.to_string_lossy().into_owned();
-    let Some(kind) = entry.file_type() else {
+    let Some(kind) = kind else {
         return Ok(Seen::Nothing);
     };
     if kind.is_dir() {
-        let Ok(meta) = entry.metadata() else {
+        let Some(meta) = metadata() else {
             return Ok(Seen::Nothing);
         };
         let state = FileState {
@@ -899,7 +944,7 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen>
     }
     if kind.is_symlink() {
         // The link itself (its target path), never what it points to.
-        let Ok(target) = std::fs::read_link(entry.path()) else {
+        let Ok(target) = std::fs::read_link(path) else {
             return Ok(Seen::Nothing);
         };
         let target = target.into_os_string().into_encoded_bytes();
@@ -924,7 +969,7 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen>
     if !kind.is_file() {
         return Ok(Seen::Nothing); // FIFOs, sockets and devices are not checkpointed
     }
-    let Ok(meta) = entry.metadata() else {
+    let Some(meta) = metadata() else {
         return Ok(Seen::Nothing);
     };
     if meta.len() > ctx.max_file_bytes {
@@ -968,7 +1013,7 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen>
     }
     Ok(Seen::Read(Pending {
         rel,
-        path: entry.path().to_path_buf(),
+        path: path.to_path_buf(),
         mode,
         mtime_ns: mtime,
         ctime_ns: ctime,

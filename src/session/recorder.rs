@@ -472,12 +472,19 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let current = self.scanner().scan()?.manifest;
-        let end = match self.end_of(index) {
-            Some(end) => checkpoint::load_manifest(self.store.objects(), &end)?,
-            None => current.clone(),
+        let start = checkpoint::load_manifest(self.store.objects(), &turn.start)?;
+        let (changes, current) = match self.end_of(index) {
+            Some(end) => {
+                let changes = checkpoint::diff(&start, &checkpoint::load_manifest(self.store.objects(), &end)?);
+                let current = self.current_of(&changes)?;
+                (changes, current)
+            }
+            // An unfinished turn ends at the tree as it is now.
+            None => {
+                let current = self.scanner().scan()?.manifest;
+                (checkpoint::diff(&start, &current), current)
+            }
         };
-        let changes = checkpoint::diff(&checkpoint::load_manifest(self.store.objects(), &turn.start)?, &end);
         let report = checkpoint::preview(
             self.store.root(),
             self.store.objects(),
@@ -580,7 +587,7 @@ impl Recorder {
     ) -> std::io::Result<checkpoint::MoveReport> {
         let end = turn.end.clone().unwrap_or_default();
         let changes = checkpoint::diff(&self.manifest_of(turn, &turn.start)?, &self.manifest_of(turn, &end)?);
-        let current = self.scanner().scan()?.manifest;
+        let current = self.current_of(&changes)?;
         checkpoint::apply(
             self.store.root(),
             self.store.objects(),
@@ -591,6 +598,12 @@ impl Recorder {
             force,
             partial,
         )
+    }
+
+    /// The paths `changes` name as they are now: what an undo or redo compares with what
+    /// the turn left, observed path by path (its cost follows the changes, not the tree).
+    fn current_of(&self, changes: &[checkpoint::Change]) -> std::io::Result<checkpoint::Manifest> {
+        self.scanner().states_of(changes.iter().map(|c| c.path.as_str()))
     }
 
     /// A turn's manifest; when it is gone, the error says which turn cannot move at all.
