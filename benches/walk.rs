@@ -220,7 +220,12 @@ fn million(home: &Path, server: &support::MockServer) {
     );
     let data = tempfile::tempdir().expect("temp dir");
     let store = SessionStore::new(data.path(), root);
-    let mut recorder = Recorder::new(store.clone(), store.create().expect("session"), &Default::default(), 10 << 20);
+    let mut recorder = Recorder::new(
+        store.clone(),
+        store.create().expect("session"),
+        &Default::default(),
+        10 << 20,
+    );
     recorder.watch_tree().expect("inotify");
     let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "d0999/f0499999.txt", "content": "rewritten\n"}}]}
 {"text": "done"}"#;

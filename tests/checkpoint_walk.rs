@@ -94,33 +94,33 @@ fn the_request_goes_out_while_the_checkpoint_is_held_and_the_write_waits_for_it(
 }
 
 /// A project over the checkpoint budget (set low here; the default is far above this tree):
-/// the turn says turn checkpoints are off and why, the conversation still runs, and `/undo`
-/// takes back the `write` (one call) while a command's change stays.
+/// the first turn says turn checkpoints are off and why (once: the second turn does not say it
+/// again), the conversation still runs, and each turn records what its built-in tools changed
+/// — a `write` over a file, a `write` into directories it makes, a recursive `remove` — so
+/// `/undo` takes back whole turns, newest first, while what a command changed stays.
 #[test]
-fn over_the_budget_checkpoints_are_off_with_a_notice_and_undo_takes_back_the_write() {
+fn over_the_budget_turns_record_the_tools_changes_and_undo_takes_them_back() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
+    let r = root.path();
     for i in 0..60 {
-        let dir = root.path().join(format!("d{}", i % 6));
+        let dir = r.join(format!("d{}", i % 6));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
     }
-    std::fs::write(root.path().join("a.txt"), "before\n").unwrap();
-    let store = SessionStore::new(data.path(), root.path());
+    std::fs::write(r.join("a.txt"), "before\n").unwrap();
+    let store = SessionStore::new(data.path(), r);
     let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
     recorder.set_budget(Budget {
         entries: 50,
         ..Budget::default()
     });
-    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "after\n"}}]}
+    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "after\n"}}, {"name": "shell", "arguments": {"command": "echo by a command > c.txt"}}]}
+{"text": "done"}
+{"tool_calls": [{"name": "write", "arguments": {"file_path": "new/deeper/made.txt", "content": "made\n"}}, {"name": "remove", "arguments": {"path": "d3", "recursive": true}}]}
 {"text": "done"}"#;
     let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-    let state = Arc::new(AgentState::new(
-        provider,
-        "replay".into(),
-        100,
-        root.path().to_path_buf(),
-    ));
+    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, r.to_path_buf()));
     let (sink, mut events) = EventSink::channel();
     let executor = Executor::new(
         Arc::new(brute::app::builtin_tools()),
@@ -133,42 +133,59 @@ fn over_the_budget_checkpoints_are_off_with_a_notice_and_undo_takes_back_the_wri
         max_turns: 10,
     };
     let mut agent = Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-    runtime.block_on(agent.run_turn("edit".into(), &mut ops));
+    let before = snapshot(r);
+    run(&mut agent, "edit");
+    let after_first = snapshot(r);
+    run(&mut agent, "more");
     let mut notices = Vec::new();
     while let Ok(event) = events.try_recv() {
         if let Event::Notice { message } = event {
             notices.push(message);
         }
     }
-    assert!(
-        notices
-            .iter()
-            .any(|n| n.contains("turn checkpoints are off for this session")
-                && n.contains("more than 50 files and directories")
-                && n.contains("one call at a time")),
-        "{notices:?}"
-    );
-    assert_eq!(std::fs::read_to_string(root.path().join("a.txt")).unwrap(), "after\n");
-    assert!(
-        agent.with_recorder(|r| r.turns.is_empty()).unwrap(),
-        "no turn checkpoint"
-    );
-    assert!(agent.undoes_calls());
-    let (message, _) = agent.undo(true, false, false);
-    assert!(message.contains("a.txt"), "{message}");
-    assert_eq!(std::fs::read_to_string(root.path().join("a.txt")).unwrap(), "before\n");
-    // The next turn does not walk again: the notice came once.
-    let count = notices
+    let off: Vec<&String> = notices
         .iter()
-        .filter(|n| n.contains("turn checkpoints are off"))
-        .count();
-    assert_eq!(count, 1, "{notices:?}");
+        .filter(|n| n.contains("turn checkpoints are off for this session"))
+        .collect();
+    assert_eq!(off.len(), 1, "said once: {notices:?}");
+    assert!(
+        off[0].contains("more than 50 files and directories") && off[0].contains("turn by turn"),
+        "{off:?}"
+    );
+    assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "after\n");
+    assert_eq!(
+        std::fs::read_to_string(r.join("new/deeper/made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!r.join("d3").exists());
+    let turns = agent.with_recorder(|r| r.turns.clone()).unwrap();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert!(turns.iter().all(|t| t.tools_only));
+    assert!(!agent.undoes_calls(), "undo takes back turns");
+    // `/diff all`: both turns' changes, and nothing else.
+    let (_, diff, files) = agent.with_recorder(|r| r.diff(true)).unwrap().unwrap().unwrap();
+    assert!(
+        diff.contains("+after") && diff.contains("+made") && diff.contains("-file 3"),
+        "{diff}"
+    );
+    assert!(!diff.contains("c.txt") && !diff.contains("d0/"), "{diff}");
+    assert_eq!(
+        files, 15,
+        "a.txt; new, new/deeper, made.txt; d3 and its 10 files: {diff}"
+    );
+
+    let (message, _) = agent.undo(false, false, false);
+    assert!(message.contains("undid turn 2"), "{message}");
+    assert_eq!(snapshot(r), after_first, "{message}");
+    let (message, _) = agent.undo(false, false, false);
+    assert!(message.contains("restored a.txt"), "{message}");
+    let mut expected = before;
+    // A command's change is not the tools': it stays.
+    expected.insert("c.txt".into(), (Some(b"by a command\n".to_vec()), 0o644));
+    assert_eq!(snapshot(r), expected, "{message}");
+    let (message, _) = agent.redo(false, false);
+    assert!(message.contains("redid turn 1"), "{message}");
+    assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "after\n");
 }
 
 /// An agent over a replay script in `root`, recording into a new session whose checkpoints
@@ -373,11 +390,68 @@ fn a_200_000_file_tree_undoes_a_write_and_a_sed_i() {
     assert_eq!(before.len(), 201_000);
     run(&mut agent, "change two files");
     assert_eq!(std::fs::read_to_string(r.join("d500/f100.txt")).unwrap(), "rewritten\n");
-    assert_eq!(std::fs::read_to_string(r.join("d700/f007.txt")).unwrap(), "FILE 700 7\n");
+    assert_eq!(
+        std::fs::read_to_string(r.join("d700/f007.txt")).unwrap(),
+        "FILE 700 7\n"
+    );
     let walked = agent.with_recorder(|r| r.last_walk()).unwrap();
     let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
     assert_eq!(walked, checkpoint::Walked::Touched, "{gaps:?}");
     let (message, _) = agent.undo(false, false, false);
-    assert!(message.contains("d500/f100.txt") && message.contains("d700/f007.txt"), "{message}");
+    assert!(
+        message.contains("d500/f100.txt") && message.contains("d700/f007.txt"),
+        "{message}"
+    );
     assert!(snapshot(r) == before, "the tree is as before the turn: {message}");
+}
+
+/// From the shell, as a person would: `brute -p` in a project over the checkpoint budget (set
+/// low in its trusted config) says turn checkpoints are off, and `brute undo` in a new process
+/// takes back what the turn's `write` calls changed, leaving the file the person edited since
+/// alone and saying so; `brute redo` puts the write back.
+#[test]
+fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
+    use predicates::prelude::*;
+    let sb = Sandbox::new();
+    for i in 0..60 {
+        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
+    }
+    sb.write("a.txt", "before\n");
+    sb.write("keep.txt", "mine\n");
+    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
+    sb.trust();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("w", "write", r#"{"file_path":"a.txt","content":"after\n"}"#),
+            ("k", "write", r#"{"file_path":"keep.txt","content":"the agent's\n"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server)
+        .args(["-p", "edit"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("turn checkpoints are off for this session"));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
+    std::fs::write(sb.path("keep.txt"), "mine, edited after the turn\n").unwrap();
+    sb.bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2 paths changed"));
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("restored a.txt").and(predicate::str::contains("keep.txt")));
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
+    assert_eq!(
+        std::fs::read_to_string(sb.path("keep.txt")).unwrap(),
+        "mine, edited after the turn\n",
+        "the person's edit is never overwritten"
+    );
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
 }

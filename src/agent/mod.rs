@@ -430,8 +430,8 @@ impl Agent {
     /// Records this agent's session (and continues `history`, e.g. a resumed session's). Each
     /// tool result is written the moment it exists, by the executor.
     pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {
-        // Before a built-in tool changes a file, the git blob its checkpoint names is kept.
-        let keeper = recorder.git_keeper();
+        // Before a built-in tool changes a file, what the turn's undo needs of it is kept.
+        let keeper = recorder.change_keeper();
         self.executor
             .snapshots()
             .before_change(Arc::new(move |path| keeper.before_change(path)));

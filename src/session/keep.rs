@@ -1,47 +1,79 @@
-//! Keeps what a turn's checkpoint only references before a built-in tool changes it: a file
-//! the checkpoint names by its git blob (`git:<id>`) has that blob copied into brute's store
-//! the first time a tool is about to write, patch or remove it. Undo of those files then does
-//! not depend on git keeping the blob, even when brute is killed before the turn's end (which
-//! copies the rest: what shell commands changed).
+//! Keeps what a file was before a built-in tool (`write`, `patch`, `remove`) first changes it
+//! in a turn, so the turn's undo does not depend on anything brute did not copy:
+//! - a file the turn's checkpoint names by its git blob (`git:<id>`) has that blob copied into
+//!   brute's store (undo then survives a rewrite of git's history and `git gc --prune=now`,
+//!   even when brute is killed before the turn's end, which copies the rest);
+//! - in a tree over the checkpoint budget (no turn checkpoint), the file's state is recorded
+//!   as the turn's baseline: the turn is then undone as a whole from these paths alone (see
+//!   [`Touched`]).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::checkpoint::Scanner;
+use super::checkpoint::{Manifest, Scanner};
 use super::objects::ObjectStore;
 
-/// Copies git blobs the last checkpoint names into the store, path by path (see the module).
+/// What the built-in tools changed in a turn without a checkpoint: every path they were about
+/// to change (and the missing directories a write would make), and the states of those that
+/// existed before the first change.
+#[derive(Debug, Default)]
+pub struct Touched {
+    pub paths: BTreeSet<String>,
+    pub start: Manifest,
+    /// Paths that exist but are not checkpointed (over `checkpoint_max_file_bytes`, or a
+    /// special file): undo leaves them as they are.
+    pub skipped: BTreeSet<String>,
+    /// A state that could not be recorded: the turn cannot be undone safely.
+    pub failed: Option<String>,
+}
+
+/// Keeps files' earlier states as tools are about to change them (see the module).
 #[derive(Clone)]
-pub struct GitKeeper {
+pub struct ChangeKeeper {
     scanner: Arc<Mutex<Scanner>>,
     objects: ObjectStore,
     /// The project root as tools' paths spell it (canonical), and as given.
     roots: [PathBuf; 2],
+    /// The open turn's changes when it has no checkpoint; `None` otherwise.
+    touched: Arc<Mutex<Option<Touched>>>,
 }
 
-impl GitKeeper {
-    pub(super) fn new(scanner: Arc<Mutex<Scanner>>, objects: ObjectStore, root: &Path) -> Self {
+impl ChangeKeeper {
+    pub(super) fn new(
+        scanner: Arc<Mutex<Scanner>>,
+        objects: ObjectStore,
+        root: &Path,
+        touched: Arc<Mutex<Option<Touched>>>,
+    ) -> Self {
         let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         Self {
             scanner,
             objects,
             roots: [real, root.to_path_buf()],
+            touched,
         }
     }
 
-    /// Called before a tool changes `path` (absolute): copies the git blob the last
-    /// checkpoint names for it, and for everything under it when it is a directory (a
-    /// recursive removal tells each entry too, but a directory replaced by a file would not).
-    /// A blob that cannot be copied stays a reference (the turn's end tries again).
+    /// Called before a tool changes `path` (absolute); paths outside the project are not
+    /// kept (the tools' guards decide whether they may change at all).
     pub fn before_change(&self, path: &Path) {
         let Some(rel) = self.roots.iter().find_map(|root| path.strip_prefix(root).ok()) else {
             return;
         };
         let rel = rel.to_string_lossy();
-        let ids = {
-            let scanner = self.scanner.lock().unwrap_or_else(|e| e.into_inner());
-            scanner.git_ids_at(&rel)
-        };
+        if rel.is_empty() {
+            return;
+        }
+        self.keep_git_blobs(&rel);
+        self.record_first_state(&rel);
+    }
+
+    /// Copies the git blobs the last checkpoint names at `rel`, and under it when it is a
+    /// directory (a recursive removal tells each entry too, but a directory replaced by a file
+    /// would not). A blob that cannot be copied stays a reference (the turn's end tries again).
+    fn keep_git_blobs(&self, rel: &str) {
+        let ids = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).git_ids_at(rel);
         if ids.is_empty() {
             return;
         }
@@ -53,6 +85,59 @@ impl GitKeeper {
                 }
             }
             Err(error) => tracing::warn!(%error, "cannot copy a git blob before the file changes"),
+        }
+    }
+
+    /// In a turn without a checkpoint: records `rel` as it is now, the first time a tool is
+    /// about to change it, with the directories above it that do not exist yet (a write
+    /// makes them; undo removes them again).
+    fn record_first_state(&self, rel: &str) {
+        let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(touched) = touched.as_mut() else {
+            return;
+        };
+        if touched.paths.contains(rel) {
+            return;
+        }
+        let root = &self.roots[1];
+        let mut new = vec![rel.to_owned()];
+        let mut parent = Path::new(rel).parent();
+        while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
+            if std::fs::symlink_metadata(root.join(dir)).is_ok() {
+                break;
+            }
+            new.push(dir.to_string_lossy().into_owned());
+            parent = dir.parent();
+        }
+        new.retain(|p| !touched.paths.contains(p) && !touched.skipped.contains(p));
+        let states = self
+            .scanner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .states_of(new.iter().map(String::as_str));
+        let states = match states {
+            Ok(states) => states,
+            Err(error) => {
+                tracing::warn!(%error, path = rel, "cannot record a file before it changes");
+                touched.failed.get_or_insert_with(|| format!("{rel}: {error}"));
+                return;
+            }
+        };
+        for path in new {
+            match states.get(&path) {
+                Some(state) => {
+                    touched.start.insert(path.clone(), state.clone());
+                    touched.paths.insert(path);
+                }
+                // There, but not something a checkpoint holds: never recorded as absent
+                // (undo would delete it).
+                None if std::fs::symlink_metadata(root.join(&path)).is_ok() => {
+                    touched.skipped.insert(path);
+                }
+                None => {
+                    touched.paths.insert(path);
+                }
+            }
         }
     }
 }

@@ -52,6 +52,10 @@ pub enum Record {
         history_len: usize,
         prompt: String,
         at_ms: u64,
+        /// The turn's two manifests hold only what the built-in tools changed (a tree over
+        /// the checkpoint budget); recorded with the turn's end.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        tools_only: bool,
     },
     /// The tree as the turn left it, and what was too large to checkpoint.
     TurnEnd {
@@ -102,6 +106,8 @@ pub struct Turn {
     pub undone: bool,
     /// Messages removed when the turn was undone with the conversation; restored by redo.
     pub stash: Vec<Message>,
+    /// Its manifests hold only the paths the built-in tools changed (see [`Record::Checkpoint`]).
+    pub tools_only: bool,
 }
 
 /// A session read back from its file.
@@ -226,12 +232,14 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             history_len,
             prompt,
             at_ms,
+            tools_only,
         } => loaded.turns.push(Turn {
             turn,
             start: manifest,
             history_len,
             prompt,
             at_ms,
+            tools_only,
             ..Turn::default()
         }),
         Record::TurnEnd {
@@ -747,6 +755,7 @@ mod tests {
                 history_len: 1,
                 prompt: "two".into(),
                 at_ms: 0,
+                tools_only: false,
             },
             m("two"),
             Record::TurnEnd {

@@ -84,6 +84,13 @@ pub struct Recorder {
     compacted_in: Vec<u32>,
     /// The running turn, registered with the project's other brute processes.
     running: Option<activity::RunningTurn>,
+    /// The tree is over the checkpoint budget: turns record only what the built-in tools
+    /// change (see [`super::keep`]).
+    over_budget: bool,
+    /// Such a turn while it runs: its prompt, conversation length and start time.
+    tools_only: Option<(String, usize, u64)>,
+    /// What its tools changed, shared with the [`super::keep::ChangeKeeper`].
+    touched: Arc<Mutex<Option<super::keep::Touched>>>,
 }
 
 impl Recorder {
@@ -94,7 +101,8 @@ impl Recorder {
         // this directory, lets even a new session's first checkpoint skip unchanged files.
         // Seeding from another session is registered under the store lock, so a prune running
         // meanwhile keeps what the seed reaches (see `lock`).
-        let last_of = |turns: &[Turn]| turns.iter().rev().find_map(|t| t.end.clone());
+        // (A turn of a tree over the budget holds a few paths only: no picture of the tree.)
+        let last_of = |turns: &[Turn]| turns.iter().rev().filter(|t| !t.tools_only).find_map(|t| t.end.clone());
         let mut seed = None;
         let known = last_of(&loaded.turns).or_else(|| {
             let _lock = lock::StoreLock::shared(store.data_dir()).ok();
@@ -119,6 +127,9 @@ impl Recorder {
             full: loaded.full_history.clone(),
             compacted_in: loaded.compacted_in.clone(),
             running: None,
+            over_budget: false,
+            tools_only: None,
+            touched: Arc::default(),
         }
     }
 
@@ -178,9 +189,14 @@ impl Recorder {
     }
 
     /// The scanner; waits while a turn's checkpoint is being taken with it.
-    /// What keeps the git blobs a built-in tool is about to change (see [`super::keep`]).
-    pub fn git_keeper(&self) -> super::keep::GitKeeper {
-        super::keep::GitKeeper::new(self.scanner.clone(), self.store.objects().clone(), self.store.root())
+    /// What keeps the files a built-in tool is about to change (see [`super::keep`]).
+    pub fn change_keeper(&self) -> super::keep::ChangeKeeper {
+        super::keep::ChangeKeeper::new(
+            self.scanner.clone(),
+            self.store.objects().clone(),
+            self.store.root(),
+            self.touched.clone(),
+        )
     }
 
     fn scanner(&self) -> std::sync::MutexGuard<'_, checkpoint::Scanner> {
@@ -231,9 +247,13 @@ impl Recorder {
         let manifest = match taken {
             Taken::Done(manifest) => manifest,
             Taken::OverBudget(reason) => {
-                // Reported once (it stays too big); the conversation is still recorded.
-                self.checkpoints_off = true;
-                self.running = None;
+                // The turn records what the built-in tools change instead; said once (the
+                // tree stays too big), and the conversation is recorded as always.
+                *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Some(Default::default());
+                self.tools_only = Some((prompt.to_owned(), history_len, now_ms()));
+                if std::mem::replace(&mut self.over_budget, true) {
+                    return Ok(());
+                }
                 return Err(std::io::Error::other(over_budget_notice(&reason)));
             }
             // A full or read-only data dir: said before the turn runs, and tried again next turn.
@@ -252,6 +272,7 @@ impl Recorder {
             history_len,
             prompt: prompt.to_owned(),
             at_ms,
+            tools_only: false,
         })?;
         self.turns.push(Turn {
             turn,
@@ -295,6 +316,9 @@ impl Recorder {
     /// (absolute): exactly this turn's, even when another brute turn ran at the same time.
     pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
         let running = self.running.take();
+        if let Some(open) = self.tools_only.take() {
+            return self.end_tools_only(open, running, own);
+        }
         if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
             self.file.sync_later();
             return Ok(());
@@ -332,6 +356,107 @@ impl Recorder {
             skipped,
             held,
         })?;
+        self.file.sync_later();
+        Ok(())
+    }
+
+    /// The end of a turn over the budget: the paths its built-in tools changed, as they were
+    /// before the first change and as they are now, recorded as the turn's two checkpoints
+    /// (nothing when they changed nothing). What cannot be told safely is left out: a file
+    /// that is now over the size cap stays as it is; a state that could not be recorded
+    /// leaves the whole turn out, with an error that says so.
+    fn end_tools_only(
+        &mut self,
+        (prompt, history_len, at_ms): (String, usize, u64),
+        running: Option<activity::RunningTurn>,
+        own: &[PathBuf],
+    ) -> std::io::Result<()> {
+        let touched = self
+            .touched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default();
+        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
+        let own = self.relative(own);
+        let finish = |running: Option<activity::RunningTurn>, store: &SessionStore| match running
+            .map(|r| r.finish(&store.activity(), &own))
+        {
+            Some(Ok(others)) => others,
+            Some(Err(error)) => {
+                tracing::warn!(%error, "cannot finish the turn's registration");
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if let Some(why) = touched.failed {
+            finish(running, &self.store);
+            self.file.sync_later();
+            return Err(std::io::Error::other(format!(
+                "turn {turn} cannot be undone: the state of a file before it changed could not be recorded ({why})"
+            )));
+        }
+        let super::keep::Touched {
+            paths,
+            mut start,
+            mut skipped,
+            ..
+        } = touched;
+        let mut end = self.scanner().states_of(paths.iter().map(String::as_str))?;
+        for path in &paths {
+            if !end.contains_key(path) && std::fs::symlink_metadata(self.store.root().join(path)).is_ok() {
+                // There but not checkpointable now (over the size cap): left as it is.
+                start.remove(path);
+                skipped.insert(path.clone());
+            }
+        }
+        end.retain(|path, _| !skipped.contains(path));
+        let changes = checkpoint::diff(&start, &end);
+        if changes.is_empty() && skipped.is_empty() {
+            finish(running, &self.store);
+            self.file.sync_later();
+            return Ok(());
+        }
+        let objects = self.store.objects();
+        if let Err(error) = super::git_baseline::secure_changes(objects, &changes) {
+            tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs");
+        }
+        let start_id = checkpoint::save_manifest(objects, &start)?;
+        let end_id = checkpoint::save_manifest(objects, &end)?;
+        let others = finish(running, &self.store);
+        let held = if others.is_empty() {
+            checkpoint::Held::default()
+        } else {
+            let theirs = others.iter().flat_map(|o| o.wrote.iter().cloned()).collect();
+            checkpoint::Held::classify(&changes, &own, &theirs)
+        };
+        let skipped: Vec<String> = skipped.into_iter().collect();
+        self.file.append(&Record::Checkpoint {
+            turn,
+            manifest: start_id.clone(),
+            history_len,
+            prompt: prompt.clone(),
+            at_ms,
+            tools_only: true,
+        })?;
+        self.file.append(&Record::TurnEnd {
+            turn,
+            manifest: end_id.clone(),
+            skipped: skipped.clone(),
+            held: held.clone(),
+        })?;
+        self.turns.push(Turn {
+            turn,
+            start: start_id,
+            end: Some(end_id),
+            history_len,
+            prompt,
+            at_ms,
+            skipped,
+            held,
+            tools_only: true,
+            ..Turn::default()
+        });
         self.file.sync_later();
         Ok(())
     }
@@ -513,10 +638,15 @@ impl Recorder {
             last
         };
         let objects = self.store.objects().clone();
-        let before = checkpoint::load_manifest(&objects, &self.turns[first].start)?;
-        let after = match self.end_of(last) {
-            Some(end) => checkpoint::load_manifest(&objects, &end)?,
-            None => self.scanner().scan()?.manifest,
+        let (before, after) = if self.turns[first..=last].iter().any(|t| t.tools_only) {
+            self.changes_of(first, last)?
+        } else {
+            let before = checkpoint::load_manifest(&objects, &self.turns[first].start)?;
+            let after = match self.end_of(last) {
+                Some(end) => checkpoint::load_manifest(&objects, &end)?,
+                None => self.scanner().scan()?.manifest,
+            };
+            (before, after)
         };
         let (text, files) = super::diff::render(&objects, &before, &after);
         let title = if first == last {
@@ -532,6 +662,44 @@ impl Recorder {
             )
         };
         Ok(Some((title, text, files)))
+    }
+
+    /// What turns `first..=last` (not undone) changed, as two manifests of only those paths:
+    /// each as the first turn that changed it found it, and as the last one left it. For
+    /// turns that hold only some paths (see [`Turn::tools_only`]), whose manifests cannot be
+    /// compared with another turn's.
+    fn changes_of(&self, first: usize, last: usize) -> std::io::Result<(checkpoint::Manifest, checkpoint::Manifest)> {
+        let objects = self.store.objects();
+        let mut paths: std::collections::BTreeMap<
+            String,
+            (Option<checkpoint::FileState>, Option<checkpoint::FileState>),
+        > = Default::default();
+        for index in first..=last {
+            let turn = &self.turns[index];
+            if turn.undone {
+                continue;
+            }
+            let start = checkpoint::load_manifest(objects, &turn.start)?;
+            let end = match self.end_of(index) {
+                Some(end) => checkpoint::load_manifest(objects, &end)?,
+                None => self.scanner().scan()?.manifest,
+            };
+            for change in checkpoint::diff(&start, &end) {
+                let entry = paths.entry(change.path).or_insert_with(|| (change.before, None));
+                entry.1 = change.after;
+            }
+        }
+        let mut before = checkpoint::Manifest::new();
+        let mut after = checkpoint::Manifest::new();
+        for (path, (was, now)) in paths {
+            if let Some(was) = was {
+                before.insert(path.clone(), was);
+            }
+            if let Some(now) = now {
+                after.insert(path, now);
+            }
+        }
+        Ok((before, after))
     }
 
     fn undo_index(&self) -> Option<usize> {
@@ -730,7 +898,7 @@ impl TurnCheckpoint {
 /// The notice for a tree over the checkpoint budget: what is off, what still works.
 pub fn over_budget_notice(reason: &str) -> String {
     format!(
-        "turn checkpoints are off for this session: {reason}. /undo still takes back the built-in tools' own file changes (write, patch, remove), one call at a time; raise checkpoint_max_entries to checkpoint this tree"
+        "turn checkpoints are off for this session: {reason}. /undo still takes back what the built-in tools change (write, patch, remove), turn by turn, but not what shell commands change; raise checkpoint_max_entries to checkpoint this tree"
     )
 }
 
