@@ -9,69 +9,14 @@
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use support::{MockServer, Sandbox};
 
 const RUNS: usize = 10;
 
-/// Starts the UI in tmux, waits for its composer, ends it with SIGHUP (tmux kill-session) and
-/// returns `first_frame_ms` from its timings line.
+/// The first frame of one run of the UI (see [`support::tmux::first_frame_ms`]).
 fn first_frame(sb: &Sandbox, server: &MockServer, config_dir: &std::path::Path, run: usize) -> f64 {
-    let socket = format!("brute-bench-{}-{run}", std::process::id());
-    let timings = sb.home.path().join(format!("timings-{run}"));
-    let command = format!(
-        "env -u OPENAI_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' BRUTE_TIMINGS=1 TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' 2>'{timings}'",
-        home = sb.home.path().display(),
-        config = config_dir.display(),
-        bin = assert_cmd::cargo::cargo_bin("brute").display(),
-        url = server.url("/v1"),
-        timings = timings.display(),
-    );
-    let status = Command::new("tmux")
-        .args([
-            "-L",
-            &socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-        ])
-        .arg(sb.project.path())
-        .arg(command)
-        .status()
-        .expect("tmux");
-    assert!(status.success(), "tmux failed to start");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let out = Command::new("tmux")
-            .args(["-L", &socket, "capture-pane", "-p"])
-            .output()
-            .expect("capture-pane");
-        if String::from_utf8_lossy(&out.stdout).contains("Ask brute to do something") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the UI never showed its composer");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let _ = Command::new("tmux").args(["-L", &socket, "kill-server"]).status();
-    loop {
-        let text = std::fs::read_to_string(&timings).unwrap_or_default();
-        if let Some(value) = text
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("first_frame_ms="))
-            .and_then(|v| v.parse::<f64>().ok())
-        {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "no timings line: {text:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    support::tmux::first_frame_ms(sb.project.path(), sb.home.path(), config_dir, server, run)
 }
 
 fn row(name: &str, mut ms: Vec<f64>) {

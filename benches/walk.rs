@@ -278,66 +278,12 @@ fn million(home: &Path, server: &support::MockServer) {
     println!("  (tree removed in {:.1} s)", t.elapsed().as_secs_f64());
 }
 
-/// Starts the UI in tmux in `project`, waits for its composer, ends it and returns
-/// `first_frame_ms` from its timings line (as benches/startup.rs does).
+/// The first frame of one run of the UI in `project` (see [`support::tmux::first_frame_ms`]).
 fn first_frame(project: &Path, home: &Path, server: &support::MockServer, run: usize) -> f64 {
-    let socket = format!("brute-walk-bench-{}-{run}", std::process::id());
-    let timings = home.join(format!("timings-{run}"));
     let config = home.join("config");
     std::fs::create_dir_all(&config).expect("config dir");
     std::fs::write(config.join("config.toml"), "").expect("config");
-    let command = format!(
-        "env -u OPENAI_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' BRUTE_TIMINGS=1 TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' 2>'{timings}'",
-        home = home.display(),
-        config = config.display(),
-        bin = assert_cmd::cargo::cargo_bin("brute").display(),
-        url = server.url("/v1"),
-        timings = timings.display(),
-    );
-    let status = Command::new("tmux")
-        .args([
-            "-L",
-            &socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-        ])
-        .arg(project)
-        .arg(command)
-        .status()
-        .expect("tmux");
-    assert!(status.success(), "tmux failed to start");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = Command::new("tmux")
-            .args(["-L", &socket, "capture-pane", "-p"])
-            .output()
-            .expect("capture-pane");
-        if String::from_utf8_lossy(&out.stdout).contains("Ask brute to do something") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the UI never showed its composer");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let _ = Command::new("tmux").args(["-L", &socket, "kill-server"]).status();
-    loop {
-        let text = std::fs::read_to_string(&timings).unwrap_or_default();
-        if let Some(value) = text
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("first_frame_ms="))
-            .and_then(|v| v.parse::<f64>().ok())
-        {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "no timings line: {text:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    support::tmux::first_frame_ms(project, home, &config, server, run)
 }
 
 fn main() {

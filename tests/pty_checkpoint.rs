@@ -7,106 +7,9 @@
 mod support;
 
 use std::io::Write;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
+use support::tmux::Tmux;
 use support::{MockServer, Reply, Sandbox, openai_sse};
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(sb: &Sandbox, server: &MockServer, name: &str, env: &str) -> Option<Self> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            // CI installs tmux (.ci/run): there a missing tmux is a failure, not a skip.
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is not installed, and CI must run the pty tests"
-            );
-            eprintln!("skipping: tmux is not installed (apt-get install tmux)");
-            return None;
-        }
-        let socket = format!("brute-test-{}-{name}", std::process::id());
-        let config = sb.home.path().join("config");
-        std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
-        let command = format!(
-            "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color {env} '{bin}' --provider openai --model mock --base-url '{url}'; echo BRUTE-EXITED-$?; sleep 60",
-            home = sb.home.path().display(),
-            config = config.display(),
-            bin = assert_cmd::cargo::cargo_bin("brute").display(),
-            url = server.url("/v1"),
-        );
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "100",
-                "-y",
-                "32",
-                "-c",
-            ])
-            .arg(sb.project.path())
-            .arg(command)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        Some(Self { socket })
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-200"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn text(&self, text: &str) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-l", text])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    /// Polls the screen until `ready` holds (a deadline against a hang, not a fixed sleep).
-    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if ready(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
-    }
-}
 
 #[test]
 fn the_ui_takes_a_prompt_while_the_first_checkpoint_is_held_and_the_write_waits_for_it() {
@@ -127,7 +30,7 @@ fn the_ui_takes_a_prompt_while_the_first_checkpoint_is_held_and_the_write_waits_
     )));
     server.push(Reply::sse(openai_sse("I changed notes.txt.", &[])));
     let env = format!("BRUTE_TEST_HOLD_CHECKPOINT='{}'", fifo.display());
-    let Some(tmux) = Tmux::start(&sb, &server, "held", &env) else {
+    let Some(tmux) = Tmux::start_in(&sb, &server, "held", "", sb.project.path(), &env) else {
         return;
     };
     tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));

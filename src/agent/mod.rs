@@ -351,7 +351,7 @@ impl Agent {
     }
 
     /// Whether `/undo` takes back single tool calls, not turns (no session, or no turn
-    /// checkpoints in it: over the budget, or the person said no).
+    /// checkpoints in it: the person said no to copying the tree).
     pub fn undoes_calls(&self) -> bool {
         self.per_call_undo()
     }

@@ -670,9 +670,10 @@ pub enum Walked {
     Touched,
 }
 
-/// How much a checkpoint may walk: past either limit, turn checkpoints are off for the
-/// session (a home directory or a huge monorepo would otherwise be copied, or every turn
-/// would wait on the walk); the built-in tools' own writes stay undoable call by call.
+/// How much a checkpoint may walk: past either limit, checkpoints of the whole tree are off
+/// for the session (a home directory or a huge monorepo would otherwise be copied, or every
+/// turn would wait on the walk); turns then record what the built-in tools change (see
+/// [`super::keep`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     /// Files and directories, at most.

@@ -18,6 +18,49 @@ use notify::Watcher as _;
 /// How long a fence may take before the watcher counts as broken (then a full walk).
 const FENCE_WAIT: Duration = Duration::from_secs(5);
 
+/// Fence directories are `brute-fence-<pid>-<random>` in the temp directory.
+const FENCE_PREFIX: &str = "brute-fence-";
+
+/// Removes the fence directories of brute processes that are gone (a killed brute cannot
+/// remove its own): only directories of this user, named for a process that no longer
+/// exists, holding nothing but fence files.
+fn remove_stale_fences(tmp: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions.
+    let me = unsafe { libc::getuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(FENCE_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let gone =
+            unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let path = entry.path();
+        let ours = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if !gone || !ours {
+            continue;
+        }
+        let only_fences = std::fs::read_dir(&path).is_ok_and(|files| {
+            files.flatten().all(|f| {
+                f.file_name().to_str().is_some_and(|n| n.starts_with('f')) && f.file_type().is_ok_and(|t| t.is_file())
+            })
+        });
+        if only_fences {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// Why the watcher's picture is incomplete since the last full walk.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Gap {
@@ -51,8 +94,9 @@ pub struct TreeWatch {
 impl TreeWatch {
     /// Starts a watcher (no directory watched yet; see [`TreeWatch::watch_dir`]).
     pub fn start() -> Result<Self, Gap> {
+        remove_stale_fences(&std::env::temp_dir());
         let fence_dir = tempfile::Builder::new()
-            .prefix("brute-fence-")
+            .prefix(&format!("{FENCE_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| Gap::Failed(e.to_string()))?;
         let fences = fence_dir.path().to_path_buf();
@@ -189,5 +233,33 @@ impl TreeWatch {
         let mut shared = self.lock();
         shared.touched.clear();
         shared.gap.get_or_insert(Gap::Overflow);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A killed brute's fence directory goes at the next start; a live process's, and a
+    /// directory that holds anything but fence files, stay.
+    #[test]
+    fn fence_directories_of_processes_that_are_gone_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let make = |name: &str, file: &str| {
+            let dir = tmp.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join(file), "").unwrap();
+            dir
+        };
+        let stale = make(&format!("{FENCE_PREFIX}{dead}-abc"), "f1");
+        let live = make(&format!("{FENCE_PREFIX}{}-def", std::process::id()), "f2");
+        let other = make(&format!("{FENCE_PREFIX}{dead}-ghi"), "notes.txt");
+        remove_stale_fences(tmp.path());
+        assert!(!stale.exists());
+        assert!(live.exists());
+        assert!(other.exists());
     }
 }

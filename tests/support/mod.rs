@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod strict;
+pub mod tmux;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
