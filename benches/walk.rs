@@ -200,10 +200,7 @@ fn synthetic(root: &Path, files: usize, per_dir: usize) {
 /// as the UI runs it (file watcher on) whose `write` waits for the first walk to give up at
 /// the budget, with the notice; and `/undo` taking the write back (one call at a time).
 fn million(home: &Path, server: &support::MockServer) {
-    use brute::agent::state::AgentState;
-    use brute::agent::{Agent, AgentConfig};
-    use brute::protocol::{Event, EventSink};
-    use std::sync::Arc;
+    use brute::protocol::Event;
     let tree = tempfile::tempdir().expect("temp dir");
     let root = tree.path();
     let t = Instant::now();
@@ -229,28 +226,9 @@ fn million(home: &Path, server: &support::MockServer) {
     recorder.watch_tree().expect("inotify");
     let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "d0999/f0499999.txt", "content": "rewritten\n"}}]}
 {"text": "done"}"#;
-    let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script(script).expect("script"));
-    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, root.to_path_buf()));
-    let (sink, mut events) = EventSink::channel();
-    let executor = brute::tool::exec::Executor::new(
-        Arc::new(brute::app::builtin_tools()),
-        Arc::default(),
-        state.clone(),
-        sink.clone(),
-    );
-    let config = AgentConfig {
-        system_prompt: "bench".into(),
-        max_turns: 10,
-    };
-    let mut agent = Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let (mut agent, mut events) = support::replay_agent(root, recorder, script);
     let t = Instant::now();
-    runtime.block_on(agent.run_turn("rewrite one file".into(), &mut ops));
+    support::run_turn(&mut agent, "rewrite one file");
     let turn = t.elapsed();
     let file = root.join("d0999/f0499999.txt");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "rewritten\n");

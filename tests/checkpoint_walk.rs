@@ -9,15 +9,11 @@ mod support;
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use brute::agent::state::AgentState;
-use brute::agent::{Agent, AgentConfig};
-use brute::protocol::{Event, EventSink};
-use brute::provider::replay::ReplayProvider;
+use brute::agent::Agent;
+use brute::protocol::Event;
 use brute::session::checkpoint::{self, Budget};
 use brute::session::{Recorder, SessionStore};
-use brute::tool::exec::Executor;
 use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
 
 fn mkfifo(path: &Path) {
@@ -119,20 +115,7 @@ fn over_the_budget_turns_record_the_tools_changes_and_undo_takes_them_back() {
 {"text": "done"}
 {"tool_calls": [{"name": "write", "arguments": {"file_path": "new/deeper/made.txt", "content": "made\n"}}, {"name": "remove", "arguments": {"path": "d3", "recursive": true}}]}
 {"text": "done"}"#;
-    let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, r.to_path_buf()));
-    let (sink, mut events) = EventSink::channel();
-    let executor = Executor::new(
-        Arc::new(brute::app::builtin_tools()),
-        Arc::default(),
-        state.clone(),
-        sink.clone(),
-    );
-    let config = AgentConfig {
-        system_prompt: "test".into(),
-        max_turns: 10,
-    };
-    let mut agent = Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
+    let (mut agent, mut events) = support::replay_agent(r, recorder, script);
     let before = snapshot(r);
     run(&mut agent, "edit");
     let after_first = snapshot(r);
@@ -194,30 +177,11 @@ fn watched_agent(root: &Path, data: &Path, script: &str) -> Agent {
     let store = SessionStore::new(data, root);
     let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
     recorder.watch_tree().expect("inotify");
-    let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-    let state = Arc::new(AgentState::new(provider, "replay".into(), 100, root.to_path_buf()));
-    let (sink, _events) = EventSink::channel();
-    let executor = Executor::new(
-        Arc::new(brute::app::builtin_tools()),
-        Arc::default(),
-        state.clone(),
-        sink.clone(),
-    );
-    let config = AgentConfig {
-        system_prompt: "test".into(),
-        max_turns: 10,
-    };
-    Agent::new(state, executor, config, sink).with_session(recorder, Vec::new())
+    support::replay_agent(root, recorder, script).0
 }
 
 fn run(agent: &mut Agent, prompt: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+    support::run_turn(agent, prompt);
 }
 
 /// What differs in content, kind or mode between a stored checkpoint and a full walk of the

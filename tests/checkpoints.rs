@@ -6,15 +6,10 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use brute::agent::state::AgentState;
-use brute::agent::{Agent, AgentConfig};
-use brute::protocol::EventSink;
+use brute::agent::Agent;
 use brute::provider::Message;
-use brute::provider::replay::ReplayProvider;
 use brute::session::{Recorder, SessionStore};
-use brute::tool::exec::Executor;
 
 /// What one path holds, byte for byte: its kind, content or link target, and mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,36 +124,12 @@ impl Project {
 
     /// An agent over a replay script, recording into a new session.
     fn agent(&self, script: &str) -> Agent {
-        let provider = Arc::new(ReplayProvider::from_script(script).unwrap());
-        let state = Arc::new(AgentState::new(
-            provider,
-            "replay".into(),
-            100,
-            self.root().to_path_buf(),
-        ));
-        let (sink, _rx) = EventSink::channel();
-        let executor = Executor::new(
-            Arc::new(brute::app::builtin_tools()),
-            Arc::default(),
-            state.clone(),
-            sink.clone(),
-        );
-        let config = AgentConfig {
-            system_prompt: "test".into(),
-            max_turns: 10,
-        };
-        Agent::new(state, executor, config, sink).with_session(self.recorder(), Vec::new())
+        support::replay_agent(self.root(), self.recorder(), script).0
     }
 }
 
 fn run(agent: &mut Agent, prompt: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+    support::run_turn(agent, prompt);
 }
 
 const TURN: &str = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "new.txt", "content": "created\n"}}, {"name": "patch", "arguments": {"file_path": "edit.txt", "old_string": "one", "new_string": "uno"}}, {"name": "remove", "arguments": {"path": "gone.txt"}}]}

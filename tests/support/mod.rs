@@ -837,3 +837,46 @@ impl Streaming {
         self.seen.extend(self.lines.by_ref().map(|l| l.unwrap()));
     }
 }
+
+/// An agent in `root` over a replay `script` (see `brute::provider::replay`) with the built-in
+/// tools, recording into `recorder`; the receiver gets its events.
+pub fn replay_agent(
+    root: &std::path::Path,
+    recorder: brute::session::Recorder,
+    script: &str,
+) -> (
+    brute::agent::Agent,
+    tokio::sync::mpsc::UnboundedReceiver<brute::protocol::Event>,
+) {
+    let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script(script).unwrap());
+    let state = Arc::new(brute::agent::state::AgentState::new(
+        provider,
+        "replay".into(),
+        100,
+        root.to_path_buf(),
+    ));
+    let (sink, events) = brute::protocol::EventSink::channel();
+    let executor = brute::tool::exec::Executor::new(
+        Arc::new(brute::app::builtin_tools()),
+        Arc::default(),
+        state.clone(),
+        sink.clone(),
+    );
+    let config = brute::agent::AgentConfig {
+        system_prompt: "test".into(),
+        max_turns: 10,
+    };
+    let agent = brute::agent::Agent::new(state, executor, config, sink).with_session(recorder, Vec::new());
+    (agent, events)
+}
+
+/// Runs one user turn of `agent` to its end, on a runtime of its own.
+pub fn run_turn(agent: &mut brute::agent::Agent, prompt: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+}
