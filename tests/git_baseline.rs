@@ -548,3 +548,40 @@ fn git_succeeds(dir: &Path, args: &[&str]) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// The same for a command: after a `shell` call, the git blobs of the tracked files the file
+/// watcher saw it change are copied, so a `sed -i` of a brute killed before the turn's end is
+/// still undone after a history rewrite and `git gc --prune=now`.
+#[test]
+fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() {
+    use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
+    if !have_git() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = sb.project.path();
+    git(root, &["init", "-q"]);
+    write(root, "f.txt", "first version\n");
+    write(root, "g.txt", "untouched\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s", "shell", r#"{"command":"sed -i 's/first/second/' f.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("never", &[])).stall());
+    let mut run = Streaming::start(sb.std_brute(&server), "change f");
+    run.until(|line| line.contains(r#""type":"tool_result""#));
+    run.child.kill().unwrap();
+    run.child.wait().unwrap();
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "second version\n");
+    amend_and_prune(root);
+    assert!(
+        !git_succeeds(root, &["cat-file", "-e", first_blob.trim()]),
+        "git pruned the first version's blob"
+    );
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
+}

@@ -432,9 +432,10 @@ impl Agent {
     pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {
         // Before a built-in tool changes a file, what the turn's undo needs of it is kept.
         let keeper = recorder.change_keeper();
-        self.executor
-            .snapshots()
-            .before_change(Arc::new(move |path| keeper.before_change(path)));
+        let snapshots = self.executor.snapshots();
+        let before = keeper.clone();
+        snapshots.set_before_change(Arc::new(move |path| before.before_change(path)));
+        snapshots.set_after_command(Arc::new(move || keeper.after_command()));
         let recorder = Arc::new(Mutex::new(recorder));
         let for_results = recorder.clone();
         let events = self.events.clone();

@@ -227,8 +227,8 @@ impl Scanner {
     }
 
     /// The watcher, when one runs (tests inject an overflow through it).
-    pub fn watcher(&self) -> Option<&super::watch::TreeWatch> {
-        self.watch.as_deref()
+    pub fn watcher(&self) -> Option<Arc<super::watch::TreeWatch>> {
+        self.watch.clone()
     }
 
     /// How the last walk went.
@@ -326,6 +326,14 @@ impl Scanner {
         let WalkCtx { pack, .. } = ctx;
         pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
         Ok(found)
+    }
+
+    /// The git blob the last walk recorded for the file `rel`, if it names one.
+    pub fn git_id(&self, rel: &str) -> Option<String> {
+        self.previous
+            .get(rel)
+            .filter(|state| super::git_baseline::git_hex(&state.id).is_some())
+            .map(|state| state.id.clone())
     }
 
     /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a

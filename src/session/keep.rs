@@ -69,6 +69,37 @@ impl ChangeKeeper {
         self.record_first_state(&rel);
     }
 
+    /// Called after a command (or an MCP server's tool) ran: copies the git blobs the last
+    /// checkpoint names for the files the file watcher saw touched since (after a fence, so
+    /// every change the command made is in). Without a watcher (a small tree) the turn's end
+    /// does it.
+    pub fn after_command(&self) {
+        let watch = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).watcher();
+        let Some(touched) = watch.and_then(|w| w.peek().ok()) else {
+            return;
+        };
+        let ids: Vec<String> = {
+            let scanner = self.scanner.lock().unwrap_or_else(|e| e.into_inner());
+            touched
+                .iter()
+                .filter_map(|path| self.roots.iter().find_map(|root| path.strip_prefix(root).ok()))
+                .filter_map(|rel| scanner.git_id(&rel.to_string_lossy()))
+                .collect()
+        };
+        if ids.is_empty() {
+            return;
+        }
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        match self.objects.secure_git(&ids) {
+            Ok(failed) => {
+                for (id, why) in failed {
+                    tracing::warn!(%id, %why, "cannot copy a git blob a command changed");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot copy the git blobs a command changed"),
+        }
+    }
+
     /// Copies the git blobs the last checkpoint names at `rel`, and under it when it is a
     /// directory (a recursive removal tells each entry too, but a directory replaced by a file
     /// would not). A blob that cannot be copied stays a reference (the turn's end tries again).

@@ -77,6 +77,8 @@ pub enum Gap {
 #[derive(Default)]
 struct Shared {
     touched: BTreeSet<PathBuf>,
+    /// The touched paths [`TreeWatch::peek`] returned already (until the next take).
+    peeked: BTreeSet<PathBuf>,
     gap: Option<Gap>,
     fence_seen: u64,
 }
@@ -187,6 +189,7 @@ impl TreeWatch {
     pub fn reset(&self) {
         let mut shared = self.lock();
         shared.touched.clear();
+        shared.peeked.clear();
         if shared.gap != Some(Gap::Limit) {
             shared.gap = None;
         }
@@ -200,7 +203,19 @@ impl TreeWatch {
         if let Some(gap) = shared.gap.clone() {
             return Err(gap);
         }
+        shared.peeked.clear();
         Ok(std::mem::take(&mut shared.touched))
+    }
+
+    /// The paths touched since the last take that no peek returned yet (after a fence), the
+    /// touched set kept for the next take.
+    pub fn peek(&self) -> Result<Vec<PathBuf>, Gap> {
+        self.fence()?;
+        let mut shared = self.lock();
+        let Shared { touched, peeked, .. } = &mut *shared;
+        let new: Vec<PathBuf> = touched.difference(peeked).cloned().collect();
+        peeked.extend(new.iter().cloned());
+        Ok(new)
     }
 
     /// Waits until the watcher has read every event queued before now.

@@ -232,6 +232,32 @@ impl Middleware for SnapshotFirst {
     }
 }
 
+/// Tells the snapshot store when a tool that runs commands, or an MCP server's tool, has
+/// finished: brute cannot know what it changed, and the session keeps the git blobs of what the
+/// file watcher saw it touch (see `session::keep`) before the turn ends.
+pub struct KeepAfterCommands;
+
+impl Middleware for KeepAfterCommands {
+    fn handle<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let tool = next.tool();
+            let unknown_changes = tool.runs_commands() || tool.external().is_some();
+            let result = next.run(args, ctx).await;
+            if unknown_changes {
+                let snapshots = ctx.snapshots.clone();
+                // It waits for the file watcher's events and copies files: off the runtime.
+                let _ = tokio::task::spawn_blocking(move || snapshots.command_ran()).await;
+            }
+            result
+        })
+    }
+}
+
 /// Keeps the boundaries of [`super::guard`] for every tool that names a path it changes: the
 /// project root, its parents, `$HOME` and `/` are never the target, and special files
 /// (FIFOs, sockets, devices) are refused. Added to every tool by the registry, so no tool

@@ -213,12 +213,18 @@ pub struct Snapshots {
     /// What undone operations had changed, for redo: (op, path, state before the undo).
     redo: Mutex<Vec<Undone>>,
     next_op: std::sync::atomic::AtomicU64,
-    /// Told of every path before a tool changes it (see [`Snapshots::before_change`]).
+    /// Told of every path before a tool changes it (see [`Snapshots::set_before_change`]).
     before_change: Mutex<Option<BeforeChange>>,
+    /// Told when a tool that runs commands has finished (see [`Snapshots::command_ran`]).
+    after_command: Mutex<Option<AfterCommand>>,
 }
 
 /// What is told of a path (as snapshots key it) just before a built-in tool changes it.
 pub type BeforeChange = std::sync::Arc<dyn Fn(&Path) + Send + Sync>;
+
+/// What is told when a tool whose file changes brute cannot know (a command, an MCP server's
+/// tool) has finished.
+pub type AfterCommand = std::sync::Arc<dyn Fn() + Send + Sync>;
 
 /// What an undo did to one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,8 +280,23 @@ impl Snapshots {
 
     /// Sets what is told of each path before a tool changes it: the session keeps what its
     /// turn checkpoint only references (a git blob) before the file changes.
-    pub fn before_change(&self, told: BeforeChange) {
+    pub fn set_before_change(&self, told: BeforeChange) {
         *self.before_change.lock().unwrap_or_else(|e| e.into_inner()) = Some(told);
+    }
+
+    /// Sets what is told after a command ran: the session keeps the git blobs of what the
+    /// file watcher saw it touch.
+    pub fn set_after_command(&self, told: AfterCommand) {
+        *self.after_command.lock().unwrap_or_else(|e| e.into_inner()) = Some(told);
+    }
+
+    /// Says that a tool whose file changes brute cannot know has finished. Blocking (it may
+    /// wait for the file watcher and copy files).
+    pub fn command_ran(&self) {
+        let told = self.after_command.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(told) = told {
+            told();
+        }
     }
 
     fn tell(&self, path: &Path) {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::adapter::{GuardPaths, LogCalls, Pipeline, ValidateArgs};
+use super::adapter::{GuardPaths, KeepAfterCommands, LogCalls, Pipeline, ValidateArgs};
 use super::{Tool, ToolError};
 use crate::provider::ToolSpec;
 
@@ -52,6 +52,7 @@ impl Registry {
             .layer(ValidateArgs::default())
             .layer(GuardPaths)
             .layer(super::approve::Approve)
+            .layer(KeepAfterCommands)
             .layer(crate::hooks::layer::PostToolHooks);
         self.entries.push(Entry {
             tool: Arc::new(wrapped),
