@@ -791,3 +791,36 @@ fn a_person_command_is_an_undoable_turn_recorded_as_their_message() {
     assert_eq!(tree(p.root()), before, "{message}");
     assert!(agent.history().is_empty());
 }
+
+/// A file the turn replaced by a directory comes back only when nothing but the turn's own
+/// files is in that directory: a file the person put there since is never deleted with it
+/// (the directory is listed as a conflict and stays, the turn's own file in it goes).
+#[test]
+fn a_file_replaced_by_a_directory_is_not_restored_over_the_persons_file_in_it() {
+    let p = Project::new();
+    p.write("d", "a file\n");
+    let mut agent = p.agent(
+        r#"{"tool_calls": [{"name": "shell", "arguments": {"command": "rm d && mkdir d && echo theirs > d/x"}}]}
+{"text": "done"}"#,
+    );
+    run(&mut agent, "make d a directory");
+    std::fs::write(p.root().join("d/mine.txt"), "the person's\n").unwrap();
+    let (message, _) = agent.undo(false, false, false);
+    assert!(message.contains("d"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("d/mine.txt")).unwrap(),
+        "the person's\n",
+        "{message}"
+    );
+    assert!(!p.root().join("d/x").exists(), "the turn's own file goes: {message}");
+    // With nothing of the person's in it, the file comes back.
+    std::fs::remove_file(p.root().join("d/mine.txt")).unwrap();
+    let (message, _) = agent.redo(false, false);
+    assert!(p.root().join("d/x").exists(), "{message}");
+    let (message, _) = agent.undo(false, false, false);
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("d")).unwrap(),
+        "a file\n",
+        "{message}"
+    );
+}

@@ -300,9 +300,14 @@ impl Scanner {
     pub fn states_of<'p>(&mut self, paths: impl IntoIterator<Item = &'p str>) -> std::io::Result<Manifest> {
         self.git_baseline();
         let ctx = self.ctx();
+        let own = own_data_dir(&self.root, &self.objects);
         let mut found = Manifest::new();
         for rel in paths {
-            if rel.is_empty() {
+            // What a walk never records: `.git`, and brute's own data directory.
+            if rel.is_empty()
+                || rel.split('/').any(|part| part == ".git")
+                || own.as_ref().is_some_and(|own| self.root.join(rel).starts_with(own))
+            {
                 continue;
             }
             // Under a directory that is a link now, the path is not in the tree (a walk
@@ -808,9 +813,15 @@ fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
         let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
         let mut all = work();
         for helper in helpers {
-            if let Ok(local) = helper.join() {
-                all.entries.extend(local.entries);
-                all.skipped.extend(local.skipped);
+            match helper.join() {
+                Ok(local) => {
+                    all.entries.extend(local.entries);
+                    all.skipped.extend(local.skipped);
+                }
+                // Its files would be missing from the manifest (as if the turn made them).
+                Err(_) => ctx.stop(Stop::Failed(std::io::Error::other(
+                    "a checkpoint reader thread panicked",
+                ))),
             }
         }
         all
@@ -1622,6 +1633,19 @@ fn apply_or_preview(
         let now_link = std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
         // A link's +/- counts would read what it points to: never.
         let old = if now_link { None } else { current_bytes(&full) };
+        // A directory that becomes a file again: only when everything in it is to be removed
+        // too (anything else — a command's new file, the person's edit — is not ours).
+        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+            let planned: BTreeSet<&str> = plan
+                .iter()
+                .filter(|(p, to)| to.is_none() && p.starts_with(&format!("{path}/")))
+                .map(|(p, _)| *p)
+                .collect();
+            if !holds_only(root, &full, &planned) {
+                report.conflicts.push((*path).to_owned());
+                continue;
+            }
+        }
         let bytes = objects.get(&state.id)?;
         if !dry_run {
             if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
@@ -1723,6 +1747,30 @@ fn apply_or_preview(
 
 /// Whether a parent directory of `rel` is a symbolic link now, unless `becomes_dir` says
 /// this move turns it back into a directory first.
+/// Whether everything under the directory `dir` (not following links) is one of `paths`
+/// (relative to `root`).
+fn holds_only(root: &Path, dir: &Path, paths: &BTreeSet<&str>) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return false;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(rel) = path.strip_prefix(root).ok().and_then(|r| r.to_str()) else {
+                return false;
+            };
+            if !paths.contains(rel) {
+                return false;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            }
+        }
+    }
+    true
+}
+
 fn under_a_link(root: &Path, rel: &str, becomes_dir: impl Fn(&str) -> bool) -> bool {
     let mut parent = Path::new(rel).parent();
     while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
