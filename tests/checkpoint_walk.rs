@@ -169,6 +169,91 @@ fn over_the_budget_turns_record_the_tools_changes_and_undo_takes_them_back() {
     let (message, _) = agent.redo(false, false);
     assert!(message.contains("redid turn 1"), "{message}");
     assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "after\n");
+    // A turn whose tools change nothing is a turn too: it ends what redo may re-apply, and
+    // undo takes it back (the conversation only) before turn 1.
+    run(&mut agent, "just talk");
+    let turns = agent.with_recorder(|r| r.turns.clone()).unwrap();
+    assert_eq!(turns.len(), 3, "{turns:?}");
+    let (message, _) = agent.redo(false, false);
+    assert!(message.contains("nothing to redo"), "{message}");
+    let (message, _) = agent.undo(false, false, false);
+    assert!(
+        message.contains("undid turn 3") && message.contains("no file changes"),
+        "{message}"
+    );
+}
+
+/// A turn that started under the budget and never recorded its end (brute killed), then a
+/// turn over the budget: the first turn's end is not taken from the second's start (which
+/// holds only some paths), so its undo fails with a clear error and changes nothing, where it
+/// would otherwise have compared the whole tree with a handful of paths.
+#[test]
+fn an_unfinished_turn_is_never_ended_by_a_turn_over_the_budget() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for i in 0..60 {
+        std::fs::write(r.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    let store = SessionStore::new(data.path(), r);
+    let mut rec = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    rec.begin_turn("one", 0).unwrap();
+    std::fs::write(r.join("f1.txt"), "changed in turn one\n").unwrap();
+    // Killed before the turn's end; the tree is over a (lowered) budget from here on.
+    rec.set_budget(Budget {
+        entries: 50,
+        ..Budget::default()
+    });
+    let notice = rec.begin_turn("two", 0).unwrap_err();
+    assert!(notice.to_string().contains("turn checkpoints are off"), "{notice}");
+    rec.end_turn(&[]).unwrap();
+    assert!(rec.turns[1].tools_only && !rec.turns[0].tools_only);
+    let before = snapshot(r);
+    let mut history = Vec::new();
+    let undone = rec.undo(&mut history, false, false, false).unwrap().unwrap();
+    assert_eq!(undone.turn, 2);
+    assert!(undone.report.moved.is_empty(), "{:?}", undone.report);
+    let error = rec.undo(&mut history, false, false, false).unwrap_err();
+    assert!(error.to_string().contains("more than 50"), "{error}");
+    assert_eq!(snapshot(r), before, "nothing changed");
+}
+
+/// `brute -p` over the budget killed (SIGKILL) right after its tools ran: what they were about
+/// to change was recorded as each call finished, so `brute undo` takes the killed turn back:
+/// the overwritten file restored, the file and directories it made removed.
+#[test]
+fn a_killed_turn_over_the_budget_is_still_undone() {
+    let sb = Sandbox::new();
+    for i in 0..60 {
+        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
+    }
+    sb.write("a.txt", "before\n");
+    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
+    sb.trust();
+    let before = snapshot(sb.project.path());
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("w", "write", r#"{"file_path":"a.txt","content":"after\n"}"#),
+            (
+                "n",
+                "write",
+                r#"{"file_path":"new/deeper/made.txt","content":"made\n"}"#,
+            ),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("never", &[])).stall());
+    let mut run = Streaming::start(sb.std_brute(&server), "edit");
+    run.until(|line| line.contains(r#""type":"tool_result""#));
+    run.until(|line| line.contains(r#""type":"tool_result""#));
+    // The answer that follows the results is asked for only after both are recorded.
+    run.until(|line| line.contains(r#""type":"request_started""#));
+    run.child.kill().unwrap();
+    run.child.wait().unwrap();
+    assert!(sb.path("new/deeper/made.txt").exists());
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(snapshot(sb.project.path()), before);
 }
 
 /// An agent over a replay script in `root`, recording into a new session whose checkpoints

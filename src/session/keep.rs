@@ -26,6 +26,19 @@ pub struct Touched {
     pub skipped: BTreeSet<String>,
     /// A state that could not be recorded: the turn cannot be undone safely.
     pub failed: Option<String>,
+    /// Grew since the session file last recorded it.
+    pub dirty: bool,
+}
+
+impl Touched {
+    /// The paths the tools are about to make (they did not exist before).
+    pub fn created(&self) -> Vec<String> {
+        self.paths
+            .iter()
+            .filter(|p| !self.start.contains_key(*p))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Keeps files' earlier states as tools are about to change them (see the module).
@@ -154,6 +167,18 @@ impl ChangeKeeper {
                 return;
             }
         };
+        touched.dirty = true;
+        // A clean tracked file is recorded as git's blob: copied now, before it changes.
+        let git: Vec<&str> = states
+            .values()
+            .map(|state| state.id.as_str())
+            .filter(|id| super::git_baseline::git_hex(id).is_some())
+            .collect();
+        if !git.is_empty()
+            && let Err(error) = self.objects.secure_git(&git)
+        {
+            tracing::warn!(%error, "cannot copy a git blob before the file changes");
+        }
         for path in new {
             match states.get(&path) {
                 Some(state) => {

@@ -52,10 +52,18 @@ pub enum Record {
         history_len: usize,
         prompt: String,
         at_ms: u64,
-        /// The turn's two manifests hold only what the built-in tools changed (a tree over
-        /// the checkpoint budget); recorded with the turn's end.
+        /// The turn's manifests hold only what the built-in tools change (a tree over the
+        /// checkpoint budget): its start is empty here, and [`Record::Touched`] says more.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         tools_only: bool,
+    },
+    /// A turn over the budget so far (see `tools_only`): the states of the paths its built-in
+    /// tools were about to change, before the first change (a manifest), and those of them
+    /// that did not exist. The newest one of a turn is its start.
+    Touched {
+        turn: u32,
+        start: String,
+        created: Vec<String>,
     },
     /// The tree as the turn left it, and what was too large to checkpoint.
     TurnEnd {
@@ -108,6 +116,8 @@ pub struct Turn {
     pub stash: Vec<Message>,
     /// Its manifests hold only the paths the built-in tools changed (see [`Record::Checkpoint`]).
     pub tools_only: bool,
+    /// For such a turn: the paths its tools made (absent from its start).
+    pub created: Vec<String>,
 }
 
 /// A session read back from its file.
@@ -252,6 +262,12 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
                 loaded.turns[i].end = Some(manifest);
                 loaded.turns[i].skipped = skipped;
                 loaded.turns[i].held = held;
+            }
+        }
+        Record::Touched { turn, start, created } => {
+            if let Some(i) = find(&mut loaded.turns, turn) {
+                loaded.turns[i].start = start;
+                loaded.turns[i].created = created;
             }
         }
         Record::Undo { turn, rewound } => {

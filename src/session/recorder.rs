@@ -87,9 +87,8 @@ pub struct Recorder {
     /// The tree is over the checkpoint budget: turns record only what the built-in tools
     /// change (see [`super::keep`]).
     over_budget: bool,
-    /// Such a turn while it runs: its prompt, conversation length and start time.
-    tools_only: Option<(String, usize, u64)>,
-    /// What its tools changed, shared with the [`super::keep::ChangeKeeper`].
+    /// What the open turn's tools are about to change when it is such a turn (`None`
+    /// otherwise), shared with the [`super::keep::ChangeKeeper`].
     touched: Arc<Mutex<Option<super::keep::Touched>>>,
 }
 
@@ -128,7 +127,6 @@ impl Recorder {
             compacted_in: loaded.compacted_in.clone(),
             running: None,
             over_budget: false,
-            tools_only: None,
             touched: Arc::default(),
         }
     }
@@ -247,10 +245,28 @@ impl Recorder {
         let manifest = match taken {
             Taken::Done(manifest) => manifest,
             Taken::OverBudget(reason) => {
-                // The turn records what the built-in tools change instead; said once (the
-                // tree stays too big), and the conversation is recorded as always.
+                // The turn records what the built-in tools change instead (see
+                // `Record::Touched`); said once (the tree stays too big).
+                let empty = checkpoint::save_manifest(self.store.objects(), &checkpoint::Manifest::new())?;
+                let at_ms = now_ms();
+                self.file.append(&Record::Checkpoint {
+                    turn,
+                    manifest: empty.clone(),
+                    history_len,
+                    prompt: prompt.to_owned(),
+                    at_ms,
+                    tools_only: true,
+                })?;
+                self.turns.push(Turn {
+                    turn,
+                    start: empty,
+                    history_len,
+                    prompt: prompt.to_owned(),
+                    at_ms,
+                    tools_only: true,
+                    ..Turn::default()
+                });
                 *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Some(Default::default());
-                self.tools_only = Some((prompt.to_owned(), history_len, now_ms()));
                 if std::mem::replace(&mut self.over_budget, true) {
                     return Ok(());
                 }
@@ -316,8 +332,9 @@ impl Recorder {
     /// (absolute): exactly this turn's, even when another brute turn ran at the same time.
     pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
         let running = self.running.take();
-        if let Some(open) = self.tools_only.take() {
-            return self.end_tools_only(open, running, own);
+        let touched = self.touched.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(touched) = touched {
+            return self.end_tools_only(touched, running, own);
         }
         if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
             self.file.sync_later();
@@ -361,27 +378,19 @@ impl Recorder {
     }
 
     /// The end of a turn over the budget: the paths its built-in tools changed, as they were
-    /// before the first change and as they are now, recorded as the turn's two checkpoints
-    /// (nothing when they changed nothing). What cannot be told safely is left out: a file
-    /// that is now over the size cap stays as it is; a state that could not be recorded
-    /// leaves the whole turn out, with an error that says so.
+    /// before the first change and as they are now, become the turn's start and end. What
+    /// cannot be told safely is left out and listed: a file now over the size cap stays as it
+    /// is; when a state could not be recorded, no file of the turn is (its undo then rewinds
+    /// only the conversation), with an error that says so.
     fn end_tools_only(
         &mut self,
-        (prompt, history_len, at_ms): (String, usize, u64),
+        touched: super::keep::Touched,
         running: Option<activity::RunningTurn>,
         own: &[PathBuf],
     ) -> std::io::Result<()> {
-        let touched = self
-            .touched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .unwrap_or_default();
-        let turn = self.turns.last().map_or(1, |t| t.turn + 1);
+        let index = self.turns.len().saturating_sub(1);
         let own = self.relative(own);
-        let finish = |running: Option<activity::RunningTurn>, store: &SessionStore| match running
-            .map(|r| r.finish(&store.activity(), &own))
-        {
+        let others = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) => others,
             Some(Err(error)) => {
                 tracing::warn!(%error, "cannot finish the turn's registration");
@@ -389,76 +398,114 @@ impl Recorder {
             }
             None => Vec::new(),
         };
-        if let Some(why) = touched.failed {
-            finish(running, &self.store);
-            self.file.sync_later();
-            return Err(std::io::Error::other(format!(
-                "turn {turn} cannot be undone: the state of a file before it changed could not be recorded ({why})"
-            )));
-        }
-        let super::keep::Touched {
-            paths,
-            mut start,
-            mut skipped,
-            ..
-        } = touched;
-        let mut end = self.scanner().states_of(paths.iter().map(String::as_str))?;
-        for path in &paths {
-            if !end.contains_key(path) && std::fs::symlink_metadata(self.store.root().join(path)).is_ok() {
-                // There but not checkpointable now (over the size cap): left as it is.
-                start.remove(path);
-                skipped.insert(path.clone());
-            }
-        }
-        end.retain(|path, _| !skipped.contains(path));
-        let changes = checkpoint::diff(&start, &end);
-        if changes.is_empty() && skipped.is_empty() {
-            finish(running, &self.store);
-            self.file.sync_later();
+        if self.turns.get(index).is_none_or(|t| !t.tools_only || t.end.is_some()) {
             return Ok(());
         }
+        let failed = touched.failed.clone();
+        let mut created = touched.created();
+        let (start, end, skipped) = match &failed {
+            Some(_) => {
+                created.clear();
+                let listed = touched.paths.iter().chain(&touched.skipped).cloned().collect();
+                (checkpoint::Manifest::new(), checkpoint::Manifest::new(), listed)
+            }
+            None => self.tools_only_states(touched.start, &created, touched.skipped)?,
+        };
+        created.retain(|path| !skipped.contains(path));
+        self.write_touched(index, &start, created)?;
+        let changes = checkpoint::diff(&start, &end);
         let objects = self.store.objects();
         if let Err(error) = super::git_baseline::secure_changes(objects, &changes) {
             tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs");
         }
-        let start_id = checkpoint::save_manifest(objects, &start)?;
         let end_id = checkpoint::save_manifest(objects, &end)?;
-        let others = finish(running, &self.store);
         let held = if others.is_empty() {
             checkpoint::Held::default()
         } else {
             let theirs = others.iter().flat_map(|o| o.wrote.iter().cloned()).collect();
             checkpoint::Held::classify(&changes, &own, &theirs)
         };
-        let skipped: Vec<String> = skipped.into_iter().collect();
-        self.file.append(&Record::Checkpoint {
-            turn,
-            manifest: start_id.clone(),
-            history_len,
-            prompt: prompt.clone(),
-            at_ms,
-            tools_only: true,
-        })?;
+        let turn = &mut self.turns[index];
+        turn.end = Some(end_id.clone());
+        turn.skipped = skipped.clone();
+        turn.held = held.clone();
+        let number = turn.turn;
         self.file.append(&Record::TurnEnd {
-            turn,
-            manifest: end_id.clone(),
-            skipped: skipped.clone(),
-            held: held.clone(),
-        })?;
-        self.turns.push(Turn {
-            turn,
-            start: start_id,
-            end: Some(end_id),
-            history_len,
-            prompt,
-            at_ms,
+            turn: number,
+            manifest: end_id,
             skipped,
             held,
-            tools_only: true,
-            ..Turn::default()
-        });
+        })?;
         self.file.sync_later();
-        Ok(())
+        match failed {
+            Some(why) => Err(std::io::Error::other(format!(
+                "turn {number}'s file changes cannot be undone: the state of a file before it changed could not be recorded ({why})"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// For a turn over the budget: records what its tools were about to change so far, when
+    /// that grew since it was last recorded (a brute killed now can still undo it).
+    fn record_touched(&mut self) -> std::io::Result<()> {
+        let Some(index) = self.turns.len().checked_sub(1) else {
+            return Ok(());
+        };
+        let (start, created) = {
+            let mut touched = self.touched.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(touched) = touched.as_mut().filter(|t| t.dirty) else {
+                return Ok(());
+            };
+            touched.dirty = false;
+            (touched.start.clone(), touched.created())
+        };
+        self.write_touched(index, &start, created)
+    }
+
+    /// Stores `start` and records it, with `created`, as turn `index`'s start.
+    fn write_touched(
+        &mut self,
+        index: usize,
+        start: &checkpoint::Manifest,
+        created: Vec<String>,
+    ) -> std::io::Result<()> {
+        let id = checkpoint::save_manifest(self.store.objects(), start)?;
+        let Some(turn) = self.turns.get_mut(index) else {
+            return Ok(());
+        };
+        if turn.start == id && turn.created == created {
+            return Ok(());
+        }
+        turn.start = id.clone();
+        turn.created = created.clone();
+        let number = turn.turn;
+        self.file.append(&Record::Touched {
+            turn: number,
+            start: id,
+            created,
+        })
+    }
+
+    /// A turn over the budget as the tree is now: the states of its paths (`start`'s and
+    /// `created`) now, with what exists but cannot be checkpointed (now over the size cap,
+    /// under a directory that is a link) taken out of both and listed, so undo never deletes
+    /// or overwrites it. Returns the start, the end and the list.
+    fn tools_only_states(
+        &self,
+        mut start: checkpoint::Manifest,
+        created: &[String],
+        mut skipped: std::collections::BTreeSet<String>,
+    ) -> std::io::Result<(checkpoint::Manifest, checkpoint::Manifest, Vec<String>)> {
+        let paths: std::collections::BTreeSet<String> = start.keys().cloned().chain(created.iter().cloned()).collect();
+        let mut end = self.scanner().states_of(paths.iter().map(String::as_str))?;
+        for path in &paths {
+            if !end.contains_key(path) && std::fs::symlink_metadata(self.store.root().join(path)).is_ok() {
+                skipped.insert(path.clone());
+            }
+        }
+        start.retain(|path, _| !skipped.contains(path));
+        end.retain(|path, _| !skipped.contains(path));
+        Ok((start, end, skipped.into_iter().collect()))
     }
 
     /// Copies the git blobs the changes from `start` to `end` refer to into the store (see
@@ -565,7 +612,8 @@ impl Recorder {
             content: result.content.clone(),
             is_error: result.is_error,
         });
-        self.file.append(&Record::ToolResult { result: result.clone() })
+        self.file.append(&Record::ToolResult { result: result.clone() })?;
+        self.record_touched()
     }
 
     pub fn message(&mut self, message: &Message) -> std::io::Result<()> {
@@ -597,19 +645,9 @@ impl Recorder {
             return Ok(None);
         };
         let turn = self.turns[index].clone();
-        let start = checkpoint::load_manifest(self.store.objects(), &turn.start)?;
-        let (changes, current) = match self.end_of(index) {
-            Some(end) => {
-                let changes = checkpoint::diff(&start, &checkpoint::load_manifest(self.store.objects(), &end)?);
-                let current = self.current_of(&changes)?;
-                (changes, current)
-            }
-            // An unfinished turn ends at the tree as it is now.
-            None => {
-                let current = self.scanner().scan()?.manifest;
-                (checkpoint::diff(&start, &current), current)
-            }
-        };
+        let (start, end) = self.span(index)?;
+        let changes = checkpoint::diff(&start, &end);
+        let current = self.current_of(&changes)?;
         let report = checkpoint::preview(
             self.store.root(),
             self.store.objects(),
@@ -642,11 +680,7 @@ impl Recorder {
             self.changes_of(first, last)?
         } else {
             let before = checkpoint::load_manifest(&objects, &self.turns[first].start)?;
-            let after = match self.end_of(last) {
-                Some(end) => checkpoint::load_manifest(&objects, &end)?,
-                None => self.scanner().scan()?.manifest,
-            };
-            (before, after)
+            (before, self.span(last)?.1)
         };
         let (text, files) = super::diff::render(&objects, &before, &after);
         let title = if first == last {
@@ -669,7 +703,6 @@ impl Recorder {
     /// turns that hold only some paths (see [`Turn::tools_only`]), whose manifests cannot be
     /// compared with another turn's.
     fn changes_of(&self, first: usize, last: usize) -> std::io::Result<(checkpoint::Manifest, checkpoint::Manifest)> {
-        let objects = self.store.objects();
         let mut paths: std::collections::BTreeMap<
             String,
             (Option<checkpoint::FileState>, Option<checkpoint::FileState>),
@@ -679,11 +712,7 @@ impl Recorder {
             if turn.undone {
                 continue;
             }
-            let start = checkpoint::load_manifest(objects, &turn.start)?;
-            let end = match self.end_of(index) {
-                Some(end) => checkpoint::load_manifest(objects, &end)?,
-                None => self.scanner().scan()?.manifest,
-            };
+            let (start, end) = self.span(index)?;
             for change in checkpoint::diff(&start, &end) {
                 let entry = paths.entry(change.path).or_insert_with(|| (change.before, None));
                 entry.1 = change.after;
@@ -714,13 +743,33 @@ impl Recorder {
             .position(|(i, t)| t.undone && active.is_none_or(|a| i > a))
     }
 
-    /// Where turn `index` ended: its recorded end, else the start of the turn after it; `None`
-    /// for an unfinished last turn (the tree as it is now is its end).
+    /// Where turn `index` ended: its recorded end, else the start of the turn after it when
+    /// that is a checkpoint of the same kind (a turn over the budget holds only some paths:
+    /// never compared with a whole tree); `None` otherwise (the tree as it is now is its end).
     fn end_of(&self, index: usize) -> Option<String> {
         let turn = self.turns.get(index)?;
-        turn.end
-            .clone()
-            .or_else(|| self.turns.get(index + 1).map(|next| next.start.clone()))
+        turn.end.clone().or_else(|| {
+            self.turns
+                .get(index + 1)
+                .filter(|next| next.tools_only == turn.tools_only)
+                .map(|next| next.start.clone())
+        })
+    }
+
+    /// Turn `index`'s start and end manifests; an unfinished turn ends at the tree as it is
+    /// now (for a turn over the budget, its own paths as they are now).
+    fn span(&self, index: usize) -> std::io::Result<(checkpoint::Manifest, checkpoint::Manifest)> {
+        let turn = &self.turns[index];
+        let objects = self.store.objects();
+        let start = checkpoint::load_manifest(objects, &turn.start)?;
+        if let Some(end) = self.end_of(index) {
+            return Ok((start, checkpoint::load_manifest(objects, &end)?));
+        }
+        if turn.tools_only {
+            let (start, end, _) = self.tools_only_states(start, &turn.created, Default::default())?;
+            return Ok((start, end));
+        }
+        Ok((start, self.scanner().scan()?.manifest))
     }
 
     /// Records the end of an unfinished turn (the next turn's start, or the tree now), so an
@@ -728,6 +777,25 @@ impl Recorder {
     fn close_turn(&mut self, index: usize) -> std::io::Result<()> {
         if self.turns[index].end.is_some() {
             return Ok(());
+        }
+        if self.turns[index].tools_only && self.end_of(index).is_none() {
+            // A turn over the budget whose brute was killed: its paths as they are now.
+            let turn = self.turns[index].clone();
+            let start = checkpoint::load_manifest(self.store.objects(), &turn.start)?;
+            let (start, end, skipped) = self.tools_only_states(start, &turn.created, Default::default())?;
+            let created = turn.created.iter().filter(|p| !skipped.contains(p)).cloned().collect();
+            self.write_touched(index, &start, created)?;
+            let end = checkpoint::save_manifest(self.store.objects(), &end)?;
+            self.secure_git(&self.turns[index].start.clone(), Some(start), None, &end);
+            let turn = &mut self.turns[index];
+            turn.end = Some(end.clone());
+            turn.skipped = skipped.clone();
+            return self.file.append(&Record::TurnEnd {
+                turn: turn.turn,
+                manifest: end,
+                skipped,
+                held: checkpoint::Held::default(),
+            });
         }
         let (manifest, skipped) = match self.end_of(index) {
             Some(end) => (end, Vec::new()),
@@ -917,7 +985,12 @@ pub fn checkpoints(store: &SessionStore, turns: &[Turn]) -> Vec<(Turn, usize)> {
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let end = t.end.as_ref().or_else(|| turns.get(i + 1).map(|next| &next.start));
+            let end = t.end.as_ref().or_else(|| {
+                turns
+                    .get(i + 1)
+                    .filter(|next| next.tools_only == t.tools_only)
+                    .map(|next| &next.start)
+            });
             let changed = match end {
                 Some(end) => cursor
                     .move_to(store.objects(), &t.start)
