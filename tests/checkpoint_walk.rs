@@ -113,7 +113,8 @@ fn over_the_budget_turns_record_the_tools_changes_and_undo_takes_them_back() {
     });
     let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "after\n"}}, {"name": "shell", "arguments": {"command": "echo by a command > c.txt"}}]}
 {"text": "done"}
-{"tool_calls": [{"name": "write", "arguments": {"file_path": "new/deeper/made.txt", "content": "made\n"}}, {"name": "remove", "arguments": {"path": "d3", "recursive": true}}]}
+{"tool_calls": [{"name": "write", "arguments": {"file_path": "new/deeper/made.txt", "content": "made\n"}}, {"name": "remove", "arguments": {"path": "d3", "recursive": true}}, {"name": "patch", "arguments": {"file_path": "ghost.txt", "old_string": "a", "new_string": "b"}}]}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "echo by a command > ghost.txt"}}]}
 {"text": "done"}"#;
     let (mut agent, mut events) = support::replay_agent(r, recorder, script);
     let before = snapshot(r);
@@ -157,8 +158,12 @@ fn over_the_budget_turns_record_the_tools_changes_and_undo_takes_them_back() {
         "a.txt; new, new/deeper, made.txt; d3 and its 10 files: {diff}"
     );
 
+    // The `patch` of a file that did not exist failed: it made nothing, so the file a command
+    // made there later in the turn is not the tools', and undo leaves it.
     let (message, _) = agent.undo(false, false, false);
     assert!(message.contains("undid turn 2"), "{message}");
+    assert_eq!(std::fs::read_to_string(r.join("ghost.txt")).unwrap(), "by a command\n");
+    std::fs::remove_file(r.join("ghost.txt")).unwrap();
     assert_eq!(snapshot(r), after_first, "{message}");
     let (message, _) = agent.undo(false, false, false);
     assert!(message.contains("restored a.txt"), "{message}");
@@ -502,5 +507,46 @@ fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
         "the person's edit is never overwritten"
     );
     sb.bare().arg("redo").assert().success();
+    assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
+}
+
+/// A turn over the budget whose records of what its tools were about to change are lost (a
+/// damaged file): its start no longer holds the file the `write` overwrote, and undo must not
+/// take that file for one the turn made (it would delete it). It leaves it as it is.
+#[test]
+fn a_turn_over_the_budget_with_its_start_lost_never_deletes_what_it_did_not_make() {
+    let sb = Sandbox::new();
+    for i in 0..60 {
+        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
+    }
+    sb.write("a.txt", "before\n");
+    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
+    sb.trust();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("w", "write", r#"{"file_path":"a.txt","content":"after\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "edit"]).assert().success();
+    let path = session_file(&sb);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#""type":"tools_turn""#) && text.contains(r#""type":"touched""#),
+        "{text}"
+    );
+    let damaged: String = text
+        .lines()
+        .filter(|line| !line.contains(r#""type":"touched""#))
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(fields) = record.as_object_mut() {
+                fields.remove("tools_start");
+            }
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&path, damaged).unwrap();
+    sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
 }

@@ -624,13 +624,13 @@ fn a_store_written_in_the_old_format_still_undoes_prunes_and_continues() {
             history_len: 0,
             prompt: "old turn".into(),
             at_ms: 1,
-            tools_only: false,
         },
         brute::session::Record::TurnEnd {
             turn: 1,
             manifest: delta.clone(),
             skipped: Vec::new(),
             held: Default::default(),
+            tools_start: None,
         },
     ] {
         file.append(&record).unwrap();

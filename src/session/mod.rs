@@ -52,14 +52,21 @@ pub enum Record {
         history_len: usize,
         prompt: String,
         at_ms: u64,
-        /// The turn's manifests hold only what the built-in tools change (a tree over the
-        /// checkpoint budget): its start is empty here, and [`Record::Touched`] says more.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        tools_only: bool,
     },
-    /// A turn over the budget so far (see `tools_only`): the states of the paths its built-in
-    /// tools were about to change, before the first change (a manifest), and those of them
-    /// that did not exist. The newest one of a turn is its start.
+    /// A user turn starts in a tree over the checkpoint budget: its manifests hold only what
+    /// the built-in tools change (its start is empty here; [`Record::Touched`] and its
+    /// [`Record::TurnEnd`] say more). A record of its own, so a brute that does not know it
+    /// skips the turn rather than reading its manifests as whole trees.
+    ToolsTurn {
+        turn: u32,
+        manifest: String,
+        history_len: usize,
+        prompt: String,
+        at_ms: u64,
+    },
+    /// A [`Record::ToolsTurn`] so far: the states of the paths its built-in tools were about
+    /// to change, before the first change (a manifest), and those of them that did not exist.
+    /// The newest one of a turn is its start.
     Touched {
         turn: u32,
         start: String,
@@ -73,6 +80,10 @@ pub enum Record {
         /// What another brute turn running at the same time may have changed.
         #[serde(default, skip_serializing_if = "checkpoint::Held::is_empty")]
         held: checkpoint::Held,
+        /// A [`Record::ToolsTurn`]'s final start and made paths, repeated here (the turn's
+        /// end then does not depend on its last [`Record::Touched`] line).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools_start: Option<(String, Vec<String>)>,
     },
     /// The turn was undone (and the conversation rewound to before it, if `rewound`).
     Undo {
@@ -242,14 +253,27 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             history_len,
             prompt,
             at_ms,
-            tools_only,
         } => loaded.turns.push(Turn {
             turn,
             start: manifest,
             history_len,
             prompt,
             at_ms,
-            tools_only,
+            ..Turn::default()
+        }),
+        Record::ToolsTurn {
+            turn,
+            manifest,
+            history_len,
+            prompt,
+            at_ms,
+        } => loaded.turns.push(Turn {
+            turn,
+            start: manifest,
+            history_len,
+            prompt,
+            at_ms,
+            tools_only: true,
             ..Turn::default()
         }),
         Record::TurnEnd {
@@ -257,15 +281,22 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             manifest,
             skipped,
             held,
+            tools_start,
         } => {
             if let Some(i) = find(&mut loaded.turns, turn) {
                 loaded.turns[i].end = Some(manifest);
                 loaded.turns[i].skipped = skipped;
                 loaded.turns[i].held = held;
+                if let Some((start, created)) = tools_start.filter(|_| loaded.turns[i].tools_only) {
+                    loaded.turns[i].start = start;
+                    loaded.turns[i].created = created;
+                }
             }
         }
+        // Only ever of a turn over the budget (anything else would read a few paths as the
+        // whole tree).
         Record::Touched { turn, start, created } => {
-            if let Some(i) = find(&mut loaded.turns, turn) {
+            if let Some(i) = find(&mut loaded.turns, turn).filter(|i| loaded.turns[*i].tools_only) {
                 loaded.turns[i].start = start;
                 loaded.turns[i].created = created;
             }
@@ -771,7 +802,6 @@ mod tests {
                 history_len: 1,
                 prompt: "two".into(),
                 at_ms: 0,
-                tools_only: false,
             },
             m("two"),
             Record::TurnEnd {
@@ -779,6 +809,7 @@ mod tests {
                 manifest: "b".into(),
                 skipped: vec![],
                 held: Default::default(),
+                tools_start: None,
             },
             Record::Undo { turn: 1, rewound: true },
         ];

@@ -249,13 +249,12 @@ impl Recorder {
                 // `Record::Touched`); said once (the tree stays too big).
                 let empty = checkpoint::save_manifest(self.store.objects(), &checkpoint::Manifest::new())?;
                 let at_ms = now_ms();
-                self.file.append(&Record::Checkpoint {
+                self.file.append(&Record::ToolsTurn {
                     turn,
                     manifest: empty.clone(),
                     history_len,
                     prompt: prompt.to_owned(),
                     at_ms,
-                    tools_only: true,
                 })?;
                 self.turns.push(Turn {
                     turn,
@@ -288,7 +287,6 @@ impl Recorder {
             history_len,
             prompt: prompt.to_owned(),
             at_ms,
-            tools_only: false,
         })?;
         self.turns.push(Turn {
             turn,
@@ -372,6 +370,7 @@ impl Recorder {
             manifest,
             skipped,
             held,
+            tools_start: None,
         })?;
         self.file.sync_later();
         Ok(())
@@ -402,7 +401,13 @@ impl Recorder {
             return Ok(());
         }
         let failed = touched.failed.clone();
+        // Only what this turn's tools wrote (a failed call made nothing), and the directories
+        // above it.
         let mut created = touched.created();
+        created.retain(|path| {
+            own.iter()
+                .any(|own| own == path || own.starts_with(&format!("{path}/")))
+        });
         let (start, end, skipped) = match &failed {
             Some(_) => {
                 created.clear();
@@ -430,11 +435,13 @@ impl Recorder {
         turn.skipped = skipped.clone();
         turn.held = held.clone();
         let number = turn.turn;
+        let tools_start = Some((turn.start.clone(), turn.created.clone()));
         self.file.append(&Record::TurnEnd {
             turn: number,
             manifest: end_id,
             skipped,
             held,
+            tools_start,
         })?;
         self.file.sync_later();
         match failed {
@@ -448,7 +455,12 @@ impl Recorder {
     /// For a turn over the budget: records what its tools were about to change so far, when
     /// that grew since it was last recorded (a brute killed now can still undo it).
     fn record_touched(&mut self) -> std::io::Result<()> {
-        let Some(index) = self.turns.len().checked_sub(1) else {
+        let Some(index) = self
+            .turns
+            .len()
+            .checked_sub(1)
+            .filter(|i| self.turns[*i].tools_only && self.turns[*i].end.is_none())
+        else {
             return Ok(());
         };
         let (start, created) = {
@@ -744,14 +756,15 @@ impl Recorder {
     }
 
     /// Where turn `index` ended: its recorded end, else the start of the turn after it when
-    /// that is a checkpoint of the same kind (a turn over the budget holds only some paths:
-    /// never compared with a whole tree); `None` otherwise (the tree as it is now is its end).
+    /// both are whole-tree checkpoints (a turn over the budget holds only its own paths: its
+    /// start says nothing of another turn's); `None` otherwise (the tree as it is now is its
+    /// end).
     fn end_of(&self, index: usize) -> Option<String> {
         let turn = self.turns.get(index)?;
         turn.end.clone().or_else(|| {
             self.turns
                 .get(index + 1)
-                .filter(|next| next.tools_only == turn.tools_only)
+                .filter(|next| !turn.tools_only && !next.tools_only)
                 .map(|next| next.start.clone())
         })
     }
@@ -763,10 +776,12 @@ impl Recorder {
         let objects = self.store.objects();
         let start = checkpoint::load_manifest(objects, &turn.start)?;
         if let Some(end) = self.end_of(index) {
-            return Ok((start, checkpoint::load_manifest(objects, &end)?));
+            let end = only_made(turn, &start, checkpoint::load_manifest(objects, &end)?);
+            return Ok((start, end));
         }
         if turn.tools_only {
             let (start, end, _) = self.tools_only_states(start, &turn.created, Default::default())?;
+            let end = only_made(turn, &start, end);
             return Ok((start, end));
         }
         Ok((start, self.scanner().scan()?.manifest))
@@ -795,6 +810,7 @@ impl Recorder {
                 manifest: end,
                 skipped,
                 held: checkpoint::Held::default(),
+                tools_start: Some((turn.start.clone(), turn.created.clone())),
             });
         }
         let (manifest, skipped) = match self.end_of(index) {
@@ -810,6 +826,7 @@ impl Recorder {
             manifest,
             skipped,
             held: checkpoint::Held::default(),
+            tools_start: None,
         })
     }
 
@@ -822,7 +839,9 @@ impl Recorder {
         partial: bool,
     ) -> std::io::Result<checkpoint::MoveReport> {
         let end = turn.end.clone().unwrap_or_default();
-        let changes = checkpoint::diff(&self.manifest_of(turn, &turn.start)?, &self.manifest_of(turn, &end)?);
+        let start = self.manifest_of(turn, &turn.start)?;
+        let end = only_made(turn, &start, self.manifest_of(turn, &end)?);
+        let changes = checkpoint::diff(&start, &end);
         let current = self.current_of(&changes)?;
         checkpoint::apply(
             self.store.root(),
@@ -963,6 +982,16 @@ impl TurnCheckpoint {
     }
 }
 
+/// `end` without the paths a turn over the budget did not make but its start does not hold
+/// (a damaged or lost line of its record): such a path is never taken for one the turn
+/// created, which undo would delete. Whole-tree turns' manifests are returned as they are.
+fn only_made(turn: &Turn, start: &checkpoint::Manifest, mut end: checkpoint::Manifest) -> checkpoint::Manifest {
+    if turn.tools_only {
+        end.retain(|path, _| start.contains_key(path) || turn.created.contains(path));
+    }
+    end
+}
+
 /// The notice for a tree over the checkpoint budget: what is off, what still works.
 pub fn over_budget_notice(reason: &str) -> String {
     format!(
@@ -988,7 +1017,7 @@ pub fn checkpoints(store: &SessionStore, turns: &[Turn]) -> Vec<(Turn, usize)> {
             let end = t.end.as_ref().or_else(|| {
                 turns
                     .get(i + 1)
-                    .filter(|next| next.tools_only == t.tools_only)
+                    .filter(|next| !t.tools_only && !next.tools_only)
                     .map(|next| &next.start)
             });
             let changed = match end {
