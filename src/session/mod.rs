@@ -2,7 +2,9 @@
 //! lines, one record per write, so a killed brute loses at most the message being streamed)
 //! under the data directory, indexed by project directory; each user turn starts with a
 //! checkpoint of the project tree so `/undo` can take the whole turn back — including what
-//! shell commands changed — and `/redo` can re-apply it.
+//! shell commands changed — and `/redo` can re-apply it. In a tree over the checkpoint budget
+//! a turn records only what the built-in tools change (see [`keep`] and
+//! [`Record::ToolsTurn`]).
 //!
 //! Layout: `<data>/sessions/<project key>/<session id>.jsonl` and `<data>/objects/` (file
 //! contents and manifests, stored by content).
