@@ -550,8 +550,9 @@ fn git_succeeds(dir: &Path, args: &[&str]) -> bool {
 }
 
 /// The same for a command: after a `shell` call, the git blobs of the tracked files the file
-/// watcher saw it change are copied, so a `sed -i` of a brute killed before the turn's end is
-/// still undone after a history rewrite and `git gc --prune=now`.
+/// watcher saw it change are copied (all under a directory it moved away), so a `sed -i` and a
+/// `mv` of a brute killed before the turn's end are still undone after a history rewrite and
+/// `git gc --prune=now`.
 #[test]
 fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() {
     use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
@@ -563,13 +564,18 @@ fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() 
     git(root, &["init", "-q"]);
     write(root, "f.txt", "first version\n");
     write(root, "g.txt", "untouched\n");
+    write(root, "lib/one.txt", "one\n");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "init"]);
     let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
-        &[("s", "shell", r#"{"command":"sed -i 's/first/second/' f.txt"}"#)],
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"sed -i 's/first/second/' f.txt && mv lib moved && sed -i 's/one/ONE/' moved/one.txt"}"#,
+        )],
     )));
     server.push(Reply::sse(openai_sse("never", &[])).stall());
     let mut run = Streaming::start(sb.std_brute(&server), "change f");
@@ -584,4 +590,7 @@ fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() 
     );
     sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
+    // A directory moved whole says so in one event: what was in it was kept too.
+    assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
+    assert!(!root.join("moved").exists());
 }

@@ -95,8 +95,19 @@ impl ChangeKeeper {
             let scanner = self.scanner.lock().unwrap_or_else(|e| e.into_inner());
             touched
                 .iter()
-                .filter_map(|path| self.roots.iter().find_map(|root| path.strip_prefix(root).ok()))
-                .filter_map(|rel| scanner.git_id(&rel.to_string_lossy()))
+                .filter_map(|path| {
+                    let rel = self.roots.iter().find_map(|root| path.strip_prefix(root).ok())?;
+                    Some((path, rel.to_string_lossy().into_owned()))
+                })
+                .flat_map(|(path, rel)| {
+                    // A directory moved or removed whole may say so in one event: everything
+                    // under it goes with it. (One still there keeps its files' own events.)
+                    if std::fs::symlink_metadata(path).is_err() {
+                        scanner.git_ids_at(&rel)
+                    } else {
+                        scanner.git_id(&rel).into_iter().collect()
+                    }
+                })
                 .collect()
         };
         if ids.is_empty() {
