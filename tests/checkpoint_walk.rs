@@ -28,6 +28,19 @@ fn release(fifo: &Path) {
     file.write_all(b"go\n").unwrap();
 }
 
+/// A project of 60 files in 6 directories and `a.txt` ("before\n"), whose trusted config
+/// sets the checkpoint budget (50 entries) below its size.
+fn over_budget_project() -> Sandbox {
+    let sb = Sandbox::new();
+    for i in 0..60 {
+        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
+    }
+    sb.write("a.txt", "before\n");
+    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
+    sb.trust();
+    sb
+}
+
 /// The one session file of the sandbox's project.
 fn session_file(sb: &Sandbox) -> std::path::PathBuf {
     let projects = std::fs::read_dir(sb.home.path().join("data/sessions")).unwrap();
@@ -228,13 +241,7 @@ fn an_unfinished_turn_is_never_ended_by_a_turn_over_the_budget() {
 /// the overwritten file restored, the file and directories it made removed.
 #[test]
 fn a_killed_turn_over_the_budget_is_still_undone() {
-    let sb = Sandbox::new();
-    for i in 0..60 {
-        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
-    }
-    sb.write("a.txt", "before\n");
-    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
-    sb.trust();
+    let sb = over_budget_project();
     let before = snapshot(sb.project.path());
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
@@ -466,14 +473,8 @@ fn a_200_000_file_tree_undoes_a_write_and_a_sed_i() {
 #[test]
 fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
     use predicates::prelude::*;
-    let sb = Sandbox::new();
-    for i in 0..60 {
-        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
-    }
-    sb.write("a.txt", "before\n");
+    let sb = over_budget_project();
     sb.write("keep.txt", "mine\n");
-    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
-    sb.trust();
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
@@ -515,13 +516,7 @@ fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
 /// take that file for one the turn made (it would delete it). It leaves it as it is.
 #[test]
 fn a_turn_over_the_budget_with_its_start_lost_never_deletes_what_it_did_not_make() {
-    let sb = Sandbox::new();
-    for i in 0..60 {
-        sb.write(&format!("d{}/f{i}.txt", i % 6), "x\n");
-    }
-    sb.write("a.txt", "before\n");
-    sb.write(".brute/config.toml", "checkpoint_max_entries = 50\n");
-    sb.trust();
+    let sb = over_budget_project();
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",

@@ -490,52 +490,38 @@ fn brute_p_in_a_clean_repository_copies_nothing_big_and_undo_restores_from_git()
     assert_eq!(snapshot(&root.join(".git")), before, "brute never writes to .git");
 }
 
-/// A `write` to a clean tracked file, and a recursive `remove` of a tracked directory, copy
-/// their git blobs before the files change: brute killed (SIGKILL) right after them, so the
-/// turn's end never copied anything, then a rewrite of history that drops the directory and
-/// `git gc --prune=now`, and `brute undo` still restores everything from brute's store.
-#[test]
-fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undoes() {
+/// A repository of `files` (f.txt first) where `brute -p` runs `calls` and is killed
+/// (SIGKILL) once their results are out, so its turn never ended (nothing was copied then);
+/// then a rewrite of history (`commit -a --amend`) and `git gc --prune=now` that really lose
+/// f.txt's first blob. Returns the sandbox, for `brute undo`.
+fn killed_after_calls_then_pruned(files: &[(&str, &str)], calls: &[(&str, &str, &str)]) -> support::Sandbox {
     use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
-    if !have_git() {
-        return;
-    }
     let sb = Sandbox::new();
     let root = sb.project.path();
     git(root, &["init", "-q"]);
-    write(root, "f.txt", "first version\n");
-    write(root, "g.txt", "untouched\n");
-    write(root, "lib/one.txt", "one\n");
-    write(root, "lib/deep/two.txt", "two\n");
+    for (path, content) in files {
+        write(root, path, content);
+    }
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "init"]);
     let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
     let server = MockServer::start();
-    server.push(Reply::sse(openai_sse(
-        "",
-        &[
-            ("w", "write", r#"{"file_path":"f.txt","content":"second version\n"}"#),
-            ("r", "remove", r#"{"path":"lib","recursive":true}"#),
-        ],
-    )));
-    // The answer after the write never comes: brute is killed while it waits for it.
+    server.push(Reply::sse(openai_sse("", calls)));
+    // The answer after the calls never comes: brute is killed while it waits for it.
     server.push(Reply::sse(openai_sse("never", &[])).stall());
-    let mut run = Streaming::start(sb.std_brute(&server), "change f");
-    run.until(|line| line.contains(r#""type":"tool_result""#));
-    run.until(|line| line.contains(r#""type":"tool_result""#));
+    let mut run = Streaming::start(sb.std_brute(&server), "change things");
+    for _ in calls {
+        run.until(|line| line.contains(r#""type":"tool_result""#));
+    }
     run.child.kill().unwrap();
     run.child.wait().unwrap();
-    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "second version\n");
-    assert!(!root.join("lib").exists());
+    assert_ne!(std::fs::read_to_string(root.join("f.txt")).unwrap(), files[0].1);
     amend_and_prune(root);
     assert!(
         !git_succeeds(root, &["cat-file", "-e", first_blob.trim()]),
         "git pruned the first version's blob"
     );
-    sb.bare().arg("undo").assert().success();
-    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
-    assert_eq!(std::fs::read_to_string(root.join("lib/deep/two.txt")).unwrap(), "two\n");
-    assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
+    sb
 }
 
 /// Whether a git command succeeds in `dir`.
@@ -549,45 +535,57 @@ fn git_succeeds(dir: &Path, args: &[&str]) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// A `write` to a clean tracked file, and a recursive `remove` of a tracked directory, copy
+/// their git blobs before the files change: with brute killed before its turn's end and git's
+/// copies pruned (see [`killed_after_calls_then_pruned`]), `brute undo` still restores
+/// everything from brute's store.
+#[test]
+fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undoes() {
+    if !have_git() {
+        return;
+    }
+    let sb = killed_after_calls_then_pruned(
+        &[
+            ("f.txt", "first version\n"),
+            ("g.txt", "untouched\n"),
+            ("lib/one.txt", "one\n"),
+            ("lib/deep/two.txt", "two\n"),
+        ],
+        &[
+            ("w", "write", r#"{"file_path":"f.txt","content":"second version\n"}"#),
+            ("r", "remove", r#"{"path":"lib","recursive":true}"#),
+        ],
+    );
+    let root = sb.project.path();
+    assert!(!root.join("lib").exists());
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
+    assert_eq!(std::fs::read_to_string(root.join("lib/deep/two.txt")).unwrap(), "two\n");
+    assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
+}
+
 /// The same for a command: after a `shell` call, the git blobs of the tracked files the file
 /// watcher saw it change are copied (all under a directory it moved away), so a `sed -i` and a
 /// `mv` of a brute killed before the turn's end are still undone after a history rewrite and
 /// `git gc --prune=now`.
 #[test]
 fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() {
-    use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
     if !have_git() {
         return;
     }
-    let sb = Sandbox::new();
-    let root = sb.project.path();
-    git(root, &["init", "-q"]);
-    write(root, "f.txt", "first version\n");
-    write(root, "g.txt", "untouched\n");
-    write(root, "lib/one.txt", "one\n");
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-qm", "init"]);
-    let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
-    let server = MockServer::start();
-    server.push(Reply::sse(openai_sse(
-        "",
+    let sb = killed_after_calls_then_pruned(
+        &[
+            ("f.txt", "first version\n"),
+            ("g.txt", "untouched\n"),
+            ("lib/one.txt", "one\n"),
+        ],
         &[(
             "s",
             "shell",
             r#"{"command":"sed -i 's/first/second/' f.txt && mv lib moved && sed -i 's/one/ONE/' moved/one.txt"}"#,
         )],
-    )));
-    server.push(Reply::sse(openai_sse("never", &[])).stall());
-    let mut run = Streaming::start(sb.std_brute(&server), "change f");
-    run.until(|line| line.contains(r#""type":"tool_result""#));
-    run.child.kill().unwrap();
-    run.child.wait().unwrap();
-    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "second version\n");
-    amend_and_prune(root);
-    assert!(
-        !git_succeeds(root, &["cat-file", "-e", first_blob.trim()]),
-        "git pruned the first version's blob"
     );
+    let root = sb.project.path();
     sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
     // A directory moved whole says so in one event: what was in it was kept too.

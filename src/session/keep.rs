@@ -110,6 +110,12 @@ impl ChangeKeeper {
                 })
                 .collect()
         };
+        self.copy_blobs(&ids);
+    }
+
+    /// Copies the git blobs `ids` into the store; one that cannot be copied stays a reference
+    /// (the turn's end tries again), and is logged.
+    fn copy_blobs(&self, ids: &[String]) {
         if ids.is_empty() {
             return;
         }
@@ -117,10 +123,10 @@ impl ChangeKeeper {
         match self.objects.secure_git(&ids) {
             Ok(failed) => {
                 for (id, why) in failed {
-                    tracing::warn!(%id, %why, "cannot copy a git blob a command changed");
+                    tracing::warn!(%id, %why, "cannot copy a git blob the turn's undo needs");
                 }
             }
-            Err(error) => tracing::warn!(%error, "cannot copy the git blobs a command changed"),
+            Err(error) => tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs"),
         }
     }
 
@@ -129,18 +135,7 @@ impl ChangeKeeper {
     /// would not). A blob that cannot be copied stays a reference (the turn's end tries again).
     fn keep_git_blobs(&self, rel: &str) {
         let ids = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).git_ids_at(rel);
-        if ids.is_empty() {
-            return;
-        }
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        match self.objects.secure_git(&ids) {
-            Ok(failed) => {
-                for (id, why) in failed {
-                    tracing::warn!(%id, %why, "cannot copy a git blob before the file changes");
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot copy a git blob before the file changes"),
-        }
+        self.copy_blobs(&ids);
     }
 
     /// In a turn without a checkpoint: records `rel` as it is now, the first time a tool is
@@ -180,16 +175,12 @@ impl ChangeKeeper {
         };
         touched.dirty = true;
         // A clean tracked file is recorded as git's blob: copied now, before it changes.
-        let git: Vec<&str> = states
+        let git: Vec<String> = states
             .values()
-            .map(|state| state.id.as_str())
-            .filter(|id| super::git_baseline::git_hex(id).is_some())
+            .filter(|state| super::git_baseline::git_hex(&state.id).is_some())
+            .map(|state| state.id.clone())
             .collect();
-        if !git.is_empty()
-            && let Err(error) = self.objects.secure_git(&git)
-        {
-            tracing::warn!(%error, "cannot copy a git blob before the file changes");
-        }
+        self.copy_blobs(&git);
         for path in new {
             match states.get(&path) {
                 Some(state) => {
