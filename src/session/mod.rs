@@ -242,6 +242,7 @@ pub fn replay_bytes(bytes: &[u8]) -> Loaded {
 fn apply_record(loaded: &mut Loaded, record: Record) {
     // The newest turn of a number wins (files written by two processes at once may repeat one).
     let find = |turns: &mut Vec<Turn>, turn: u32| turns.iter().rposition(|t| t.turn == turn);
+    let tools_only = matches!(record, Record::ToolsTurn { .. });
     match record {
         Record::Meta { .. } => {}
         Record::Message { message } => {
@@ -255,15 +256,8 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             history_len,
             prompt,
             at_ms,
-        } => loaded.turns.push(Turn {
-            turn,
-            start: manifest,
-            history_len,
-            prompt,
-            at_ms,
-            ..Turn::default()
-        }),
-        Record::ToolsTurn {
+        }
+        | Record::ToolsTurn {
             turn,
             manifest,
             history_len,
@@ -275,7 +269,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             history_len,
             prompt,
             at_ms,
-            tools_only: true,
+            tools_only,
             ..Turn::default()
         }),
         Record::TurnEnd {

@@ -248,23 +248,7 @@ impl Recorder {
                 // The turn records what the built-in tools change instead (see
                 // `Record::Touched`); said once (the tree stays too big).
                 let empty = checkpoint::save_manifest(self.store.objects(), &checkpoint::Manifest::new())?;
-                let at_ms = now_ms();
-                self.file.append(&Record::ToolsTurn {
-                    turn,
-                    manifest: empty.clone(),
-                    history_len,
-                    prompt: prompt.to_owned(),
-                    at_ms,
-                })?;
-                self.turns.push(Turn {
-                    turn,
-                    start: empty,
-                    history_len,
-                    prompt: prompt.to_owned(),
-                    at_ms,
-                    tools_only: true,
-                    ..Turn::default()
-                });
+                self.open_turn(turn, empty, prompt, history_len, true)?;
                 *self.touched.lock().unwrap_or_else(|e| e.into_inner()) = Some(Default::default());
                 if std::mem::replace(&mut self.over_budget, true) {
                     return Ok(());
@@ -280,20 +264,45 @@ impl Recorder {
             }
         };
         self.consolidate();
+        self.open_turn(turn, manifest, prompt, history_len, false)
+    }
+
+    /// Records turn `turn`'s start (`manifest`) and adds the turn: a whole-tree checkpoint,
+    /// or with `tools_only` a turn over the budget (see [`Record::ToolsTurn`]).
+    fn open_turn(
+        &mut self,
+        turn: u32,
+        manifest: String,
+        prompt: &str,
+        history_len: usize,
+        tools_only: bool,
+    ) -> std::io::Result<()> {
         let at_ms = now_ms();
-        self.file.append(&Record::Checkpoint {
-            turn,
-            manifest: manifest.clone(),
-            history_len,
-            prompt: prompt.to_owned(),
-            at_ms,
+        let (prompt, start) = (prompt.to_owned(), manifest.clone());
+        self.file.append(&if tools_only {
+            Record::ToolsTurn {
+                turn,
+                manifest,
+                history_len,
+                prompt: prompt.clone(),
+                at_ms,
+            }
+        } else {
+            Record::Checkpoint {
+                turn,
+                manifest,
+                history_len,
+                prompt: prompt.clone(),
+                at_ms,
+            }
         })?;
         self.turns.push(Turn {
             turn,
-            start: manifest,
+            start,
             history_len,
-            prompt: prompt.to_owned(),
+            prompt,
             at_ms,
+            tools_only,
             ..Turn::default()
         });
         Ok(())
