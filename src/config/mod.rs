@@ -570,7 +570,9 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         permissions,
         models,
         hooks,
-        mcp_servers
+        mcp_servers,
+        checkpoint_max_entries,
+        checkpoint_max_file_bytes
     );
     ignored
 }
@@ -1195,14 +1197,30 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(
             dir.path().join(".brute/config.toml"),
-            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\ncheckpoint_max_entries = 0\ncheckpoint_max_file_bytes = 99999999999\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
         let s = load(dir.path(), &Flags::default(), &env, None).unwrap();
         assert_eq!(
             s.untrusted_ignored,
-            ["base_url", "tools", "sandbox", "models", "mcp_servers"]
+            [
+                "base_url",
+                "tools",
+                "sandbox",
+                "models",
+                "mcp_servers",
+                "checkpoint_max_entries",
+                "checkpoint_max_file_bytes"
+            ]
+        );
+        assert_eq!(
+            (s.checkpoint_max_entries.value, s.checkpoint_max_file_bytes.value),
+            (
+                crate::session::checkpoint::DEFAULT_MAX_ENTRIES,
+                crate::session::checkpoint::DEFAULT_MAX_FILE_BYTES
+            ),
+            "a cloned repo neither turns off nor blows up the undo of its turns"
         );
         assert!(s.mcp_servers.is_empty(), "a cloned repo starts no MCP server");
         assert!(s.models.is_empty(), "a cloned repo sets no prices");

@@ -23,8 +23,10 @@ pub const RISKY_KEYS: &[&str] = &[
     "permissions",
     "hooks",
     "mcp_servers",
-    // A cloned repository must not turn off (0) or blow up the undo of its own turns.
+    // A cloned repository must not turn off (0) or blow up the undo of its own turns, nor
+    // have brute copy every file of any size into the data directory.
     "checkpoint_max_entries",
+    "checkpoint_max_file_bytes",
 ];
 
 const FILE: &str = "trusted-projects.json";
