@@ -31,23 +31,7 @@ type Tree = BTreeMap<String, (Option<Vec<u8>>, u32)>;
 
 /// Every file and directory under `root`, with content and mode.
 fn tree(root: &Path) -> Tree {
-    let mut out = Tree::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.is_dir() {
-                stack.push(path);
-                out.insert(rel, (None, mode));
-            } else {
-                out.insert(rel, (Some(std::fs::read(&path).unwrap()), mode));
-            }
-        }
-    }
-    out
+    support::tree_snapshot(root)
 }
 
 /// Names what differs between two trees (empty when identical).

@@ -14,13 +14,7 @@ use brute::agent::Agent;
 use brute::protocol::Event;
 use brute::session::checkpoint::{self, Budget};
 use brute::session::{Recorder, SessionStore};
-use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates a node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
+use support::{MockServer, Reply, Sandbox, Streaming, mkfifo, openai_sse};
 
 /// Lets the held walk go (blocks until brute's walk has the FIFO open).
 fn release(fifo: &Path) {
@@ -299,26 +293,8 @@ fn differs_from_disk(agent: &Agent, root: &Path, id: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every file and directory under `root`: content (or `None` for a directory) and mode.
 fn snapshot(root: &Path) -> std::collections::BTreeMap<String, (Option<Vec<u8>>, u32)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            let mode = meta.permissions().mode() & 0o7777;
-            if meta.is_dir() {
-                stack.push(path);
-                out.insert(rel, (None, mode));
-            } else {
-                out.insert(rel, (Some(std::fs::read(&path).unwrap()), mode));
-            }
-        }
-    }
-    out
+    support::tree_snapshot(root)
 }
 
 /// With the file watcher, the turn's end re-lists only the touched directories, yet sees a

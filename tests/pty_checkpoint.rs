@@ -16,9 +16,7 @@ fn the_ui_takes_a_prompt_while_the_first_checkpoint_is_held_and_the_write_waits_
     let sb = Sandbox::new();
     sb.write("notes.txt", "original\n");
     let fifo = sb.home.path().join("hold");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid C string; mkfifo only creates a node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    support::mkfifo(&fifo);
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "Editing. ",

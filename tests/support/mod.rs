@@ -880,3 +880,33 @@ pub fn run_turn(agent: &mut brute::agent::Agent, prompt: &str) {
     let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
 }
+
+/// Every file and directory under `root` (links not followed): content (`None` for a
+/// directory) and mode. Two trees compare equal when undo restored one exactly.
+pub fn tree_snapshot(root: &std::path::Path) -> std::collections::BTreeMap<String, (Option<Vec<u8>>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, (None, mode));
+            } else {
+                out.insert(rel, (Some(std::fs::read(&path).unwrap()), mode));
+            }
+        }
+    }
+    out
+}
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
