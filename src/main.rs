@@ -53,7 +53,8 @@ fn main() -> ExitCode {
                             | brute::app::SetupError::Provider(brute::provider::ProviderError::Replay(_))
                     )
                 );
-            eprintln!("brute: {error:#}");
+            // An error may name a file of the tree, escape sequences and all.
+            eprintln!("brute: {}", brute::sanitize::sanitize(&format!("{error:#}")));
             if usage { exit::USAGE } else { exit::ERROR }
         }
     };
@@ -386,6 +387,7 @@ fn undo_command(
                 "unfinished"
             };
             let prompt: String = turn.prompt.lines().next().unwrap_or("").chars().take(60).collect();
+            let prompt = brute::sanitize::sanitize(&prompt);
             outln!(
                 "  turn {:>3}  {}  {changed:>3} paths changed  {state:<10} {prompt}",
                 turn.turn,
@@ -415,7 +417,9 @@ fn undo_command(
     };
     match moved {
         Some(moved) => {
-            outln!("{}", moved.describe(if redo { "redid" } else { "undid" }));
+            // Paths are the tree's: a name may hold escape sequences.
+            let described = moved.describe(if redo { "redid" } else { "undid" });
+            outln!("{}", brute::sanitize::sanitize(&described));
             Ok(exit::OK)
         }
         None => {

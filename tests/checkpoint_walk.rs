@@ -8,6 +8,7 @@
 mod support;
 
 use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use brute::agent::Agent;
@@ -457,6 +458,11 @@ fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
         &[
             ("w", "write", r#"{"file_path":"a.txt","content":"after\n"}"#),
             ("k", "write", r#"{"file_path":"keep.txt","content":"the agent's\n"}"#),
+            (
+                "e",
+                "write",
+                r#"{"file_path":"esc\u001b]0;owned\u0007.txt","content":"named\n"}"#,
+            ),
         ],
     )));
     server.push(Reply::sse(openai_sse("Done.", &[])));
@@ -471,12 +477,15 @@ fn brute_p_over_the_budget_then_brute_undo_takes_back_the_tools_changes() {
         .args(["undo", "--list"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("2 paths changed"));
+        .stdout(predicate::str::contains("3 paths changed"));
     sb.bare()
         .arg("undo")
         .assert()
         .success()
-        .stdout(predicate::str::contains("restored a.txt").and(predicate::str::contains("keep.txt")));
+        .stdout(predicate::str::contains("restored a.txt").and(predicate::str::contains("keep.txt")))
+        // The made file's name is printed without its escape sequence.
+        .stdout(predicate::str::contains("esc").and(predicate::str::contains("\u{1b}").not()));
+    assert!(!sb.path("esc\u{1b}]0;owned\u{7}.txt").exists());
     assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "before\n");
     assert_eq!(
         std::fs::read_to_string(sb.path("keep.txt")).unwrap(),
@@ -520,4 +529,75 @@ fn a_turn_over_the_budget_with_its_start_lost_never_deletes_what_it_did_not_make
     std::fs::write(&path, damaged).unwrap();
     sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read_to_string(sb.path("a.txt")).unwrap(), "after\n");
+}
+
+/// Hostile paths in a turn over the budget, each with a defined outcome: a `write` through a
+/// link pointing out of the project and a `write` to `../` (whatever the tools' guards let
+/// happen outside, undo never touches it: it is not recorded), a `write` over a file bigger
+/// than `checkpoint_max_file_bytes` (its earlier content cannot be kept: the turn lists it,
+/// undo leaves it), a `write` to a FIFO (refused, nothing blocks), and a file whose name holds
+/// an escape sequence (made, and removed again by undo).
+#[test]
+fn over_the_budget_hostile_paths_have_defined_outcomes() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for i in 0..60 {
+        std::fs::write(r.join(format!("f{i}.txt")), "x\n").unwrap();
+    }
+    std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), r.join("out")).unwrap();
+    std::fs::write(r.join("big.bin"), vec![b'a'; 4096]).unwrap();
+    mkfifo(&r.join("pipe"));
+    let store = SessionStore::new(data.path(), r);
+    let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1024);
+    recorder.set_budget(Budget {
+        entries: 50,
+        ..Budget::default()
+    });
+    let escape = format!("{}/../escape.txt", r.display());
+    let script = format!(
+        r#"{{"tool_calls": [{{"name": "write", "arguments": {{"file_path": "out", "content": "through the link\n"}}}}, {{"name": "write", "arguments": {{"file_path": "{escape}", "content": "escaped\n"}}}}, {{"name": "write", "arguments": {{"file_path": "big.bin", "content": "small now\n"}}}}, {{"name": "write", "arguments": {{"file_path": "pipe", "content": "x"}}}}, {{"name": "write", "arguments": {{"file_path": "esc\u001b]0;owned\u0007.txt", "content": "named\n"}}}}]}}
+{{"text": "done"}}"#
+    );
+    let (mut agent, _events) = support::replay_agent(r, recorder, &script);
+    run(&mut agent, "hostile");
+    let outside_after = snapshot(outside.path());
+    let parent_escape = r.parent().unwrap().join("escape.txt");
+    let escaped_after = std::fs::read(&parent_escape).ok();
+    let named = "esc\u{1b}]0;owned\u{7}.txt";
+    assert_eq!(std::fs::read_to_string(r.join(named)).unwrap(), "named\n");
+    assert_eq!(std::fs::read_to_string(r.join("big.bin")).unwrap(), "small now\n");
+    let turn = agent.with_recorder(|r| r.turns[0].clone()).unwrap();
+    assert!(
+        turn.tools_only && turn.skipped.contains(&"big.bin".to_owned()),
+        "{turn:?}"
+    );
+
+    let (message, _) = agent.undo(false, false, false);
+    assert!(message.contains("undid turn 1"), "{message}");
+    assert!(!r.join(named).exists(), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(r.join("big.bin")).unwrap(),
+        "small now\n",
+        "left as it is"
+    );
+    assert!(
+        std::fs::symlink_metadata(r.join("pipe")).unwrap().file_type().is_fifo(),
+        "the FIFO is still a FIFO"
+    );
+    assert!(
+        std::fs::symlink_metadata(r.join("out"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        snapshot(outside.path()),
+        outside_after,
+        "undo never touches what is outside"
+    );
+    assert_eq!(std::fs::read(&parent_escape).ok(), escaped_after);
+    let _ = std::fs::remove_file(parent_escape);
 }
