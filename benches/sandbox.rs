@@ -24,8 +24,8 @@ fn main() {
     );
     let project = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir_all(project.path().join(".git")).expect(".git");
-    let confined = brute::sandbox::Policy::for_project(brute::sandbox::Mode::WorkspaceWrite, project.path(), &[], None);
-    let full = brute::sandbox::Policy::for_project(brute::sandbox::Mode::FullAccess, project.path(), &[], None);
+    let confined = brute::sandbox::Policy::for_project(brute::sandbox::Mode::WorkspaceWrite, project.path(), &[], &[]);
+    let full = brute::sandbox::Policy::for_project(brute::sandbox::Mode::FullAccess, project.path(), &[], &[]);
     let (mut direct, mut unconfined, mut sandboxed) = (Vec::new(), Vec::new(), Vec::new());
     runtime.block_on(async {
         for _ in 0..100 {

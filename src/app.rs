@@ -197,16 +197,17 @@ pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
     let data_dir = paths::data_dir();
     let extra_roots = settings.extra_roots();
     let approvals_file = data_dir.as_deref().map(|d| crate::permission::approvals::file(d, root));
+    let own_dirs: Vec<PathBuf> = data_dir.iter().cloned().chain(paths::config_dir()).collect();
     let mut rules = settings.rules.clone();
     if let Some(file) = &approvals_file {
         rules.append(crate::permission::approvals::load(file));
     }
     crate::agent::state::Access {
-        policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, data_dir.as_deref()),
+        policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, &own_dirs),
         yolo: settings.yolo,
         sandbox_available: None,
         extra_roots,
-        data_dir,
+        own_dirs,
         rules,
         approvals_file,
     }

@@ -6,6 +6,8 @@
 
 pub mod agent;
 pub mod app;
+#[cfg(target_os = "linux")]
+pub mod beneath;
 pub mod cli;
 pub mod config;
 pub mod hooks;

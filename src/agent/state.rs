@@ -46,8 +46,8 @@ pub struct Access {
     pub sandbox_available: Option<bool>,
     /// The project's writable extra roots (to rebuild the policy when the mode changes).
     pub extra_roots: Vec<PathBuf>,
-    /// brute's data directory (writable to commands in workspace-write).
-    pub data_dir: Option<PathBuf>,
+    /// brute's data and config directories: read-only to commands wherever they lie.
+    pub own_dirs: Vec<PathBuf>,
     /// Permission rules: config files, then approvals saved for this project.
     pub rules: crate::permission::Rules,
     /// Where "always allow in this project" approvals are saved (the person's data, keyed by
@@ -82,7 +82,7 @@ impl AgentState {
                     crate::sandbox::Mode::FullAccess,
                     &PathBuf::new(),
                     &[],
-                    None,
+                    &[],
                 ),
                 sandbox_available: Some(true),
                 ..Access::default()
@@ -112,8 +112,7 @@ impl AgentState {
     /// Switches the sandbox mode from the next call on.
     pub fn set_mode(&self, mode: crate::sandbox::Mode) {
         let mut access = self.access.lock().unwrap_or_else(|e| e.into_inner());
-        access.policy =
-            crate::sandbox::Policy::for_project(mode, &self.root, &access.extra_roots, access.data_dir.as_deref());
+        access.policy = crate::sandbox::Policy::for_project(mode, &self.root, &access.extra_roots, &access.own_dirs);
     }
 
     /// Whether the person allowed calls like this one for the session.

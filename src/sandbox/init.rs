@@ -17,10 +17,16 @@
 //! - Without the privileges for namespaces (as root they need none; otherwise a user namespace
 //!   maps the caller's own ids), PROGRAM is exec'd directly — but only under `full-access`: a
 //!   confined policy that cannot be enforced exits with [`UNAVAILABLE`] and runs nothing.
+//! - PROGRAM starts in a session of its own (`setsid`): it has no controlling terminal, so it
+//!   cannot open `/dev/tty` and push keystrokes into the person's terminal (or brute's own
+//!   dialogs) with `TIOCSTI` — the flaw bubblewrap fixed as CVE-2017-5226.
 //! - A confined policy ([`Policy`]) is enforced in the init before PROGRAM starts, and so holds
 //!   for everything PROGRAM starts: Landlock lets it write only the policy's trees (and a few
-//!   devices), `.git/` and `.brute/` are bind-mounted read-only, and without network it lives in
-//!   a network namespace of its own whose loopback reaches nothing outside.
+//!   devices; never `mknod` a device), every `.git`, `.brute/` and brute's own dirs are
+//!   bind-mounted read-only, new UTS and IPC namespaces keep the host's hostname and SysV IPC out
+//!   of reach, without network it lives in a network namespace of its own whose loopback reaches
+//!   nothing outside, and then ([`super::harden`]) every capability is dropped (root's too),
+//!   `no_new_privs` is set and a seccomp filter refuses `TIOCSTI` and `TIOCLINUX`.
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -64,7 +70,7 @@ fn run(policy: &Policy, argv: &[OsString]) -> u8 {
         eprintln!("brute sandbox: no program, or an argument holds a NUL byte");
         return 127;
     };
-    if !enter_namespaces(!policy.network) {
+    if !enter_namespaces(!policy.network, policy.confined()) {
         if policy.confined() {
             eprintln!("brute sandbox: cannot create namespaces here; the command did not run");
             return UNAVAILABLE;
@@ -111,13 +117,16 @@ fn to_cstrings(argv: &[OsString]) -> Option<Vec<CString>> {
     argv.iter().map(|a| CString::new(a.as_bytes()).ok()).collect()
 }
 
-/// New PID and mount namespaces (and a network one, `isolate_network`) for the children of
-/// this process: directly as root, else inside a new user namespace that maps our own uid and
-/// gid.
-fn enter_namespaces(isolate_network: bool) -> bool {
+/// New PID and mount namespaces (and a network one, `isolate_network`; UTS and IPC ones when
+/// `confined`) for the children of this process: directly as root, else inside a new user
+/// namespace that maps our own uid and gid.
+fn enter_namespaces(isolate_network: bool, confined: bool) -> bool {
     let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
     if isolate_network {
         flags |= libc::CLONE_NEWNET;
+    }
+    if confined {
+        flags |= libc::CLONE_NEWUTS | libc::CLONE_NEWIPC;
     }
     // SAFETY: unshare only changes this process's namespaces.
     if unsafe { libc::unshare(flags) } == 0 {
@@ -187,7 +196,7 @@ fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
         private
     };
     if policy.confined()
-        && let Err(problem) = confine(policy, private)
+        && let Err(problem) = confine(policy, private).and_then(|()| super::harden::drop_privileges())
     {
         eprintln!("brute sandbox: {problem}; the command did not run");
         return UNAVAILABLE;
@@ -206,6 +215,9 @@ fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
     let main = unsafe { libc::fork() };
     if main == 0 {
         reset_signals();
+        // A session of its own: no controlling terminal (brute's, or the person's shell's).
+        // SAFETY: setsid has no memory effects; the child is not a group leader, so it cannot fail.
+        unsafe { libc::setsid() };
         exec(program);
         // SAFETY: leaving the child without running the parent's destructors.
         unsafe { libc::_exit(127) };
@@ -351,20 +363,33 @@ fn loopback_up() {
     }
 }
 
+/// Devices whose ioctls a command needs (its own pseudo-terminals); `/dev/tty` is not one:
+/// without a controlling terminal it cannot be opened, and its ioctls are what `TIOCSTI` abuses.
+const IOCTL_DEVICES: &[&str] = &["/dev/ptmx", "/dev/pts"];
+
 /// Landlock: read everywhere (or only the policy's `readable` trees and the base set), write
-/// only the policy's trees and the devices above.
+/// only the policy's trees and the devices above. Making device nodes (`mknod` of a block or
+/// character device) is granted nowhere, and where the kernel has the right (ABI 5) device
+/// ioctls only on a command's own pseudo-terminals.
 fn landlock(policy: &Policy) -> Result<(), String> {
     use landlock::{
-        ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+        ABI, Access, AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
     };
-    let abi = ABI::V3;
+    let abi = ABI::V5;
     let fail = |e: &dyn std::fmt::Display| format!("cannot set up Landlock: {e}");
-    let writable: Vec<&std::path::Path> = policy
+    let never: BitFlags<AccessFs> = AccessFs::MakeBlock | AccessFs::MakeChar;
+    let write = AccessFs::from_all(abi) & !never & !AccessFs::IoctlDev;
+    let trees: Vec<&std::path::Path> = policy
         .writable
         .iter()
         .map(|p| p.as_path())
         .filter(|p| p.exists())
         .chain(DEVICES.iter().map(std::path::Path::new))
+        .collect();
+    let ioctl: Vec<&std::path::Path> = IOCTL_DEVICES
+        .iter()
+        .map(std::path::Path::new)
+        .filter(|p| p.exists())
         .collect();
     // Read everywhere, or (a skill script's policy) only the base set and the granted trees.
     let readable: Vec<&std::path::Path> = match &policy.readable {
@@ -383,7 +408,9 @@ fn landlock(policy: &Policy) -> Result<(), String> {
         .map_err(|e| fail(&e))?
         .add_rules(path_beneath_rules(readable, AccessFs::from_read(abi)))
         .map_err(|e| fail(&e))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .add_rules(path_beneath_rules(trees, write))
+        .map_err(|e| fail(&e))?
+        .add_rules(path_beneath_rules(ioctl, write | AccessFs::IoctlDev))
         .map_err(|e| fail(&e))?
         .restrict_self()
         .map_err(|e| fail(&e))?;

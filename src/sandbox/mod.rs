@@ -19,6 +19,9 @@
 // The mechanism is Linux's (namespaces, Landlock, PR_SET_PDEATHSIG); other platforms get
 // their own module here. Elsewhere `available()` says no, so confined modes refuse to start
 // and `full-access` runs commands directly.
+pub mod git_dirs;
+#[cfg(target_os = "linux")]
+pub mod harden;
 #[cfg(target_os = "linux")]
 pub mod init;
 pub mod policy;
@@ -120,9 +123,16 @@ where
             c.arg(INIT_ARG)
                 .arg("--parent")
                 .arg(parent.to_string())
-                .args(policy.to_args())
-                .arg("--")
-                .arg(program);
+                .args(policy.to_args());
+            // Nested repositories' `.git` are as read-only as the project's own.
+            if policy.confined() {
+                for root in &policy.git_roots {
+                    for git in git_dirs::below(root).iter().filter(|g| !policy.read_only.contains(g)) {
+                        c.arg("--ro").arg(git);
+                    }
+                }
+            }
+            c.arg("--").arg(program);
             c
         }
         None if policy.confined() => {
@@ -135,6 +145,14 @@ where
     };
     command.args(args);
     Ok(command)
+}
+
+/// Says a confined command under `policy` has ended, so what it may have changed about the
+/// repositories below its roots is looked at again before the next one starts.
+pub fn command_ended(policy: &Policy) {
+    if policy.confined() {
+        git_dirs::command_ended(&policy.git_roots);
+    }
 }
 
 /// Starts [`available`]'s check on a thread, so the few ms its probe process takes overlap
@@ -199,7 +217,7 @@ fn probe_once() -> Result<(), Unavailable> {
                 return Err(Unavailable("brute's own binary cannot be found".to_owned()));
             };
             let dir = std::env::temp_dir();
-            let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], None);
+            let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], &[]);
             let output = std::process::Command::new(exe)
                 .arg(INIT_ARG)
                 .args(policy.to_args())

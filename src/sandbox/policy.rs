@@ -3,11 +3,14 @@
 //! | mode | files | network |
 //! |---|---|---|
 //! | `read-only` | read anywhere, write nowhere (but `/dev/null` and the like) | off |
-//! | `workspace-write` (default) | write the project (its `.git/` and `.brute/` stay read-only), extra roots, the temp dir and the toolchain caches ordinary builds write (never brute's data dir: it holds trust and approvals) | off |
+//! | `workspace-write` (default) | write the project and the extra roots (every `.git` in them, nested ones too, and `.brute/` stay read-only) and the temp dirs; never brute's data and config dirs (they hold trust and approvals), wherever they lie; toolchain caches only when named as extra roots | off |
 //! | `full-access` | as the person, unconfined | on |
 //!
 //! The init ([`super::init`]) enforces a policy with Landlock (files), read-only bind mounts
-//! (`.git/`, `.brute/`) and a network namespace with only a loopback of its own (network).
+//! (`.git`, `.brute/`, brute's own dirs) and a network namespace with only a loopback of its own
+//! (network). Toolchain caches (`~/.cargo/registry`, `~/.cache/pre-commit`, the Go build cache)
+//! are not writable by default: what a command leaves there runs later as the person (a
+//! rewritten `build.rs`, a pre-commit hook), outside any sandbox.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -59,8 +62,11 @@ pub struct Policy {
     pub mode: Mode,
     /// Trees commands may write (empty in read-only mode).
     pub writable: Vec<PathBuf>,
-    /// Trees inside writable ones that stay read-only (`.git`, `.brute`).
+    /// Trees inside writable ones that stay read-only (`.git`, `.brute`, brute's own dirs).
     pub read_only: Vec<PathBuf>,
+    /// The roots whose nested `.git` entries are found and made read-only too when a command
+    /// starts (the project and the extra roots; see [`super::git_dirs`]).
+    pub git_roots: Vec<PathBuf>,
     /// Whether commands reach the network.
     pub network: bool,
     /// `None`: commands read everywhere (the modes above). `Some`: they read only these trees
@@ -87,50 +93,44 @@ pub const BASE_READ: &[&str] = &[
     "/dev/random",
 ];
 
-/// Directories under the home directory that ordinary builds write (package caches).
-const CACHES: &[&str] = &[".cargo/registry", ".cargo/git", ".cache", ".npm"];
-
 impl Policy {
     /// The policy of `mode` for the project at `root`: `extra` are more writable roots
-    /// (`--add-dir`, `writable_roots`), `data_dir` is brute's own.
-    pub fn for_project(mode: Mode, root: &Path, extra: &[PathBuf], data_dir: Option<&Path>) -> Self {
+    /// (`--add-dir`, `writable_roots`), `own` are brute's data and config dirs, read-only to
+    /// commands wherever they lie (a `HOME` under `/tmp` puts them in a writable tree).
+    pub fn for_project(mode: Mode, root: &Path, extra: &[PathBuf], own: &[PathBuf]) -> Self {
         match mode {
             Mode::FullAccess => Self {
                 mode,
-                writable: Vec::new(),
-                read_only: Vec::new(),
                 network: true,
-                readable: None,
+                ..Self::default()
             },
             Mode::ReadOnly => Self {
                 mode,
-                writable: Vec::new(),
-                read_only: Vec::new(),
                 network: false,
-                readable: None,
+                ..Self::default()
             },
             Mode::WorkspaceWrite => {
-                // brute's data directory is never writable to commands: it holds the trust and
-                // approval state a command could otherwise widen for itself.
-                let _ = data_dir;
                 let mut writable: Vec<PathBuf> = std::iter::once(root.to_path_buf())
                     .chain(extra.iter().cloned())
                     .chain(std::iter::once(std::env::temp_dir()))
                     .chain(std::iter::once(PathBuf::from("/tmp")))
                     .collect();
-                if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-                    writable.extend(CACHES.iter().map(|c| Path::new(&home).join(c)));
-                }
                 writable.sort();
                 writable.dedup();
+                // brute's data and config dirs are never writable to commands: they hold the
+                // trust list and approvals a command could otherwise widen for itself.
                 let read_only = std::iter::once(root)
                     .chain(extra.iter().map(PathBuf::as_path))
                     .flat_map(|r| [r.join(".git"), r.join(".brute")])
+                    .chain(own.iter().cloned())
                     .collect();
                 Self {
                     mode,
                     writable,
                     read_only,
+                    git_roots: std::iter::once(root.to_path_buf())
+                        .chain(extra.iter().cloned())
+                        .collect(),
                     network: false,
                     readable: None,
                 }
@@ -171,6 +171,10 @@ impl Policy {
             args.push("--ro".into());
             args.push(path.clone().into_os_string());
         }
+        for path in &self.git_roots {
+            args.push("--git-root".into());
+            args.push(path.clone().into_os_string());
+        }
         args.push("--net".into());
         args.push(if self.network { "on" } else { "off" }.into());
         if let Some(readable) = &self.readable {
@@ -201,6 +205,7 @@ impl Policy {
                 }
                 (Some("--write"), Some(v)) => policy.writable.push(PathBuf::from(v)),
                 (Some("--ro"), Some(v)) => policy.read_only.push(PathBuf::from(v)),
+                (Some("--git-root"), Some(v)) => policy.git_roots.push(PathBuf::from(v)),
                 (Some("--net"), Some(v)) => policy.network = v == "on",
                 (Some("--limit-reads"), Some(_)) => {
                     policy.readable.get_or_insert_with(Vec::new);
@@ -225,7 +230,8 @@ mod tests {
 
     #[test]
     fn args_round_trip() {
-        let policy = Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[PathBuf::from("/x")], None);
+        let own = [PathBuf::from("/tmp/home/.local/share/brute")];
+        let policy = Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[PathBuf::from("/x")], &own);
         assert!(policy.writable.contains(&PathBuf::from("/p")));
         assert!(policy.read_only.contains(&PathBuf::from("/p/.git")));
         let mut args = policy.to_args();
@@ -237,11 +243,14 @@ mod tests {
         assert!(policy.allows_write(Path::new("/p/src/a.rs")));
         assert!(!policy.allows_write(Path::new("/p/.git/config")));
         assert!(!policy.allows_write(Path::new("/etc/passwd")));
+        // brute's own dirs stay read-only although /tmp is writable.
+        assert!(policy.allows_write(Path::new("/tmp/x")));
+        assert!(!policy.allows_write(Path::new("/tmp/home/.local/share/brute/trusted.toml")));
         // A read-limited policy (a skill script's) round-trips too, an empty list included.
         for readable in [vec![PathBuf::from("/skill"), PathBuf::from("/p/src")], Vec::new()] {
             let limited = Policy {
                 readable: Some(readable),
-                ..Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[], None)
+                ..Policy::for_project(Mode::WorkspaceWrite, Path::new("/p"), &[], &[])
             };
             let mut args = limited.to_args();
             args.push("--".into());

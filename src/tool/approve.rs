@@ -149,7 +149,10 @@ impl Middleware for Approve {
                 Decision::Allow(_) => return next.run(args, ctx).await,
                 Decision::Ask(Some(matched)) => format!("the rule ask `{}` ({})", matched.rule, matched.source),
                 Decision::Ask(None) | Decision::Default => match (reason(&next, &args, ctx), hook) {
-                    (Some(_), Some(Permission::Allow)) => return next.run(args, ctx).await,
+                    (Some(_), Some(Permission::Allow)) => {
+                        ctx.approve_beyond_roots();
+                        return next.run(args, ctx).await;
+                    }
                     (Some(reason), _) => reason,
                     (None, Some(Permission::Ask)) => hook_asks.to_owned(),
                     (None, _) => return next.run(args, ctx).await,
@@ -165,6 +168,7 @@ impl Middleware for Approve {
                 None => approval_key(tool.name(), &args, tool.escalation(&args).is_some()),
             };
             if ctx.agent.access().yolo || ctx.agent.approved(tool.name(), &key) {
+                ctx.approve_beyond_roots();
                 return next.run(args, ctx).await;
             }
             let detail = ["command", "content", "new_string"]
@@ -182,11 +186,15 @@ impl Middleware for Approve {
                 Response::Approval {
                     decision: ApprovalDecision::Once,
                     ..
-                } => next.run(args, ctx).await,
+                } => {
+                    ctx.approve_beyond_roots();
+                    next.run(args, ctx).await
+                }
                 Response::Approval {
                     decision: ApprovalDecision::Session,
                     ..
                 } => {
+                    ctx.approve_beyond_roots();
                     ctx.agent.approve_for_session(tool.name(), &key);
                     next.run(args, ctx).await
                 }
@@ -194,6 +202,7 @@ impl Middleware for Approve {
                     decision: ApprovalDecision::Project,
                     ..
                 } => {
+                    ctx.approve_beyond_roots();
                     ctx.agent.approve_for_session(tool.name(), &key);
                     remember_for_project(tool.name(), &args, external.is_some(), ctx);
                     next.run(args, ctx).await

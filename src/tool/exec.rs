@@ -212,6 +212,7 @@ impl Executor {
             overflow_dir: self.agent.overflow_dir.clone(),
             agent: self.agent.clone(),
             ticket: Arc::new(std::sync::Mutex::new(ticket)),
+            beyond_roots: Arc::default(),
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();

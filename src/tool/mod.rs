@@ -14,6 +14,7 @@ pub mod html;
 pub mod mutation;
 pub mod params;
 pub mod patch;
+pub mod place;
 pub mod read;
 pub mod registry;
 pub mod remove;
@@ -176,6 +177,10 @@ pub struct ToolContext {
     /// The place in the per-file queue reserved for this call, in call order; the
     /// [`adapter::FileQueue`] middleware waits on it.
     pub(crate) ticket: Arc<std::sync::Mutex<Option<mutation::Ticket>>>,
+    /// Set by the approval step when the person (or `--yolo`) approved this call beyond what the
+    /// sandbox mode allows: only then may a file tool act outside the writable roots
+    /// ([`place`]).
+    pub(crate) beyond_roots: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ToolContext {
@@ -193,7 +198,18 @@ impl ToolContext {
             overflow_dir: agent.overflow_dir.clone(),
             agent,
             ticket: Arc::default(),
+            beyond_roots: Arc::default(),
         }
+    }
+
+    /// Whether this call was approved beyond the sandbox mode (see [`ToolContext::beyond_roots`]).
+    pub fn approved_beyond_roots(&self) -> bool {
+        self.beyond_roots.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Marks this call approved beyond the sandbox mode (the approval step does).
+    pub(crate) fn approve_beyond_roots(&self) {
+        self.beyond_roots.store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// Takes the reserved queue ticket, if any.

@@ -2,7 +2,6 @@
 //! snapshot store that makes every mutation undoable, and atomic writes.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
@@ -118,37 +117,32 @@ impl Snapshot {
         }
     }
 
-    /// Puts `path` back the way this snapshot saw it.
+    /// Puts `path` back the way this snapshot saw it. The path's parent is resolved once and
+    /// everything is done beneath it without following links ([`crate::beneath`]), so a link
+    /// swapped into the path meanwhile makes the restore fail instead of writing through it.
     pub fn restore(&self, path: &Path) -> std::io::Result<()> {
-        use std::os::unix::fs::PermissionsExt;
+        let (root, rel) = at(path)?;
         match self {
             Snapshot::Missing => remove_entry(path),
             Snapshot::Dir { mode } => {
                 if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
                     remove_entry(path)?;
                 }
-                std::fs::create_dir_all(path)?;
+                root.dir(&rel, true)?;
                 // Writable for now so what belonged inside can be restored; [`Snapshot::finish`]
                 // sets the exact mode once the children are back.
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode | 0o700))
+                root.chmod(&rel, *mode | 0o700)
             }
             Snapshot::Symlink { target } => {
                 if std::fs::read_link(path).is_ok_and(|t| &t == target) {
                     return Ok(());
                 }
-                remove_entry(path)?;
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::os::unix::fs::symlink(target, path)
+                root.symlink(target, &rel)
             }
             Snapshot::File { bytes, mode } => {
-                // A link now at the path is replaced, not written through.
-                if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-                    std::fs::remove_file(path)?;
-                }
-                write_atomic(path, bytes)?;
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
+                // A link now at the path is replaced (renamed over), not written through.
+                root.write(&rel, bytes)?;
+                root.chmod(&rel, *mode)
             }
         }
     }
@@ -157,12 +151,27 @@ impl Snapshot {
 impl Snapshot {
     /// Completes a restore: a directory gets its exact mode (call after its children).
     pub fn finish(&self, path: &Path) -> std::io::Result<()> {
-        use std::os::unix::fs::PermissionsExt;
         match self {
-            Snapshot::Dir { mode } => std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)),
+            Snapshot::Dir { mode } => {
+                let (root, rel) = at(path)?;
+                root.chmod(&rel, *mode)
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// `path` as a root (`/`) and the path beneath it, its parent's links resolved now: what is
+/// then done there follows no link ([`crate::beneath`]).
+fn at(path: &Path) -> std::io::Result<(crate::beneath::Root, PathBuf)> {
+    let absolute = std::path::absolute(path)?;
+    let target = match (absolute.parent(), absolute.file_name()) {
+        (Some(parent), Some(name)) => super::guard::real_path(parent).join(name),
+        _ => absolute,
+    };
+    let root = crate::beneath::Root::open(Path::new("/"))?;
+    let rel = root.relative(&target)?;
+    Ok((root, rel))
 }
 
 /// Restores several paths: what must exist is put back parents first, what must not exist is
@@ -189,11 +198,10 @@ fn restore_all(items: &[(PathBuf, Snapshot)]) -> std::io::Result<Vec<bool>> {
 
 /// Removes whatever is at `path` without following a link (a directory must be empty).
 fn remove_entry(path: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(path) {
+    let (root, rel) = at(path)?;
+    match root.remove(&rel, false) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-        Ok(meta) if meta.is_dir() => std::fs::remove_dir(path),
-        Ok(_) => std::fs::remove_file(path),
+        other => other,
     }
 }
 
@@ -449,28 +457,12 @@ fn action(snapshot: &Snapshot, existed: bool) -> &'static str {
 }
 
 /// Writes `content` to `path` atomically: a temporary file in the same directory is written,
-/// synced, given the old file's permissions, then renamed over the target. Parent directories
-/// are created. A symlink is written through (its target is replaced, the link kept).
+/// synced, given the old file's permissions (a new file 0666 less the umask), then renamed
+/// over the target. Parent directories are created. A symlink is written through (its target
+/// is replaced, the link kept). The path is resolved once, then used through directory
+/// descriptors without following links ([`crate::beneath`]).
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    // A new file gets what any program creating it would: 0666 less the umask (the kernel
-    // applies the umask to the mode given at creation), not a temp file's 0600.
-    let mut temp = tempfile::Builder::new()
-        .prefix(".brute-")
-        .suffix(".tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)?;
-    temp.write_all(content)?;
-    temp.as_file().sync_all()?;
-    if let Some(permissions) = permissions {
-        std::fs::set_permissions(temp.path(), permissions)?;
-    }
-    temp.persist(&target).map_err(|e| e.error)?;
-    Ok(())
+    let target = super::guard::real_path(&std::path::absolute(path)?);
+    let root = crate::beneath::Root::open(Path::new("/"))?;
+    root.write(&root.relative(&target)?, content).map(|_| ())
 }

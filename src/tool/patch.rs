@@ -3,7 +3,6 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::mutation::write_atomic;
 use super::write::unified_diff;
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
@@ -54,7 +53,9 @@ impl Tool for PatchTool {
             }
             let path = ctx.resolve(shown);
             super::guard::refuse_special(&path, shown)?;
-            let bytes = match super::guard::read_bounded(&path, super::guard::MAX_FILE_BYTES) {
+            // Read and written through the descriptor of the checked parent (see `place`).
+            let place = super::place::place(ctx, &path, shown, true)?;
+            let bytes = match place.root.read_bounded(&place.rel, super::guard::MAX_FILE_BYTES) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));
@@ -90,7 +91,10 @@ impl Tool for PatchTool {
             } else {
                 text.replacen(old.as_str(), &new, 1)
             };
-            write_atomic(&path, updated.as_bytes()).map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
+            place
+                .root
+                .write(&place.rel, updated.as_bytes())
+                .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let diff = unified_diff(&shown, &text, &updated);
             let noun = if count == 1 { "occurrence" } else { "occurrences" };

@@ -54,8 +54,13 @@ impl Tool for RemoveTool {
             if let Some(kind) = super::guard::special_kind(&meta) {
                 return Err(super::guard::special_error(shown, kind));
             }
+            // Removed through the descriptor of the checked parent (see `place`).
+            let place = super::place::place(ctx, &path, shown, false)?;
             if !meta.is_dir() {
-                std::fs::remove_file(&path).map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
+                place
+                    .root
+                    .remove(&place.rel, false)
+                    .map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
                 return Ok(ToolOutput::text(format!("Removed {}.", ctx.display(&path))));
             }
             let mut entries =
@@ -86,7 +91,10 @@ impl Tool for RemoveTool {
                     files += 1;
                 }
             }
-            std::fs::remove_dir_all(&path).map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
+            place
+                .root
+                .remove(&place.rel, true)
+                .map_err(|e| ToolError::io(format!("cannot remove {shown}"), &e))?;
             Ok(ToolOutput::text(format!(
                 "Removed directory {} ({files} files).",
                 ctx.display(&path)

@@ -185,7 +185,7 @@ pub async fn run_process(
 pub fn command_policy(ctx: &ToolContext, unconfined: bool) -> crate::sandbox::Policy {
     let access = ctx.agent.access();
     if unconfined || !access.can_confine() {
-        crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], None)
+        crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], &[])
     } else {
         access.policy
     }
@@ -203,7 +203,9 @@ pub async fn run_process_with(
 ) -> Result<ProcessRun, ToolError> {
     let spawn = crate::sandbox::confined_command(policy, shell_program(), ["-c", command])
         .map_err(|e| ToolError::new("SandboxUnavailable", e.to_string()))?;
-    run_prepared(spawn, cwd, stdin, envs, timeout, ctx).await
+    let run = run_prepared(spawn, cwd, stdin, envs, timeout, ctx).await;
+    crate::sandbox::command_ended(policy);
+    run
 }
 
 /// Runs an already built command (a program and its argv, sandboxed or not, from

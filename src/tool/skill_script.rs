@@ -424,6 +424,7 @@ impl SkillScriptTool {
             mode: crate::sandbox::Mode::WorkspaceWrite,
             writable: self.grant.write.clone(),
             read_only: [".git", ".brute"].iter().map(|d| root.join(d)).collect(),
+            git_roots: self.grant.write.clone(),
             network: self.grant.network,
             readable: Some(readable),
         }

@@ -3,7 +3,6 @@
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::mutation::write_atomic;
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
 /// A unified diff (3 lines of context) between two texts, headed with the path.
@@ -51,12 +50,17 @@ impl Tool for WriteTool {
                 return Err(ToolError::invalid(format!("{shown} is a directory")));
             }
             super::guard::refuse_special(&path, shown)?;
-            let old = match super::guard::read_bounded(&path, super::guard::MAX_FILE_BYTES) {
+            // Read and written through the descriptor of the checked parent (see `place`).
+            let place = super::place::place(ctx, &path, shown, true)?;
+            let old = match place.root.read_bounded(&place.rel, super::guard::MAX_FILE_BYTES) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };
-            write_atomic(&path, content.as_bytes()).map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
+            place
+                .root
+                .write(&place.rel, content.as_bytes())
+                .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let summary = match &old {
                 None => format!("Created {shown} ({} bytes).", content.len()),

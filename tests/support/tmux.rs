@@ -172,6 +172,42 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// An interactive bash (no rc files) in `dir`, in its own tmux server: the person's shell,
+    /// for tests of what a program run from it leaves behind in the terminal.
+    pub fn shell(name: &str, dir: &std::path::Path) -> Option<Self> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "tmux is not installed, and CI must run the pty tests"
+            );
+            eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+            return None;
+        }
+        let socket = format!("brute-test-{}-{name}", std::process::id());
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "-c",
+            ])
+            .arg(dir)
+            .arg("env PS1='$ ' bash --norc --noprofile -i")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Self { socket })
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
