@@ -198,6 +198,16 @@ pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
     let extra_roots = settings.extra_roots();
     let approvals_file = data_dir.as_deref().map(|d| crate::permission::approvals::file(d, root));
     let own_dirs: Vec<PathBuf> = data_dir.iter().cloned().chain(paths::config_dir()).collect();
+    // They are made read-only to commands by a bind mount, which needs them to exist: one that
+    // did not could be made by a command (a trust list, a config with hooks) under a `HOME` in
+    // a writable tree.
+    for dir in &own_dirs {
+        if !dir.exists()
+            && let Err(e) = paths::private_dir(dir)
+        {
+            tracing::warn!("cannot create {}: {e}", dir.display());
+        }
+    }
     let mut rules = settings.rules.clone();
     if let Some(file) = &approvals_file {
         rules.append(crate::permission::approvals::load(file));
