@@ -3,7 +3,9 @@
 //! `workspace-write` (also Landlock, read-only `.git`, a network namespace), 100 runs each,
 //! interleaved, all spawned the way the `shell` tool does.
 //!
-//! Run: `cargo bench --bench sandbox` (numbers go to BENCHMARKS.md by hand).
+//! Run: `cargo bench --bench sandbox` (numbers go to BENCHMARKS.md by hand). With
+//! `BRUTE_BENCH_BASE=/path/to/an/older/brute`, the same `workspace-write` start through that
+//! binary's init is interleaved with the others, for a before/after on the same machine state.
 
 use std::time::{Duration, Instant};
 
@@ -26,6 +28,23 @@ fn main() {
     std::fs::create_dir_all(project.path().join(".git")).expect(".git");
     let confined = brute::sandbox::Policy::for_project(brute::sandbox::Mode::WorkspaceWrite, project.path(), &[], &[]);
     let full = brute::sandbox::Policy::for_project(brute::sandbox::Mode::FullAccess, project.path(), &[], &[]);
+    let base = std::env::var_os("BRUTE_BENCH_BASE").map(std::path::PathBuf::from);
+    // An older init knows no `--git-root`: leave those out for it.
+    let base_args: Vec<std::ffi::OsString> = {
+        let args = confined.to_args();
+        let mut kept = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            if args[i] == "--git-root" {
+                i += 2;
+                continue;
+            }
+            kept.push(args[i].clone());
+            i += 1;
+        }
+        kept
+    };
+    let mut based = Vec::new();
     let (mut direct, mut unconfined, mut sandboxed) = (Vec::new(), Vec::new(), Vec::new());
     runtime.block_on(async {
         for _ in 0..100 {
@@ -44,6 +63,17 @@ fn main() {
                 assert!(child.wait().await.expect("wait").success());
                 samples.push(started.elapsed());
             }
+            if let Some(base) = &base {
+                let started = Instant::now();
+                let mut command = tokio::process::Command::new(base);
+                command
+                    .arg(brute::sandbox::INIT_ARG)
+                    .args(&base_args)
+                    .args(["--", "bash", "-c", "true"]);
+                let mut child = brute::sandbox::spawn(command).await.expect("base init");
+                assert!(child.wait().await.expect("wait").success());
+                based.push(started.elapsed());
+            }
         }
     });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -53,4 +83,9 @@ fn main() {
     println!("  init, full-access (PID+mount ns) {:>7.2} ms", ms(u));
     println!("  init, workspace-write (+Landlock, netns) {:>7.2} ms", ms(s));
     println!("  sandboxed vs unconfined shell call: +{:.2} ms", ms(s) - ms(u));
+    if !based.is_empty() {
+        let b = median(based);
+        println!("  base binary, workspace-write     {:>7.2} ms", ms(b));
+        println!("  this binary vs base, workspace-write: {:+.2} ms", ms(s) - ms(b));
+    }
 }

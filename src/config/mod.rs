@@ -325,7 +325,7 @@ impl Settings {
         self.add_dirs
             .iter()
             .cloned()
-            .chain(self.writable_roots.value.iter().map(PathBuf::from))
+            .chain(self.writable_roots.value.iter().map(|root| expand_home(root)))
             .collect()
     }
 
@@ -1050,8 +1050,29 @@ fn detect(env: EnvLookup<'_>) -> Result<Sourced<ProviderKind>, ConfigError> {
     Err(ConfigError::NoProvider)
 }
 
+/// `~/rest` as `$HOME/rest` (a `writable_roots` entry such as `~/.cargo/registry`); other paths
+/// as they are.
+fn expand_home(path: &str) -> PathBuf {
+    match (
+        path.strip_prefix("~/"),
+        std::env::var_os("HOME").filter(|h| !h.is_empty()),
+    ) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_writable_root_under_home_is_written_with_a_tilde() {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        assert_eq!(super::expand_home("~/.cargo/registry"), home.join(".cargo/registry"));
+        assert_eq!(super::expand_home("/srv/cache"), PathBuf::from("/srv/cache"));
+        assert_eq!(super::expand_home("~user/x"), PathBuf::from("~user/x"));
+    }
+
     use super::*;
     use std::collections::HashMap;
 
