@@ -201,8 +201,8 @@ fn headless_output_at_a_terminal_cannot_retitle_or_touch_the_clipboard() {
     let screen = tmux.wait_for("the answer and exit", |s| s.contains("BRUTE-EXITED-0"));
     assert!(screen.contains("Answer with escapes done."), "{screen}");
     assert!(
-        screen.contains("[read] x.txt — error"),
-        "the tool line is shown, defanged: {screen}"
+        screen.contains("[read] ␛]0;EVIL-TOOL-TITLE␇x.txt — error"),
+        "the tool line is shown, its escape sequence visible: {screen}"
     );
     let title = tmux.format("#{pane_title}");
     assert!(!title.contains("EVIL"), "the title was changed to {title}");
