@@ -389,7 +389,7 @@ fn approvals_allow_once_with_y_and_deny_with_a_reason() {
     tmux.text("fetch it");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the approval dialog", |s| {
-        s.contains("Approve?") && s.contains("echo ran-unconfined") && s.contains("needs the network")
+        s.contains("Approve?") && s.contains("▏ echo ran-unconfined") && s.contains("without the sandbox: needs the")
     });
     tmux.keys(&["y"]);
     tmux.wait_for("the first answer", |s| {
