@@ -9,6 +9,15 @@ macro_rules! outln {
         let _ = writeln!(std::io::stdout(), $($arg)*);
     }};
 }
+
+/// `eprintln!` through [`brute::sanitize::eprint_line`]: what reaches stderr names files,
+/// sessions and errors of the tree, and is shown in its visible form, never with escape
+/// sequences.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        brute::sanitize::eprint_line(&format!($($arg)*))
+    };
+}
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -37,7 +46,7 @@ fn main() -> ExitCode {
     if let Some(dir) = &cli.cd
         && let Err(error) = std::env::set_current_dir(dir)
     {
-        eprintln!("brute: cannot change to {}: {error}", dir.display());
+        errln!("brute: cannot change to {}: {error}", dir.display());
         return ExitCode::from(exit::USAGE as u8);
     }
     let code = match run(cli) {
@@ -54,13 +63,13 @@ fn main() -> ExitCode {
                     )
                 );
             // An error may name a file of the tree, escape sequences and all.
-            eprintln!("brute: {}", brute::sanitize::sanitize(&format!("{error:#}")));
+            errln!("brute: {error:#}");
             if usage { exit::USAGE } else { exit::ERROR }
         }
     };
     let _ = std::io::stdout().flush();
     if let Some(timings) = brute::timing::report() {
-        eprintln!("{timings}");
+        errln!("{timings}");
     }
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -138,7 +147,7 @@ fn interactive(
 ) -> anyhow::Result<i32> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        eprintln!("brute: the interactive UI needs a terminal; use `brute -p \"...\"` in scripts and pipes");
+        errln!("brute: the interactive UI needs a terminal; use `brute -p \"...\"` in scripts and pipes");
         return Ok(exit::USAGE);
     }
     init_logging();
@@ -152,7 +161,7 @@ fn interactive(
     _session: &SessionChoice,
     _first_prompt: Option<String>,
 ) -> anyhow::Result<i32> {
-    eprintln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
+    errln!("brute: built without the `tui` feature; run a task with `brute -p \"...\"`");
     Ok(exit::USAGE)
 }
 
@@ -279,7 +288,7 @@ fn ask_trust(settings: &config::Settings, root: &std::path::Path) -> anyhow::Res
     if settings.untrusted_ignored.is_empty() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Ok(false);
     }
-    eprintln!(
+    errln!(
         "{} sets {}.\nThese can run commands, widen the sandbox or send your API key elsewhere, so they apply only in\nprojects you trust. (brute trust / brute untrust do the same from the shell.)",
         root.join(".brute").join("config.toml").display(),
         settings.untrusted_ignored.join(", ")
@@ -291,7 +300,7 @@ fn ask_trust(settings: &config::Settings, root: &std::path::Path) -> anyhow::Res
         .interact_opt()?;
     if choice == Some(1) {
         let path = config::trust::set_trusted(root, true)?;
-        eprintln!("trusted {}", path.display());
+        errln!("trusted {}", path.display());
         return Ok(true);
     }
     Ok(false)
@@ -312,13 +321,16 @@ fn store(root: &std::path::Path) -> anyhow::Result<SessionStore> {
 fn pick_session(root: &std::path::Path) -> anyhow::Result<Option<String>> {
     let sessions = store(root)?.list();
     if sessions.is_empty() {
-        eprintln!("brute: no saved sessions in this project");
+        errln!("brute: no saved sessions in this project");
         return Ok(None);
     }
     let lines: Vec<String> = sessions
         .iter()
         .map(|s| {
-            let prompt: String = s.first_prompt.chars().take(60).collect();
+            // The first prompt is the session file's text: shown without escape sequences,
+            // on stdout and in the picker alike.
+            let prompt: String = s.first_prompt.lines().next().unwrap_or("").chars().take(60).collect();
+            let prompt = brute::sanitize::sanitize(&prompt);
             format!(
                 "{}  {}  {:>4} messages  {:>7} bytes  {prompt}",
                 s.id,
@@ -363,7 +375,7 @@ fn undo_command(
 ) -> anyhow::Result<i32> {
     let store = store(root)?;
     let Some(id) = store.latest() else {
-        eprintln!("brute: no saved session in this project");
+        errln!("brute: no saved session in this project");
         return Ok(exit::ERROR);
     };
     // Only the checkpoint size cap matters here; no provider is needed.
@@ -375,7 +387,7 @@ fn undo_command(
         // Reading only: works on a read-only data directory.
         let loaded = store.load(&id)?;
         for notice in loaded.notices(&store.file_path(&id)) {
-            eprintln!("brute: note: {notice}");
+            errln!("brute: note: {notice}");
         }
         outln!("session {id}");
         for (turn, changed) in session::checkpoints(&store, &loaded.turns) {
@@ -406,7 +418,7 @@ fn undo_command(
         }
     })?;
     for notice in loaded.notices(file.path()) {
-        eprintln!("brute: note: {notice}");
+        errln!("brute: note: {notice}");
     }
     let mut history = loaded.history.clone();
     let mut recorder = session::Recorder::new(store, file, &loaded, max_file_bytes);
@@ -423,7 +435,7 @@ fn undo_command(
             Ok(exit::OK)
         }
         None => {
-            eprintln!("brute: nothing to {}", if redo { "redo" } else { "undo" });
+            errln!("brute: nothing to {}", if redo { "redo" } else { "undo" });
             Ok(exit::ERROR)
         }
     }

@@ -563,3 +563,47 @@ fn started_in_home_checkpoints_wait_for_consent() {
         "nothing of the home directory was copied ({copied} bytes)"
     );
 }
+
+/// The escape sequences a hostile repository puts in its file names: a clipboard write
+/// (OSC 52), a window title (OSC 0) and a clear screen (CSI 2J).
+const HOSTILE_NAME: &str = "evil\u{1b}]52;c;SGVsbG8=\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2J";
+/// How brute shows that name: every control character as a visible stand-in.
+const HOSTILE_SHOWN: &str = "evil␛]52;c;SGVsbG8=␇␛]0;pwned␇␛[2J";
+
+/// Stderr of `brute -p` carries no ESC and no BEL, whatever stderr is (here a pipe).
+fn assert_no_escapes(stderr: &[u8]) {
+    assert!(
+        !stderr.iter().any(|b| *b == 0x1b || *b == 0x07),
+        "stderr carries escape sequences: {:?}",
+        String::from_utf8_lossy(stderr)
+    );
+}
+
+#[test]
+fn skipped_skill_and_command_names_reach_stderr_visible_never_as_sequences() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    // A skill without front matter and a command whose name cannot be typed are both
+    // skipped with a note naming their file.
+    sb.write(
+        &format!(".brute/skills/{HOSTILE_NAME}/SKILL.md"),
+        "no front matter here\n",
+    );
+    sb.write(&format!(".brute/commands/{HOSTILE_NAME}.md"), "a command\n");
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let output = sb.brute(&server).args(["-p", "hi"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    assert_no_escapes(&output.stderr);
+    let skill = stderr
+        .lines()
+        .find(|l| l.contains("skill skipped"))
+        .unwrap_or_else(|| panic!("no skill note: {stderr}"));
+    assert!(skill.contains(&format!("{HOSTILE_SHOWN}/SKILL.md")), "{skill}");
+    let command = stderr
+        .lines()
+        .find(|l| l.contains("command skipped"))
+        .unwrap_or_else(|| panic!("no command note: {stderr}"));
+    assert!(command.contains(&format!("{HOSTILE_SHOWN}.md")), "{command}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "done");
+}

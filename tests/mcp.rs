@@ -389,6 +389,29 @@ fn running(marker: &str) -> bool {
     })
 }
 
+/// A server's stderr comes from a program brute did not write: relayed by `brute -p` (in
+/// the note that it failed), its escape sequences are shown, never sent to the terminal.
+#[test]
+fn a_servers_escape_sequences_on_stderr_reach_brute_p_stderr_visible() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("still here", &[])));
+    let config = fixture_server("hostile", &python, "hostile", "");
+    let output = brute(&sb, &server, &config).args(["-p", "hi"]).output().unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        !output.stderr.iter().any(|b| *b == 0x1b || *b == 0x07),
+        "stderr carries escape sequences: {err:?}"
+    );
+    assert!(
+        err.contains("MCP server `hostile`: failed to start")
+            && err.contains("fixture: evil␛]52;c;SGVsbG8=␇␛]0;pwned␇␛[2J"),
+        "the stderr tail, visible: {err}"
+    );
+}
+
 #[test]
 fn failing_and_hanging_servers_are_notices_and_the_run_still_answers() {
     let Some(python) = python() else { return };

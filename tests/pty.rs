@@ -201,8 +201,8 @@ fn headless_output_at_a_terminal_cannot_retitle_or_touch_the_clipboard() {
     let screen = tmux.wait_for("the answer and exit", |s| s.contains("BRUTE-EXITED-0"));
     assert!(screen.contains("Answer with escapes done."), "{screen}");
     assert!(
-        screen.contains("[read] x.txt — error"),
-        "the tool line is shown, defanged: {screen}"
+        screen.contains("[read] ␛]0;EVIL-TOOL-TITLE␇x.txt — error"),
+        "the tool line is shown, its escape sequence visible: {screen}"
     );
     let title = tmux.format("#{pane_title}");
     assert!(!title.contains("EVIL"), "the title was changed to {title}");
@@ -389,7 +389,7 @@ fn approvals_allow_once_with_y_and_deny_with_a_reason() {
     tmux.text("fetch it");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the approval dialog", |s| {
-        s.contains("Approve?") && s.contains("echo ran-unconfined") && s.contains("needs the network")
+        s.contains("Approve?") && s.contains("▏ echo ran-unconfined") && s.contains("without the sandbox: needs the")
     });
     tmux.keys(&["y"]);
     tmux.wait_for("the first answer", |s| {

@@ -892,9 +892,13 @@ fn dialogs_scroll_and_fit_small_terminals() {
         },
     });
     let approval = render(&mut a, 40, 12);
-    // The choices scroll under the cut body; the command and the key hints stay.
+    // The choices scroll under the cut reason; the whole command and the key hints stay.
     assert!(
-        approval.contains("shell: curl") && approval.contains("(y) allow once") && approval.contains("n deny"),
+        approval.contains("shell ·")
+            && approval.contains("curl")
+            && approval.contains("install.sh |")
+            && approval.contains("(y) allow once")
+            && approval.contains("n deny"),
         "{approval}"
     );
     insta::assert_snapshot!("approval_40x12", approval);
@@ -940,4 +944,151 @@ fn mcp_command_shows_the_servers_the_core_reported() {
     );
     // The popup and /help offer it.
     assert!(brute::tui::commands::COMMANDS.iter().any(|(name, _)| *name == "/mcp"));
+}
+
+/// Opens an approval for the shell command `command`, as the approval step sends it.
+fn approval_request(app: &mut App, id: &str, command: &str) {
+    app.on_event(Event::Request {
+        id: id.into(),
+        kind: RequestKind::Approval {
+            tool: "shell".into(),
+            summary: brute::tool::key_argument(&json!({ "command": command })),
+            detail: command.into(),
+            reason: "it asks to run without the sandbox: needs the network".into(),
+        },
+    });
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<brute::tui::app::Action> {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+/// The answer an approval got, if a key sent one.
+fn approval_answer(actions: &[brute::tui::app::Action]) -> Option<Response> {
+    actions.iter().find_map(|action| match action {
+        brute::tui::app::Action::Op(brute::protocol::Op::Respond { response, .. }) => Some(response.clone()),
+        _ => None,
+    })
+}
+
+/// Pages down (a draw after each key, as the UI draws) until `needle` is on screen.
+fn page_until(app: &mut App, needle: &str, width: u16, height: u16) -> String {
+    let mut screen = render(app, width, height);
+    for _ in 0..200 {
+        if screen.contains(needle) {
+            return screen;
+        }
+        assert_eq!(approval_answer(&press(app, KeyCode::PageDown)), None);
+        screen = render(app, width, height);
+    }
+    panic!("{needle} never came into view:\n{screen}");
+}
+
+const ONCE: Response = Response::Approval {
+    decision: brute::protocol::ApprovalDecision::Once,
+    reason: None,
+};
+
+/// `echo status`, 60 newlines, `touch OUTSIDE`: the dialog says lines are hidden, a hurried
+/// Enter or `y` approves nothing, and once scrolled to the end the payload is there and `y`
+/// allows.
+#[test]
+fn an_approval_with_hidden_lines_says_so_and_cannot_be_allowed_unseen() {
+    let mut a = app();
+    approval_request(&mut a, "a1", &format!("echo status{}touch OUTSIDE", "\n".repeat(60)));
+    let top = render(&mut a, 80, 24);
+    assert!(top.contains("▏ echo status"), "{top}");
+    assert!(top.contains("more lines — ↑/↓ (or PgUp/PgDn) to scroll"), "{top}");
+    assert!(!top.contains("touch OUTSIDE"), "{top}");
+    // Enter before scrolling reads on, y does nothing but say why: neither approves.
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), None);
+    let _ = render(&mut a, 80, 24);
+    for c in ['y', 'a', 'p', '1'] {
+        assert_eq!(approval_answer(&press(&mut a, KeyCode::Char(c))), None, "{c}");
+    }
+    let nudged = render(&mut a, 80, 24);
+    assert!(nudged.contains("see all of it before allowing"), "{nudged}");
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), None);
+    let end = page_until(&mut a, "touch OUTSIDE", 80, 24);
+    assert!(end.contains("end · ") && end.contains("lines above"), "{end}");
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), Some(ONCE));
+    insta::assert_snapshot!("approval_hidden_lines_top", top);
+    insta::assert_snapshot!("approval_hidden_lines_end", end);
+
+    // The arrows scroll too (a row a key), and Enter then allows once as for a short command.
+    let mut a = app();
+    approval_request(&mut a, "a2", &format!("echo status{}touch OUTSIDE", "\n".repeat(60)));
+    let mut screen = render(&mut a, 60, 20);
+    let mut keys = 0;
+    while !screen.contains("touch OUTSIDE") {
+        assert_eq!(approval_answer(&press(&mut a, KeyCode::Down)), None);
+        screen = render(&mut a, 60, 20);
+        keys += 1;
+        assert!(keys < 100, "{screen}");
+    }
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), Some(ONCE));
+
+    // A small terminal keeps a view, the line saying what is hidden, and the allow choice.
+    let mut a = app();
+    approval_request(&mut a, "a3", &format!("echo status{}touch OUTSIDE", "\n".repeat(60)));
+    let small = render(&mut a, 40, 12);
+    assert!(
+        small.contains("▏ echo status") && small.contains("more lines"),
+        "{small}"
+    );
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), None);
+    let end = page_until(&mut a, "touch OUTSIDE", 40, 12);
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), Some(ONCE), "{end}");
+    insta::assert_snapshot!("approval_hidden_lines_40x12", small);
+}
+
+/// A 6,000-character word before the payload is wrapped at the dialog's width, not cut: the
+/// payload after it is reachable, and allowing waits for it.
+#[test]
+fn an_approval_wraps_a_long_word_and_the_payload_after_it_is_reachable() {
+    let word = "A".repeat(6000);
+    let mut a = app();
+    approval_request(&mut a, "a1", &format!("{word} ; touch OUTSIDE"));
+    let top = render(&mut a, 80, 24);
+    // Rows of the word fill the box's width (74 columns less the bar): hard-wrapped.
+    let full_row = format!("▏ {}", "A".repeat(72));
+    assert!(top.contains(&full_row), "{top}");
+    assert!(top.contains("more lines") && !top.contains("OUTSIDE"), "{top}");
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), None);
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), None);
+    let end = page_until(&mut a, "touch OUTSIDE", 80, 24);
+    let rows = end.lines().filter(|l| l.contains(&full_row)).count();
+    assert!(rows > 3, "the word's rows lead to the payload: {end}");
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), Some(ONCE));
+    insta::assert_snapshot!("approval_long_word_end", end);
+}
+
+/// Escape sequences, a carriage return, a tab and a bidi override in a command are shown as
+/// visible stand-ins; no ESC or BEL reaches the screen's buffer.
+#[test]
+fn an_approval_shows_escape_sequences_in_the_command_visibly() {
+    let mut a = app();
+    approval_request(
+        &mut a,
+        "a1",
+        "printf 'ok\u{1b}]52;c;SGVsbG8=\u{7}\u{1b}]0;pwned\u{7}'\r\u{1b}[2Jecho\tsafe \u{202e}txt.sh",
+    );
+    let mut terminal = Terminal::new(TestBackend::new(80, 16)).unwrap();
+    terminal.draw(|frame| view::draw(frame, &mut a)).unwrap();
+    let controls = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .filter(|cell| cell.symbol().chars().any(|c| c.is_control()))
+        .count();
+    assert_eq!(controls, 0, "no control character in the buffer");
+    let screen = terminal.backend().to_string();
+    assert!(
+        screen.contains("ok␛]52;c;SGVsbG8=␇␛]0;pwned␇'␍␛[2Jecho  safe <U+202E>txt.sh"),
+        "{screen}"
+    );
+    // All of it fits: Enter allows at once, as before.
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), Some(ONCE));
+    insta::assert_snapshot!("approval_escapes_visible", screen);
 }

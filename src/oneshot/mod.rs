@@ -38,10 +38,18 @@ struct Printer {
     quiet: bool,
     calls: HashMap<String, (String, String)>,
     text_open: bool,
-    /// stdout / stderr are terminals: what goes there is sanitized, so text from the model,
+    /// stdout is a terminal: the answer text is sanitized there, so text from the model,
     /// files or commands cannot retitle the window, write the clipboard or move the cursor.
+    ///
+    /// Only there: piped, the answer is data (`brute -p "write a script" > x.sh`) and keeps
+    /// its exact bytes; whoever shows it later chooses how. The text is sanitized (escape
+    /// sequences dropped, not shown as `␛`) because it is the answer to read, where colour
+    /// codes a model or a file carried are noise; every control character is dropped on its
+    /// own, so a sequence split across two deltas cannot get through either. Stderr is not
+    /// data: every line there goes through [`crate::sanitize::write_line`], terminal or not.
     clean_out: bool,
-    clean_err: bool,
+    /// stderr is a terminal too (then both are most likely the same one).
+    err_terminal: bool,
 }
 
 /// `text` made safe for a terminal when `clean`, else as it is (a pipe gets exact bytes).
@@ -101,7 +109,7 @@ impl Printer {
                 };
                 let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
                 self.own_line(&mut out);
-                let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
+                crate::sanitize::write_line(&mut err, &line);
             }
             Event::Retrying {
                 attempt,
@@ -110,18 +118,18 @@ impl Printer {
                 reason,
             } => {
                 self.own_line(&mut out);
-                let _ = writeln!(
-                    err,
-                    "retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}"
+                crate::sanitize::write_line(
+                    &mut err,
+                    &format!("retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}"),
                 );
             }
             Event::Notice { message } => {
                 self.own_line(&mut out);
-                let _ = writeln!(err, "note: {}", for_terminal(message, self.clean_err));
+                crate::sanitize::write_line(&mut err, &format!("note: {message}"));
             }
             Event::Error { message } => {
                 self.own_line(&mut out);
-                let _ = writeln!(err, "error: {}", for_terminal(message, self.clean_err));
+                crate::sanitize::write_line(&mut err, &format!("error: {message}"));
             }
             Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
                 let _ = writeln!(out);
@@ -137,7 +145,7 @@ impl Printer {
     /// terminals (most likely the same one), ends that line, so the stderr line starts on its
     /// own. Piped output is left as it is.
     fn own_line(&mut self, out: &mut impl Write) {
-        if self.text_open && self.clean_out && self.clean_err {
+        if self.text_open && self.clean_out && self.err_terminal {
             let _ = writeln!(out);
             let _ = out.flush();
             self.text_open = false;
@@ -163,16 +171,19 @@ impl Printer {
                 let status = if result.is_error { "error" } else { "ok" };
                 let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
                 self.own_line(out);
-                let _ = writeln!(err, "{}", for_terminal(&line, self.clean_err));
+                crate::sanitize::write_line(err, &line);
             }
             _ => {}
         }
     }
 }
 
-/// Asks the person through a terminal prompt; `None` when they cancel (Esc / Ctrl-D).
+/// Asks the person through a terminal prompt; `None` when they cancel (Esc / Ctrl-D). The
+/// model wrote the questions: they reach stderr in their [`crate::sanitize::visible`] form,
+/// the default included (taken as shown: what the person accepts is what they saw).
 #[cfg(feature = "tui")]
 fn ask_in_terminal(questions: &[Question]) -> Option<Vec<String>> {
+    use crate::sanitize::visible;
     let theme = dialoguer::theme::SimpleTheme;
     let mut answers = Vec::with_capacity(questions.len());
     for (i, q) in questions.iter().enumerate() {
@@ -181,13 +192,13 @@ fn ask_in_terminal(questions: &[Question]) -> Option<Vec<String>> {
             text.push_str(&format!("({}/{}) ", i + 1, questions.len()));
         }
         if let Some(header) = &q.header {
-            text.push_str(&format!("[{header}] "));
+            text.push_str(&format!("[{}] ", visible(header)));
         }
-        text.push_str(&q.question);
+        text.push_str(&visible(&q.question));
         for (n, option) in q.options.iter().enumerate() {
-            text.push_str(&format!("\n  {}. {}", n + 1, option.label));
+            text.push_str(&format!("\n  {}. {}", n + 1, visible(&option.label)));
             if let Some(description) = &option.description {
-                text.push_str(&format!(" — {description}"));
+                text.push_str(&format!(" — {}", visible(description)));
             }
         }
         if !q.options.is_empty() {
@@ -201,7 +212,7 @@ fn ask_in_terminal(questions: &[Question]) -> Option<Vec<String>> {
             .with_prompt(text)
             .allow_empty(true);
         if let Some(default) = &q.default {
-            input = input.default(default.clone()).show_default(true);
+            input = input.default(visible(default)).show_default(true);
         }
         answers.push(input.interact_text().ok()?);
     }
@@ -221,11 +232,13 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
         && let Err(unavailable) = crate::sandbox::available()
     {
-        eprintln!("brute: {unavailable}. Run with --sandbox full-access to let commands run unconfined.");
+        crate::sanitize::eprint_line(&format!(
+            "brute: {unavailable}. Run with --sandbox full-access to let commands run unconfined."
+        ));
         return Ok(exit::USAGE);
     }
     if let Some(notice) = settings.untrusted_notice(&place.root) {
-        eprintln!("brute: {notice}");
+        crate::sanitize::eprint_line(&format!("brute: {notice}"));
     }
     let (events, mut rx) = EventSink::channel();
     let front_end = if interactive() {
@@ -241,7 +254,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         calls: HashMap::new(),
         text_open: false,
         clean_out: std::io::stdout().is_terminal(),
-        clean_err: std::io::stderr().is_terminal(),
+        err_terminal: std::io::stderr().is_terminal(),
     };
     if options.format == OutputFormat::StreamJson {
         let init = report::init(
@@ -303,7 +316,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             return Ok(signal_code.unwrap_or(code));
         }
         if options.format == OutputFormat::Text && code == exit::INTERRUPTED {
-            eprintln!("\ninterrupting… (Ctrl-C again to quit at once)");
+            crate::sanitize::eprint_line("\ninterrupting… (Ctrl-C again to quit at once)");
         }
         let _ = ops_tx.send(Op::Interrupt);
     }

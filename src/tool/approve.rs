@@ -121,6 +121,15 @@ fn how_to_allow(tool: &str, summary: &str, external: Option<&super::External>) -
     )
 }
 
+/// The arguments as pretty JSON for an approval; empty when there are none.
+fn all_arguments(args: &Value) -> String {
+    match args {
+        Value::Object(map) if map.is_empty() => String::new(),
+        Value::Null => String::new(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
 impl Middleware for Approve {
     fn handle<'a>(
         &'a self,
@@ -171,11 +180,12 @@ impl Middleware for Approve {
                 ctx.approve_beyond_roots();
                 return next.run(args, ctx).await;
             }
+            // What the person judges: the whole command or content, else every argument (an
+            // outside server's tool, a removal), so nothing of the call is left out.
             let detail = ["command", "content", "new_string"]
                 .iter()
                 .find_map(|k| args.get(*k).and_then(Value::as_str))
-                .unwrap_or_default()
-                .to_owned();
+                .map_or_else(|| all_arguments(&args), str::to_owned);
             let kind = RequestKind::Approval {
                 tool: tool.name().to_owned(),
                 summary: summary.clone(),
@@ -284,6 +294,16 @@ mod tests {
             self.runs.fetch_add(1, Ordering::SeqCst);
             Box::pin(async { Ok(ToolOutput::text("ran")) })
         }
+    }
+
+    /// A call without a command or content is shown with every argument.
+    #[test]
+    fn approvals_show_all_arguments_when_there_is_no_command() {
+        assert_eq!(super::all_arguments(&json!({})), "");
+        assert_eq!(
+            super::all_arguments(&json!({"path": "a", "body": "x\ny"})),
+            "{\n  \"body\": \"x\\ny\",\n  \"path\": \"a\"\n}"
+        );
     }
 
     /// An outside tool is asked about once per session, whatever its arguments; a read-only

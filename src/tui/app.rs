@@ -801,8 +801,24 @@ impl App {
                         confirm.up();
                         ConfirmOutcome::Open
                     }
-                    KeyCode::Down | KeyCode::Tab => {
+                    KeyCode::Down => {
                         confirm.down();
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::Tab => {
+                        confirm.next_choice();
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::BackTab => {
+                        confirm.previous_choice();
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::PageUp => {
+                        confirm.page(-1);
+                        ConfirmOutcome::Open
+                    }
+                    KeyCode::PageDown => {
+                        confirm.page(1);
                         ConfirmOutcome::Open
                     }
                     KeyCode::Enter => confirm.enter(),

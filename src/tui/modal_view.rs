@@ -9,11 +9,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use super::confirm::Confirm;
+use super::confirm::{Confirm, Payload};
 use super::dialog::Dialog;
-use super::wrap::{width as text_width, wrap};
+use super::wrap::{width as text_width, wrap, wrap_flat};
 
 const DIM: Style = Style::new().fg(Color::DarkGray);
+/// The bar before each row of an approval's payload.
+const GUTTER: &str = "▏ ";
 const SELECTED: Style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
 
 /// A dialog's content before it is fitted to a height.
@@ -235,8 +237,9 @@ pub fn draw_dialog(frame: &mut Frame<'_>, dialog: &Dialog, open: usize, area: Re
     draw_box(frame, area, width, lines, fit_title(&title, inner))
 }
 
-/// A confirmation: what will happen, then the choices with their keys.
-pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area: Rect) -> Rect {
+/// A confirmation: what will happen, then the choices with their keys. An approval's payload
+/// is shown whole when it fits, else in a scrolled view (see [`approval_layout`]).
+pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &mut Confirm, open: usize, area: Rect) -> Rect {
     let width = box_width(area);
     let inner = usize::from(width.saturating_sub(2)).max(1);
     let head: Vec<Line<'static>> = confirm
@@ -290,22 +293,195 @@ pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &Confirm, open: usize, area:
         ],
     };
     let height = usize::from(area.height.saturating_sub(2));
-    let lines = layout(
-        Parts {
-            head,
-            items,
-            selected: confirm.selected,
-            foot,
-            hints,
-        },
-        inner,
-        height,
-    );
+    let parts = Parts {
+        head,
+        items,
+        selected: confirm.selected,
+        foot,
+        hints,
+    };
+    let lines = match &mut confirm.payload {
+        Some(payload) => {
+            let scroll_hints: &[&str] = if confirm.reason.is_some() {
+                hints
+            } else {
+                &[
+                    "↑↓ PgUp PgDn scroll · Tab choice · y once · a session · p project · n deny",
+                    "↑↓ PgDn scroll · Tab · y/a/p allow · n deny",
+                    "↑↓ scroll · y/a/p · n deny",
+                ]
+            };
+            approval_layout(parts, payload, scroll_hints, inner, height)
+        }
+        None => layout(parts, inner, height),
+    };
     let mut title = vec![confirm.title.trim().to_owned()];
     if open > 1 {
         title.push(format!("{} more waiting", open - 1));
     }
     draw_box(frame, area, width, lines, fit_title(&title, inner))
+}
+
+/// `n more lines`.
+fn lines_count(n: usize) -> String {
+    if n == 1 {
+        "1 more line".to_owned()
+    } else {
+        format!("{n} more lines")
+    }
+}
+
+/// The line under a scrolled payload: how much is below (or above), the keys, and, when an
+/// allow key came too early (`nudge`), why nothing happened. The longest form that fits
+/// `width` (the shortest, wrapped, when none does).
+fn more_line(nudge: bool, below: usize, above: usize, width: usize) -> (String, Style) {
+    let (forms, style) = if below == 0 {
+        let above = if above == 1 {
+            "1 line above".to_owned()
+        } else {
+            format!("{above} lines above")
+        };
+        (
+            vec![
+                format!("end · {above} — ↑/PgUp to scroll back"),
+                format!("end · {above} — ↑ PgUp"),
+            ],
+            DIM,
+        )
+    } else if nudge {
+        let below = lines_count(below);
+        (
+            vec![
+                format!("see all of it before allowing: {below} — ↓/PgDn or Enter to read on"),
+                format!("see all first: {below} — ↓ PgDn Enter"),
+                format!("see all first: {below}"),
+            ],
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        )
+    } else {
+        let below = lines_count(below);
+        (
+            vec![
+                format!("{below} — ↑/↓ (or PgUp/PgDn) to scroll"),
+                format!("{below} — ↑↓ PgUp PgDn"),
+                below,
+            ],
+            DIM,
+        )
+    };
+    let chosen = forms
+        .iter()
+        .find(|form| text_width(form) <= width)
+        .or(forms.last())
+        .cloned()
+        .unwrap_or_default();
+    (chosen, style)
+}
+
+/// Fits an approval into `height` rows: the head (tool, why), the payload, the choices, the
+/// foot and the hints. The payload is never cut: it is shown whole when it fits beside the
+/// head and three rows of choices, else in a view with a line saying how much more there is
+/// (and `scroll_hints` for the keys); the head gives way to the view first, and the choices
+/// beyond three when the view would be small. Each call
+/// reports what it shows to `payload` ([`Payload::fit`]), which counts it as seen.
+fn approval_layout(
+    parts: Parts,
+    payload: &mut Payload,
+    scroll_hints: &[&str],
+    width: usize,
+    height: usize,
+) -> Vec<Line<'static>> {
+    let rows = payload_rows(payload, width);
+    let total = rows.len();
+    let item_total: usize = parts.items.iter().map(Vec::len).sum();
+    let item_min = item_total.min(3);
+    let head_len = parts.head.len();
+    let hints = hint_lines(parts.hints, width);
+    let avail = height.saturating_sub(parts.foot.len() + hints.len());
+    let (head_rows, view, more_rows, spacious, hints) = if head_len + total + item_total + 2 <= avail {
+        (head_len, total, 0, true, hints)
+    } else if total + item_min + head_len.min(1) <= avail {
+        (head_len.min(avail - total - item_min), total, 0, false, hints)
+    } else {
+        let hints = hint_lines(scroll_hints, width);
+        let avail = height.saturating_sub(parts.foot.len() + hints.len());
+        // Room for the longest the line under the view can be (the most digits).
+        let nudge = payload.nudged && !payload.seen;
+        let more_rows = [(total, 0), (0, total)]
+            .iter()
+            .map(|&(below, above)| wrap(&Line::raw(more_line(nudge, below, above, width).0), width).len())
+            .max()
+            .unwrap_or(1);
+        // Every choice shows when the view keeps a few rows more than the head beside it.
+        let items = if avail >= item_total + more_rows + head_len.min(2) + 6 {
+            item_total
+        } else {
+            item_min
+        };
+        let budget = avail.saturating_sub(items + more_rows);
+        let mut head_rows = head_len.min(budget.saturating_sub(3).max(1)).min(budget);
+        let mut view = budget - head_rows;
+        if view == 0 && head_rows > 0 {
+            head_rows -= 1;
+            view = 1;
+        }
+        (head_rows, view, more_rows, false, hints)
+    };
+    let start = payload.fit(width, total, view);
+    let mut out: Vec<Line<'static>> = parts.head[..head_rows].to_vec();
+    if head_rows > 1
+        && head_rows < head_len
+        && let Some(last) = out.last_mut()
+    {
+        *last = Line::styled("…", DIM);
+    }
+    if spacious {
+        out.push(Line::default());
+    }
+    let end = (start + view).min(total);
+    out.extend(rows[start.min(end)..end].iter().cloned());
+    if more_rows > 0 {
+        let (text, style) = more_line(payload.nudged && !payload.seen, total - end, start, width);
+        let mut more = wrap(&Line::styled(text, style), width);
+        more.truncate(more_rows);
+        out.extend(more);
+    }
+    let item_rows = avail_rows(height, &parts.foot, &hints).saturating_sub(out.len());
+    out.extend(window(&parts.items, parts.selected, item_rows));
+    out.extend(parts.foot);
+    if spacious {
+        out.push(Line::default());
+    }
+    out.extend(hints);
+    payload.rows = Some((width, rows));
+    out
+}
+
+/// The payload wrapped to `width`, each row behind a bar so it reads as one block apart from
+/// brute's words: taken from the last draw's when the width is the same (put back by the
+/// caller).
+fn payload_rows(payload: &mut Payload, width: usize) -> Vec<Line<'static>> {
+    if let Some((at, rows)) = payload.rows.take()
+        && at == width
+    {
+        return rows;
+    }
+    let room = width.saturating_sub(text_width(GUTTER)).max(1);
+    payload
+        .text
+        .lines()
+        .flat_map(|line| wrap_flat(&Line::raw(line.to_owned()), room))
+        .map(|row| {
+            let mut spans = vec![Span::styled(GUTTER, DIM)];
+            spans.extend(row.spans);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// The rows above the foot and the hints.
+fn avail_rows(height: usize, foot: &[Line<'_>], hints: &[Line<'_>]) -> usize {
+    height.saturating_sub(foot.len() + hints.len())
 }
 
 /// A dialog box of `width`, centred in `area`, tall enough for `lines` (cut to the area);
@@ -376,5 +552,52 @@ mod tests {
         let hints = ["a long hint text", "short", "s"];
         assert_eq!(text(&hint_lines(&hints, 40)), ["a long hint text"]);
         assert_eq!(text(&hint_lines(&hints, 6)), ["short"]);
+    }
+
+    /// At every size an approval's rows fit the height with the hints last, and a payload
+    /// that does not fit is shown in a view with the line saying how much more there is.
+    #[test]
+    fn approvals_fit_every_size_and_say_what_is_hidden() {
+        let kind = crate::protocol::RequestKind::Approval {
+            tool: "shell".into(),
+            summary: "echo status".into(),
+            detail: format!("echo status{}touch OUTSIDE", "\n".repeat(60)),
+            reason: "it asks to run without the sandbox: needs the network".into(),
+        };
+        for width in [20, 34, 50, 78] {
+            for height in 6..40 {
+                let Some(mut confirm) = Confirm::for_request("a", &kind) else {
+                    panic!("no dialog")
+                };
+                let head = vec![Line::raw(confirm.body.clone())];
+                let items = (0..4).map(|i| vec![Line::raw(format!("choice {i}"))]).collect();
+                let parts = Parts {
+                    head,
+                    items,
+                    selected: 0,
+                    foot: Vec::new(),
+                    hints: &["hints"],
+                };
+                let Some(payload) = confirm.payload.as_mut() else {
+                    panic!("no payload")
+                };
+                let lines = text(&approval_layout(parts, payload, &["scroll hints"], width, height));
+                assert!(lines.len() <= height, "{width}x{height}: {lines:?}");
+                assert_eq!(
+                    lines.last().map(String::as_str),
+                    Some("scroll hints"),
+                    "{width}x{height}"
+                );
+                assert!(
+                    lines.iter().any(|l| l.contains("more line")),
+                    "{width}x{height}: {lines:?}"
+                );
+                assert!(
+                    lines.iter().any(|l| l.contains("› ") || l.contains("choice 0")),
+                    "{lines:?}"
+                );
+                assert!(!payload.seen, "{width}x{height}");
+            }
+        }
     }
 }

@@ -45,9 +45,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     draw_status(frame, app, status);
     // A dialog may cover everything but the status line (the composer waits behind it).
     let dialog_area = Rect::new(area.x, area.y, area.width, area.height.saturating_sub(1));
-    let covered = match app.modals.front() {
-        Some(Modal::Question { dialog, .. }) => Some(draw_dialog(frame, dialog, app.modals.len(), dialog_area)),
-        Some(Modal::Confirm(confirm)) => Some(draw_confirm(frame, confirm, app.modals.len(), dialog_area)),
+    let open = app.modals.len();
+    let covered = match app.modals.front_mut() {
+        Some(Modal::Question { dialog, .. }) => Some(draw_dialog(frame, dialog, open, dialog_area)),
+        // Mutable: an approval's payload counts what each draw showed as seen.
+        Some(Modal::Confirm(confirm)) => Some(draw_confirm(frame, confirm, open, dialog_area)),
         None => app.picker.as_ref().map(|picker| {
             picker.draw(frame, transcript);
             transcript
