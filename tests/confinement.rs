@@ -151,7 +151,11 @@ fn a_command_has_no_terminal_no_capabilities_and_no_host_names_or_ipc() {
     assert!(!r["hostname"].contains("renamed"), "{}", r["hostname"]);
     assert_eq!(hostname(), host);
     // SysV IPC: a queue made inside is not the host's (the host has as many as before).
-    assert!(r["ipc"].trim().parse::<u64>().is_ok(), "ipcmk made no queue: {}", r["ipc"]);
+    assert!(
+        r["ipc"].trim().parse::<u64>().is_ok(),
+        "ipcmk made no queue: {}",
+        r["ipc"]
+    );
     assert_eq!(host_queues(), queues_before, "a message queue reached the host");
 }
 

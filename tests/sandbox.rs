@@ -221,12 +221,19 @@ fn headless_denials_name_what_would_allow_them() {
             r[id]
         );
         assert!(
-            r[id].contains("--sandbox full-access") && r[id].contains("[permissions]"),
+            r[id].contains("--yolo") && r[id].contains("allow_unsandboxed") && r[id].contains("[permissions]"),
             "{}",
             r[id]
         );
     }
+    // Full access changes what a write may reach, not whether an escalated command asks.
+    assert!(r["w"].contains("--sandbox full-access"), "{}", r["w"]);
     assert!(r["esc"].contains("needs the network"));
+    assert!(
+        r["esc"].contains("`allow_unsandboxed = [\"shell(curl*)\"]`"),
+        "{}",
+        r["esc"]
+    );
     assert!(!target.exists());
     // --yolo allows without asking.
     let (output, r) = run(&sb, &["--yolo"], &[], &[("w", "write", write.as_str())]);
@@ -298,7 +305,8 @@ fn permission_rules_allow_deny_and_never_allow_a_compound_command_by_its_first_p
     let sb = Sandbox::new();
     std::fs::write(sb.path("victim.txt"), "keep\n").unwrap();
     let config = sb.home.path().join("config/config.toml");
-    let rules = "retry_base_ms = 1\n[permissions]\nallow = [\"shell(echo ok*)\"]\ndeny = [\"shell(rm *)\"]\n";
+    let rules =
+        "retry_base_ms = 1\n[permissions]\nallow_unsandboxed = [\"shell(echo ok*)\"]\ndeny = [\"shell(rm *)\"]\n";
     let server = MockServer::start();
     server.push(Reply::sse(openai_sse(
         "",
@@ -322,7 +330,10 @@ fn permission_rules_allow_deny_and_never_allow_a_compound_command_by_its_first_p
     let output = cmd.args(["-p", "go"]).timeout(RUN_LIMIT).output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let r: HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
-    assert_eq!(r["allowed"], "ok unconfined\n", "an allow rule needs no approval");
+    assert_eq!(
+        r["allowed"], "ok unconfined\n",
+        "an allow_unsandboxed rule needs no approval"
+    );
     assert!(
         r["compound"].starts_with("Error: Denied: not allowed without approval"),
         "{}",
@@ -341,7 +352,149 @@ fn permission_rules_allow_deny_and_never_allow_a_compound_command_by_its_first_p
     let text = String::from_utf8_lossy(&listing.stdout);
     assert!(text.contains("sandbox: workspace-write (default)"), "{text}");
     assert!(
-        text.contains("shell(rm *)") && text.contains("shell(echo ok*)"),
+        text.contains("shell(rm *)") && text.contains("allow_unsandboxed  shell(echo ok*)"),
         "{text}"
     );
+}
+
+/// Runs `brute -p` with `permissions` as the user's `[permissions]` table (and `args`), whose
+/// model makes `calls`; returns the output and the results the model got.
+fn run_with_rules(
+    sb: &Sandbox,
+    permissions: &str,
+    args: &[&str],
+    calls: &[(&str, &str, &str)],
+) -> (std::process::Output, HashMap<String, String>) {
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", calls)));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.brute(&server);
+    // Sandbox::brute writes the user config: replace it afterwards.
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        format!("retry_base_ms = 1\n[permissions]\n{permissions}\n"),
+    )
+    .unwrap();
+    let output = cmd.args(["-p", "go"]).args(args).timeout(RUN_LIMIT).output().unwrap();
+    let results = server
+        .requests()
+        .get(1)
+        .map(|r| tool_results(r).into_iter().collect())
+        .unwrap_or_default();
+    (output, results)
+}
+
+/// `write(src/**)` allowed, `src/out` a link to a directory outside the project: a write to
+/// `src/out/x` is judged where it really leads, so nobody being there to approve it, it is
+/// denied and nothing appears outside; a write really under `src/` is unaffected.
+#[test]
+fn a_path_allow_rule_never_writes_through_a_link_out_of_the_project() {
+    let sb = Sandbox::new();
+    let out = outside();
+    std::fs::create_dir(sb.path("src")).unwrap();
+    std::os::unix::fs::symlink(&out, sb.path("src/out")).unwrap();
+    let calls = [
+        ("link", "write", r#"{"file_path":"src/out/x","content":"escaped"}"#),
+        ("inside", "write", r#"{"file_path":"src/in.txt","content":"fine"}"#),
+    ];
+    let (output, r) = run_with_rules(&sb, r#"allow = ["write(src/**)"]"#, &[], &calls);
+    assert!(output.status.success(), "{output:?}");
+    assert!(!out.join("x").exists(), "nothing was written outside the project");
+    assert!(
+        r["link"].starts_with("Error: Denied: not allowed without approval (the rule allow `write(src/**)`")
+            && r["link"].contains("does not cover this call: src/out/x leads to")
+            && r["link"].contains("is outside the writable roots")
+            && r["link"].contains("nobody is here to approve it"),
+        "{}",
+        r["link"]
+    );
+    assert!(r["inside"].starts_with("Created src/in.txt"), "{}", r["inside"]);
+    assert_eq!(std::fs::read_to_string(sb.path("src/in.txt")).unwrap(), "fine");
+}
+
+/// In read-only mode a plain allow rule still lets a write in the project through without
+/// asking (no regression), but never one through a link leading out of it.
+#[test]
+fn in_read_only_mode_a_path_allow_rule_still_allows_the_project_only() {
+    let sb = Sandbox::new();
+    let out = outside();
+    std::fs::create_dir(sb.path("src")).unwrap();
+    std::os::unix::fs::symlink(&out, sb.path("src/out")).unwrap();
+    let calls = [
+        ("ok", "write", r#"{"file_path":"src/ok.txt","content":"allowed"}"#),
+        ("norule", "write", r#"{"file_path":"notes.txt","content":"x"}"#),
+        ("link", "write", r#"{"file_path":"src/out/x","content":"escaped"}"#),
+    ];
+    let (output, r) = run_with_rules(&sb, r#"allow = ["write(src/**)"]"#, &["--sandbox", "read-only"], &calls);
+    assert!(output.status.success(), "{output:?}");
+    assert!(r["ok"].starts_with("Created src/ok.txt"), "{}", r["ok"]);
+    assert_eq!(std::fs::read_to_string(sb.path("src/ok.txt")).unwrap(), "allowed");
+    assert!(
+        r["norule"].starts_with("Error: Denied: not allowed without approval (the sandbox is read-only)"),
+        "{}",
+        r["norule"]
+    );
+    assert!(
+        r["link"].contains("the rule allow `write(src/**)`") && r["link"].contains("is outside the project"),
+        "{}",
+        r["link"]
+    );
+    assert!(!out.join("x").exists() && !sb.path("notes.txt").exists());
+}
+
+/// `shell(git status*)` allowed: `git status > OUTSIDE/file` with `sandbox: "full"` is not
+/// run unconfined on the rule's say (denied in `-p`), while the same rule still runs the
+/// confined call; an `allow_unsandboxed` rule does run the escalated call.
+#[test]
+fn an_allow_rule_never_lifts_the_sandbox_and_an_allow_unsandboxed_rule_does() {
+    let sb = Sandbox::new();
+    let out = outside();
+    let canary = out.join("file");
+    let escalated = serde_json::json!({
+        "command": format!("git status > {}; echo ran", canary.display()),
+        "sandbox": "full",
+        "justification": "write outside",
+    })
+    .to_string();
+    let escalated_only = serde_json::json!({
+        "command": format!("git status > {}", canary.display()),
+        "sandbox": "full",
+        "justification": "write outside",
+    })
+    .to_string();
+    let confined = r#"{"command":"git status > inside.txt"}"#;
+    let calls = [
+        ("esc", "shell", escalated_only.as_str()),
+        ("confined", "shell", confined),
+    ];
+    let (output, r) = run_with_rules(&sb, r#"allow = ["shell(git status*)"]"#, &[], &calls);
+    assert!(output.status.success(), "{output:?}");
+    assert!(!canary.exists(), "the escalated command did not run");
+    assert!(
+        r["esc"].starts_with("Error: Denied: not allowed without approval (the rule allow `shell(git status*)`")
+            && r["esc"].contains("does not cover this call: it asks to run without the sandbox: write outside")
+            && r["esc"].contains("`allow_unsandboxed = [\"shell(git*)\"]`"),
+        "{}",
+        r["esc"]
+    );
+    assert!(!r["confined"].starts_with("Error: Denied"), "{}", r["confined"]);
+    assert!(sb.path("inside.txt").exists(), "the confined call ran without asking");
+
+    // The explicit kind allows it: the file appears outside. A compound line needs every
+    // part covered, so `; echo ran` is still denied.
+    let sb = Sandbox::new();
+    let calls = [
+        ("esc", "shell", escalated_only.as_str()),
+        ("compound", "shell", escalated.as_str()),
+    ];
+    let (output, r) = run_with_rules(&sb, r#"allow_unsandboxed = ["shell(git status*)"]"#, &[], &calls);
+    assert!(output.status.success(), "{output:?}");
+    assert!(!r["esc"].starts_with("Error: Denied"), "{}", r["esc"]);
+    assert!(canary.exists(), "the escalated command ran unconfined");
+    assert!(
+        r["compound"].starts_with("Error: Denied: not allowed without approval"),
+        "{}",
+        r["compound"]
+    );
+    assert!(!r["compound"].ends_with("ran\n"), "{}", r["compound"]);
 }

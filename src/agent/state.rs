@@ -124,9 +124,14 @@ impl AgentState {
     }
 
     /// Remembers a rule for the rest of the session (e.g. "always allow in this project").
-    pub fn add_rule(&self, rule: crate::permission::Rule, source: crate::permission::Source) {
+    pub fn add_rule(
+        &self,
+        kind: crate::permission::RuleKind,
+        rule: crate::permission::Rule,
+        source: crate::permission::Source,
+    ) {
         let mut access = self.access.lock().unwrap_or_else(|e| e.into_inner());
-        access.rules.push(crate::permission::RuleKind::Allow, rule, source);
+        access.rules.push(kind, rule, source);
     }
 
     /// Remembers a session-wide approval.

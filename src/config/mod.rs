@@ -396,11 +396,7 @@ impl Settings {
         for tool in &self.command_tools {
             line("tools", tool.value.name.clone(), &tool.source);
         }
-        let kinds = [
-            crate::permission::RuleKind::Deny,
-            crate::permission::RuleKind::Ask,
-            crate::permission::RuleKind::Allow,
-        ];
+        let kinds = crate::permission::RuleKind::ALL;
         if self.models.is_empty() {
             line("models", "(none)".to_owned(), &Source::Default);
         }
@@ -840,7 +836,9 @@ pub fn permissions_report(
         rules.append(crate::permission::approvals::load(&file));
         out.push_str(&format!("saved approvals: {}\n", file.display()));
     }
-    out.push_str("\nrules (deny wins over ask, ask over allow):\n");
+    out.push_str(
+        "\nrules (deny wins over ask, ask over allow; only allow_unsandboxed allows a call out of the sandbox):\n",
+    );
     if rules.is_empty() {
         out.push_str("  (none: add [permissions] allow/deny/ask to config.toml)\n");
     } else {

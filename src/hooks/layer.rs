@@ -29,6 +29,11 @@ pub fn decision() -> Option<Permission> {
     DECISION.try_with(|d| *d).ok()
 }
 
+/// Runs `future` with `permission` as the hooks' decision (what [`decision`] returns in it).
+pub(crate) async fn with_decision<F: std::future::Future>(permission: Permission, future: F) -> F::Output {
+    DECISION.scope(permission, future).await
+}
+
 /// Runs the `pre_tool_use` hooks: they may block the call, rewrite its input, or decide its
 /// permission (see the module docs).
 pub struct PreToolHooks;
@@ -83,7 +88,7 @@ impl Middleware for PreToolHooks {
                 _ => args,
             };
             match said.permission {
-                Some(permission) => DECISION.scope(permission, next.run(args, ctx)).await,
+                Some(permission) => with_decision(permission, next.run(args, ctx)).await,
                 None => next.run(args, ctx).await,
             }
         })

@@ -1,10 +1,12 @@
 //! "Always allow in this project": approvals the person saved, kept in their own data directory
 //! keyed by the project (`<data>/permissions/<project key>.toml`), never in the project's
-//! `.brute/config.toml`, which may be committed and shared.
+//! `.brute/config.toml`, which may be committed and shared. An approval of a call that ran
+//! outside the sandbox is kept as an `allow_unsandboxed` rule, any other as an `allow` rule, so
+//! approving a confined call never lets the same call out of the sandbox later.
 
 use std::path::{Path, PathBuf};
 
-use super::rules::{PermissionsConfig, Rule, Rules, Source};
+use super::rules::{PermissionsConfig, Rule, RuleKind, Rules, Source};
 
 /// Where the saved approvals of the project at `root` live.
 pub fn file(data_dir: &Path, root: &Path) -> PathBuf {
@@ -13,7 +15,7 @@ pub fn file(data_dir: &Path, root: &Path) -> PathBuf {
         .join(format!("{}.toml", crate::session::project_key(root)))
 }
 
-/// The saved approvals as allow rules (none when the file is missing or unreadable; a broken
+/// The saved approvals as rules (none when the file is missing or unreadable; a broken
 /// rule is skipped with a log line rather than failing the run).
 pub fn load(path: &Path) -> Rules {
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -32,23 +34,32 @@ pub fn load(path: &Path) -> Rules {
     })
 }
 
-/// Adds `rule` to the saved approvals at `path`.
-pub fn save(path: &Path, rule: &Rule) -> std::io::Result<()> {
+/// Adds `rule` to the saved approvals at `path`, in the list of `kind` (`allow`, or
+/// `allow_unsandboxed` for an approval of a call that ran outside the sandbox).
+pub fn save(path: &Path, kind: RuleKind, rule: &Rule) -> std::io::Result<()> {
     let mut config: PermissionsConfig = std::fs::read_to_string(path)
         .ok()
         .and_then(|text| toml::from_str(&text).ok())
         .unwrap_or_default();
-    if !config.allow.iter().any(|r| r == rule.as_str()) {
-        config.allow.push(rule.as_str().to_owned());
+    let list = config.list_mut(kind);
+    if !list.iter().any(|r| r == rule.as_str()) {
+        list.push(rule.as_str().to_owned());
     }
     if let Some(dir) = path.parent() {
         crate::config::paths::private_dir(dir)?;
     }
-    let mut text = String::from("# Approvals you chose to keep for this project (\"always allow\").\nallow = [\n");
-    for rule in &config.allow {
-        text.push_str(&format!("  {},\n", toml_string(rule)));
+    let mut text = String::from("# Approvals you chose to keep for this project (\"always allow\").\n");
+    for kind in [RuleKind::Allow, RuleKind::AllowUnsandboxed] {
+        let list = config.list_mut(kind);
+        if list.is_empty() && kind != RuleKind::Allow {
+            continue;
+        }
+        text.push_str(&format!("{kind} = [\n"));
+        for rule in list.iter() {
+            text.push_str(&format!("  {},\n", toml_string(rule)));
+        }
+        text.push_str("]\n");
     }
-    text.push_str("]\n");
     crate::config::paths::replace_private(path, text.as_bytes())
 }
 
@@ -66,8 +77,8 @@ mod tests {
         let path = file(dir.path(), Path::new("/some/project"));
         assert!(load(&path).is_empty());
         let rule = Rule::exact("shell", "curl \"https://x/a b\" -o 'out*.txt'").unwrap();
-        save(&path, &rule).unwrap();
-        save(&path, &rule).unwrap();
+        save(&path, RuleKind::Allow, &rule).unwrap();
+        save(&path, RuleKind::Allow, &rule).unwrap();
         let rules = load(&path);
         assert_eq!(rules.allow.len(), 1, "saved once");
         let args = serde_json::json!({"command": "curl \"https://x/a b\" -o 'out*.txt'"});
@@ -82,5 +93,27 @@ mod tests {
         ));
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn an_approval_of_an_unsandboxed_call_is_kept_in_its_own_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(dir.path(), Path::new("/some/project"));
+        let plain = Rule::exact("shell", "git status").unwrap();
+        let out = Rule::exact("shell", "git fetch").unwrap();
+        save(&path, RuleKind::Allow, &plain).unwrap();
+        save(&path, RuleKind::AllowUnsandboxed, &out).unwrap();
+        let rules = load(&path);
+        let listed = |kind| -> Vec<String> { rules.list(kind).iter().map(|(r, _)| r.to_string()).collect() };
+        assert_eq!(listed(RuleKind::Allow), ["shell(git status)"]);
+        assert_eq!(listed(RuleKind::AllowUnsandboxed), ["shell(git fetch)"]);
+        let unsandboxed = crate::permission::rules::Facts {
+            unsandboxed: true,
+            ..Default::default()
+        };
+        let decide =
+            |command: &str| rules.decide_call("shell", &serde_json::json!({ "command": command }), &unsandboxed);
+        assert!(matches!(decide("git status"), crate::permission::Decision::Default));
+        assert!(matches!(decide("git fetch"), crate::permission::Decision::Allow(_)));
     }
 }

@@ -1,5 +1,5 @@
-//! Permission rules: `allow`, `deny` and `ask` lists of Claude-Code-style rules that decide a
-//! tool call before the sandbox mode does.
+//! Permission rules: `allow`, `deny`, `ask` and `allow_unsandboxed` lists of Claude-Code-style
+//! rules that decide a tool call before the sandbox mode does.
 //!
 //! # Rule syntax
 //!
@@ -37,6 +37,23 @@
 //! rules came from does not change precedence. The two kinds of rules are read differently,
 //! always in the safe direction: an allow rule applies only when it certainly covers the call,
 //! a deny or ask rule applies whenever it might.
+//!
+//! Rules decide whether to ask, never whether to confine. An `allow` rule lets a call through
+//! without a question, but only a call that stays in the sandbox: a call that would run
+//! unconfined (`shell` with `sandbox: "full"`, or any command where no sandbox is available)
+//! is allowed only by an **`allow_unsandboxed`** rule, a list of its own that the person
+//! writes on purpose:
+//!
+//! ```toml
+//! [permissions]
+//! allow = ["shell(git status*)"]              # confined calls only
+//! allow_unsandboxed = ["shell(git fetch*)"]   # also when they ask to leave the sandbox
+//! ```
+//!
+//! An `allow_unsandboxed` rule covers the confined call too (it allows more, never less). The
+//! caller says whether a call is unconfined, and where its path really leads, in [`Facts`]
+//! ([`Rules::decide_call`]); it also bounds what an allow rule may allow (see
+//! [`crate::tool::approve`]).
 //!
 //! # Shell commands
 //!
@@ -80,8 +97,17 @@
 //! Path arguments are matched as given and with `.` components and repeated slashes removed
 //! (`./src/a.rs` is `src/a.rs`). A path with a `..` component is never allowed by a pattern
 //! (`src/../../etc/passwd` is not under `src/`), while deny and ask rules also see it with
-//! `..` resolved lexically. Absolute paths are not made relative to the project: the caller
-//! should do that first if rules are to see them.
+//! `..` resolved lexically. Absolute paths are not made relative to the project by the rules
+//! themselves.
+//!
+//! Where the path really leads ([`Facts::target`]: made absolute, `..` folded, symlinks
+//! followed, and relative to the project root when inside it) is matched too: an allow
+//! pattern must match **both** the path as given and the resolved one (in its relative or its
+//! absolute form), so `write(src/**)` does not allow `src/out/x` when `src/out` is a link
+//! leading out of `src/`; a deny or ask pattern matches when **either** does, so
+//! `deny = ["write(secrets/**)"]` also stops a write through a link into `secrets/`. This
+//! applies to the path tools above and to any tool that names a path it changes, when the
+//! rule's argument is that path.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -148,21 +174,41 @@ pub enum RuleError {
     },
 }
 
-/// Which list a rule is in; also the order of precedence (deny, then ask, then allow).
+/// Which list a rule is in; also the order of precedence (deny, then ask, then the two allow
+/// kinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleKind {
     Deny,
     Ask,
+    /// Allows a call that stays in the sandbox.
     Allow,
+    /// Allows a call even when it runs unconfined (see the module docs).
+    AllowUnsandboxed,
+}
+
+impl RuleKind {
+    /// Every kind, in precedence order.
+    pub const ALL: [RuleKind; 4] = [
+        RuleKind::Deny,
+        RuleKind::Ask,
+        RuleKind::Allow,
+        RuleKind::AllowUnsandboxed,
+    ];
+
+    /// The config key of this kind's list.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Deny => "deny",
+            RuleKind::Ask => "ask",
+            RuleKind::Allow => "allow",
+            RuleKind::AllowUnsandboxed => "allow_unsandboxed",
+        }
+    }
 }
 
 impl fmt::Display for RuleKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(match self {
-            RuleKind::Deny => "deny",
-            RuleKind::Ask => "ask",
-            RuleKind::Allow => "allow",
-        })
+        f.pad(self.as_str())
     }
 }
 
@@ -323,7 +369,16 @@ impl Rule {
         match subject {
             Subject::Missing => true,
             Subject::Text(text) => self.pattern_matches(text),
-            Subject::Path { raw, normalized, .. } => self.pattern_matches(raw) || self.pattern_matches(normalized),
+            Subject::Path {
+                raw,
+                normalized,
+                resolved,
+                ..
+            } => {
+                self.pattern_matches(raw)
+                    || self.pattern_matches(normalized)
+                    || resolved.iter().any(|form| self.pattern_matches(form))
+            }
             Subject::Shell { line, split } => {
                 self.pattern_matches(line)
                     || split
@@ -346,7 +401,12 @@ impl Rule {
                 raw,
                 normalized,
                 climbs,
-            } => !climbs && (self.pattern_matches(raw) || self.pattern_matches(normalized)),
+                resolved,
+            } => {
+                !climbs
+                    && (self.pattern_matches(raw) || self.pattern_matches(normalized))
+                    && (resolved.is_empty() || resolved.iter().any(|form| self.pattern_matches(form)))
+            }
         }
     }
 
@@ -467,6 +527,36 @@ pub fn argument(tool: &str, args: &Value) -> Option<String> {
     }
 }
 
+/// The argument of a path tool (`write`, `patch`, `read`, `remove`, `undo`, `fs_search`), whose
+/// rules use path patterns; `None` for other tools or when it is missing.
+pub fn path_argument(tool: &str, args: &Value) -> Option<String> {
+    (Syntax::for_tool(tool) == Syntax::Path)
+        .then(|| argument(tool, args))
+        .flatten()
+}
+
+/// Where a call's path really leads, as the caller found it on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The path as the call gives it (the rules' argument when they are about it).
+    pub given: String,
+    /// The path made absolute, `..` folded and symlinks followed.
+    pub absolute: String,
+    /// The same, relative to the project root when it lies inside it (`.` for the root).
+    pub relative: Option<String>,
+}
+
+/// What the caller knows about a call beyond its arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Where the path the call names really leads: path rules must match it as well (allow)
+    /// or may match it instead (deny, ask).
+    pub target: Option<Target>,
+    /// The call goes beyond the sandbox (it would run commands unconfined, or change a path
+    /// no allow rule may allow): only `allow_unsandboxed` rules allow it.
+    pub unsandboxed: bool,
+}
+
 /// What a call's argument looks like to the rules.
 #[derive(Debug)]
 enum Subject {
@@ -478,6 +568,9 @@ enum Subject {
         normalized: String,
         /// Has a `..` component: no allow pattern applies.
         climbs: bool,
+        /// Where it really leads (relative and absolute forms), when the caller found out:
+        /// an allow pattern must match one of them too.
+        resolved: Vec<String>,
     },
     Shell {
         /// The whole line, trimmed.
@@ -487,19 +580,24 @@ enum Subject {
 }
 
 impl Subject {
-    fn of(tool: &str, args: &Value) -> Subject {
+    fn of(tool: &str, args: &Value, facts: &Facts) -> Subject {
         let Some(arg) = argument(tool, args) else {
             return Subject::Missing;
         };
+        // The target is about this argument only when it is the path the caller resolved.
+        let target = facts.target.as_ref().filter(|t| t.given == arg);
         if tool == SHELL_TOOL {
             Subject::Shell {
                 split: split_command(&arg),
                 line: arg.trim().to_owned(),
             }
-        } else if Syntax::for_tool(tool) == Syntax::Path {
+        } else if Syntax::for_tool(tool) == Syntax::Path || target.is_some() {
             Subject::Path {
                 normalized: normalize_path(&arg),
                 climbs: arg.split('/').any(|c| c == ".."),
+                resolved: target
+                    .map(|t| t.relative.iter().chain([&t.absolute]).cloned().collect())
+                    .unwrap_or_default(),
                 raw: arg,
             }
         } else {
@@ -534,9 +632,10 @@ fn normalize_path(path: &str) -> String {
     }
 }
 
-/// The rule that decided a call, and where it came from.
+/// The rule that decided a call, its list, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matched {
+    pub kind: RuleKind,
     pub rule: Rule,
     pub source: Source,
 }
@@ -562,6 +661,20 @@ pub struct PermissionsConfig {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub ask: Vec<String>,
+    /// Allow rules that also cover calls running outside the sandbox.
+    pub allow_unsandboxed: Vec<String>,
+}
+
+impl PermissionsConfig {
+    /// The list of one kind.
+    pub fn list_mut(&mut self, kind: RuleKind) -> &mut Vec<String> {
+        match kind {
+            RuleKind::Deny => &mut self.deny,
+            RuleKind::Ask => &mut self.ask,
+            RuleKind::Allow => &mut self.allow,
+            RuleKind::AllowUnsandboxed => &mut self.allow_unsandboxed,
+        }
+    }
 }
 
 /// Every rule in force, with its source; deny beats ask beats allow whatever the source.
@@ -570,6 +683,7 @@ pub struct Rules {
     pub allow: Vec<(Rule, Source)>,
     pub deny: Vec<(Rule, Source)>,
     pub ask: Vec<(Rule, Source)>,
+    pub allow_unsandboxed: Vec<(Rule, Source)>,
 }
 
 impl Rules {
@@ -580,6 +694,7 @@ impl Rules {
             (RuleKind::Allow, &config.allow),
             (RuleKind::Deny, &config.deny),
             (RuleKind::Ask, &config.ask),
+            (RuleKind::AllowUnsandboxed, &config.allow_unsandboxed),
         ] {
             for text in texts {
                 let rule = Rule::parse(text).map_err(|error| RuleError::InConfig {
@@ -608,6 +723,7 @@ impl Rules {
         self.allow.append(&mut other.allow);
         self.deny.append(&mut other.deny);
         self.ask.append(&mut other.ask);
+        self.allow_unsandboxed.append(&mut other.allow_unsandboxed);
     }
 
     /// Adds one rule, e.g. a session approval.
@@ -621,6 +737,7 @@ impl Rules {
             RuleKind::Deny => &self.deny,
             RuleKind::Ask => &self.ask,
             RuleKind::Allow => &self.allow,
+            RuleKind::AllowUnsandboxed => &self.allow_unsandboxed,
         }
     }
 
@@ -629,62 +746,79 @@ impl Rules {
             RuleKind::Deny => &mut self.deny,
             RuleKind::Ask => &mut self.ask,
             RuleKind::Allow => &mut self.allow,
+            RuleKind::AllowUnsandboxed => &mut self.allow_unsandboxed,
         }
     }
 
     /// Whether there are no rules at all.
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.deny.is_empty() && self.ask.is_empty()
+        RuleKind::ALL.iter().all(|&kind| self.list(kind).is_empty())
+    }
+
+    /// Decides a call from its arguments alone (a confined call, its path unresolved): see
+    /// [`Rules::decide_call`].
+    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
+        self.decide_call(tool, args, &Facts::default())
     }
 
     /// Decides a call: deny, then ask, then allow, else [`Decision::Default`]. `args` is the
-    /// call's arguments object as the model sent it.
-    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
-        let subject = Subject::of(tool, args);
-        let restricting = |list: &[(Rule, Source)]| {
-            list.iter()
+    /// call's arguments object as the model sent it; `facts` what the caller found out about
+    /// it (where its path leads, whether it would run unconfined).
+    pub fn decide_call(&self, tool: &str, args: &Value, facts: &Facts) -> Decision {
+        let subject = Subject::of(tool, args, facts);
+        let restricting = |kind: RuleKind| {
+            self.list(kind)
+                .iter()
                 .find(|(rule, _)| rule.matches_tool(tool) && rule.restricts(&subject))
-                .map(matched)
+                .map(|entry| matched(kind, entry))
         };
-        if let Some(m) = restricting(&self.deny) {
+        if let Some(m) = restricting(RuleKind::Deny) {
             return Decision::Deny(m);
         }
-        if let Some(m) = restricting(&self.ask) {
+        if let Some(m) = restricting(RuleKind::Ask) {
             return Decision::Ask(Some(m));
         }
-        match self.allowing(tool, &subject) {
+        match self.allowing(tool, &subject, facts.unsandboxed) {
             Some(m) => Decision::Allow(m),
             None => Decision::Default,
         }
     }
 
     /// The allow rule covering the call (for a shell line: the one covering its first part,
-    /// once every part is covered).
-    fn allowing(&self, tool: &str, subject: &Subject) -> Option<Matched> {
-        let candidates: Vec<&(Rule, Source)> = self.allow.iter().filter(|(rule, _)| rule.matches_tool(tool)).collect();
-        if let Some(entry) = candidates.iter().find(|(rule, _)| rule.pattern.is_none()) {
-            return Some(matched(entry));
+    /// once every part is covered). An unsandboxed call is covered by `allow_unsandboxed`
+    /// rules only; any other by either kind.
+    fn allowing(&self, tool: &str, subject: &Subject, unsandboxed: bool) -> Option<Matched> {
+        let kinds: &[RuleKind] = if unsandboxed {
+            &[RuleKind::AllowUnsandboxed]
+        } else {
+            &[RuleKind::Allow, RuleKind::AllowUnsandboxed]
+        };
+        let candidates: Vec<(RuleKind, &(Rule, Source))> = kinds
+            .iter()
+            .flat_map(|&kind| self.list(kind).iter().map(move |entry| (kind, entry)))
+            .filter(|(_, (rule, _))| rule.matches_tool(tool))
+            .collect();
+        let pick = |(kind, entry): &(RuleKind, &(Rule, Source))| matched(*kind, entry);
+        if let Some(candidate) = candidates.iter().find(|(_, (rule, _))| rule.pattern.is_none()) {
+            return Some(pick(candidate));
         }
         let Subject::Shell { split, .. } = subject else {
-            return candidates
-                .iter()
-                .find(|(rule, _)| rule.allows(subject))
-                .map(|e| matched(e));
+            return candidates.iter().find(|(_, (rule, _))| rule.allows(subject)).map(pick);
         };
         if !split.complete || split.parts.is_empty() {
             return None;
         }
         let mut first = None;
         for part in &split.parts {
-            let entry = candidates.iter().find(|(rule, _)| rule.allows_part(part))?;
-            first.get_or_insert_with(|| matched(entry));
+            let candidate = candidates.iter().find(|(_, (rule, _))| rule.allows_part(part))?;
+            first.get_or_insert_with(|| pick(candidate));
         }
         first
     }
 
     /// One line per rule (kind, rule, source), deny first; empty when there are no rules.
     pub fn describe(&self) -> String {
-        let lines: Vec<(RuleKind, &Rule, &Source)> = [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow]
+        let lines: Vec<(RuleKind, &Rule, &Source)> = RuleKind::ALL
             .into_iter()
             .flat_map(|kind| self.list(kind).iter().map(move |(rule, source)| (kind, rule, source)))
             .collect();
@@ -693,15 +827,22 @@ impl Rules {
             .map(|(_, rule, _)| rule.as_str().chars().count())
             .max()
             .unwrap_or(0);
+        let kind_width = lines
+            .iter()
+            .map(|(kind, _, _)| kind.as_str().len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
         lines
             .iter()
-            .map(|(kind, rule, source)| format!("{kind:<5}  {:<width$}  {source}\n", rule.as_str()))
+            .map(|(kind, rule, source)| format!("{kind:<kind_width$}  {:<width$}  {source}\n", rule.as_str()))
             .collect()
     }
 }
 
-fn matched((rule, source): &(Rule, Source)) -> Matched {
+fn matched(kind: RuleKind, (rule, source): &(Rule, Source)) -> Matched {
     Matched {
+        kind,
         rule: rule.clone(),
         source: source.clone(),
     }
@@ -1073,6 +1214,7 @@ mod tests {
             allow: allow.iter().map(|s| s.to_string()).collect(),
             deny: deny.iter().map(|s| s.to_string()).collect(),
             ask: ask.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
         };
         Rules::from_config(&config, Source::Session).expect("valid rules")
     }
@@ -1370,6 +1512,126 @@ mod tests {
         assert_eq!(read("../other/README"), "default");
     }
 
+    fn target(given: &str, relative: Option<&str>, absolute: &str) -> Facts {
+        Facts {
+            target: Some(Target {
+                given: given.to_owned(),
+                absolute: absolute.to_owned(),
+                relative: relative.map(str::to_owned),
+            }),
+            unsandboxed: false,
+        }
+    }
+
+    #[test]
+    fn allow_rules_must_match_where_a_path_really_leads() {
+        let rules = rules(&["write(src/**)", "write(/proj/notes/*)"], &[], &[]);
+        let write = |facts: &Facts| {
+            let given = facts.target.as_ref().map(|t| t.given.clone()).unwrap_or_default();
+            verdict(&rules.decide_call("write", &json!({ "file_path": given }), facts))
+        };
+        assert_eq!(
+            write(&target("src/a.rs", Some("src/a.rs"), "/proj/src/a.rs")),
+            "allow write(src/**)"
+        );
+        // `src/out` is a link leading out of the project, or out of `src/` inside it.
+        assert_eq!(write(&target("src/out/x", None, "/elsewhere/x")), "default");
+        assert_eq!(write(&target("src/out/x", Some("docs/x"), "/proj/docs/x")), "default");
+        // The resolved path matches in its relative or its absolute form.
+        assert_eq!(
+            write(&target("/proj/notes/a", Some("notes/a"), "/proj/notes/a")),
+            "allow write(/proj/notes/*)"
+        );
+        assert_eq!(
+            write(&target("/proj/notes/a", Some("src/a"), "/proj/src/a")),
+            "default",
+            "the path as given must match too"
+        );
+        // Without facts the rules see the argument only (as before).
+        assert_eq!(
+            verdict(&rules.decide("write", &json!({"file_path": "src/out/x"}))),
+            "allow write(src/**)"
+        );
+    }
+
+    #[test]
+    fn deny_and_ask_rules_also_see_where_a_path_really_leads() {
+        let rules = rules(&["write(**)"], &["write(secrets/**)"], &["remove(/etc/*)"]);
+        let facts = target("link/key", Some("secrets/key"), "/proj/secrets/key");
+        assert_eq!(
+            verdict(&rules.decide_call("write", &json!({"file_path": "link/key"}), &facts)),
+            "deny write(secrets/**)"
+        );
+        let facts = target("link/passwd", None, "/etc/passwd");
+        assert_eq!(
+            verdict(&rules.decide_call("remove", &json!({"path": "link/passwd"}), &facts)),
+            "ask remove(/etc/*)"
+        );
+    }
+
+    #[test]
+    fn a_target_makes_any_tool_naming_its_path_a_path_rule() {
+        let rules = rules(&["fmt(src/*)"], &[], &[]);
+        let args = json!({"path": "src/out/x"});
+        assert_eq!(verdict(&rules.decide("fmt", &args)), "allow fmt(src/*)");
+        let facts = target("src/out/x", None, "/elsewhere/x");
+        assert_eq!(verdict(&rules.decide_call("fmt", &args, &facts)), "default");
+        let climbing = json!({"path": "src/../../x"});
+        let facts = target("src/../../x", None, "/x");
+        assert_eq!(verdict(&rules.decide_call("fmt", &climbing, &facts)), "default");
+        // A target about another argument than the rule's does not change what it sees.
+        let other = target("elsewhere", None, "/elsewhere");
+        assert_eq!(verdict(&rules.decide_call("fmt", &args, &other)), "allow fmt(src/*)");
+    }
+
+    #[test]
+    fn only_allow_unsandboxed_rules_allow_an_unsandboxed_call() {
+        let mut rules = rules(&["shell(git status*)", "shell(echo *)"], &[], &[]);
+        let unsandboxed = Facts {
+            unsandboxed: true,
+            ..Facts::default()
+        };
+        let call = |rules: &Rules, command: &str, facts: &Facts| {
+            verdict(&rules.decide_call("shell", &json!({ "command": command }), facts))
+        };
+        assert_eq!(
+            call(&rules, "git status", &Facts::default()),
+            "allow shell(git status*)"
+        );
+        assert_eq!(call(&rules, "git status", &unsandboxed), "default");
+        rules.push(RuleKind::AllowUnsandboxed, rule("shell(git status*)"), Source::Session);
+        assert_eq!(
+            call(&rules, "git status > /x", &unsandboxed),
+            "allow shell(git status*)"
+        );
+        let decided = rules.decide_call("shell", &json!({"command": "git status"}), &unsandboxed);
+        assert!(
+            matches!(&decided, Decision::Allow(m) if m.kind == RuleKind::AllowUnsandboxed),
+            "{decided:?}"
+        );
+        // Every part of an unsandboxed line needs an unsandboxed rule; a confined line may mix.
+        assert_eq!(call(&rules, "git status && echo hi", &unsandboxed), "default");
+        assert_eq!(
+            call(&rules, "git status && echo hi", &Facts::default()),
+            "allow shell(git status*)"
+        );
+        let only = Rules::from_config(
+            &PermissionsConfig {
+                allow_unsandboxed: vec!["shell".into()],
+                deny: vec!["shell(rm *)".into()],
+                ..Default::default()
+            },
+            Source::Session,
+        )
+        .expect("valid");
+        assert_eq!(call(&only, "ls", &Facts::default()), "allow shell");
+        assert_eq!(
+            call(&only, "rm -rf x", &unsandboxed),
+            "deny shell(rm *)",
+            "deny still wins"
+        );
+    }
+
     #[test]
     fn normalizes_paths_lexically() {
         for (path, expected) in [
@@ -1587,11 +1849,13 @@ mod tests {
         struct File {
             permissions: PermissionsConfig,
         }
-        let file: File =
-            toml::from_str("[permissions]\nallow = [\"shell(cargo test*)\", \"read\"]\ndeny = [\"fetch\"]\n")
-                .expect("valid toml");
+        let file: File = toml::from_str(
+            "[permissions]\nallow = [\"shell(cargo test*)\", \"read\"]\ndeny = [\"fetch\"]\nallow_unsandboxed = [\"shell(git fetch*)\"]\n",
+        )
+        .expect("valid toml");
         assert_eq!(file.permissions.allow, ["shell(cargo test*)", "read"]);
         assert_eq!(file.permissions.deny, ["fetch"]);
+        assert_eq!(file.permissions.allow_unsandboxed, ["shell(git fetch*)"]);
         assert!(file.permissions.ask.is_empty());
         let unknown = toml::from_str::<File>("[permissions]\nalow = [\"read\"]\n");
         assert!(unknown.is_err(), "misspelled keys are reported");
@@ -1647,6 +1911,15 @@ mod tests {
              allow  shell(cargo test*)  session\n\
              allow  read                session\n\
              allow  write(src/**)       project approvals\n"
+        );
+        rules.push(
+            RuleKind::AllowUnsandboxed,
+            rule("shell(git fetch)"),
+            Source::ProjectApprovals,
+        );
+        assert_eq!(
+            rules.describe().lines().last(),
+            Some("allow_unsandboxed  shell(git fetch)    project approvals")
         );
         assert_eq!(Rules::default().describe(), "");
     }
