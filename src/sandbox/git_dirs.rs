@@ -13,9 +13,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-/// The most directory entries one walk reads: past this the tree is listed no further (the
-/// `.git` dirs found so far are still protected, and the project's own always is).
-pub const MAX_ENTRIES: usize = 2_000_000;
+/// The most directory entries one walk reads (the default checkpoint budget): past this the
+/// tree is listed no further — the `.git` dirs found so far are still protected, and the
+/// project's own always is — so a session started in a home directory does not wait seconds
+/// for its first command.
+pub const MAX_ENTRIES: usize = 500_000;
 
 /// A root's list: `None` while a walk runs.
 type Slot = Arc<(Mutex<Option<Arc<Vec<PathBuf>>>>, Condvar)>;
@@ -63,10 +65,13 @@ pub fn below(root: &Path) -> Arc<Vec<PathBuf>> {
         match slots.get(root) {
             Some(slot) => slot.clone(),
             None => {
-                let list = Arc::new(find(root));
-                let slot: Slot = Arc::new((Mutex::new(Some(list.clone())), Condvar::new()));
-                slots.insert(root.to_path_buf(), slot);
-                return list;
+                // Walking: a command starting meanwhile in another task waits for this list.
+                let slot: Slot = Arc::new((Mutex::new(None), Condvar::new()));
+                slots.insert(root.to_path_buf(), slot.clone());
+                drop(slots);
+                let list = find(root);
+                publish(&slot, list);
+                slot
             }
         }
     };
