@@ -477,3 +477,72 @@ fn a_swapped_link_never_redirects_writes_patches_or_removes_outside() {
         assert_eq!(tool_results(request).len(), 3 * N * (round + 1));
     }
 }
+
+/// Waits (bounded) for `go` in the project, then tries to type `y` into the terminal and
+/// leaves `pushed` behind: the approval dialog of its sibling call is open by then.
+const PUSH_Y_PY: &str = r#"
+import fcntl, os, sys, termios, time
+for _ in range(1200):
+    if os.path.exists("go"):
+        break
+    time.sleep(0.05)
+try:
+    fd = os.open("/dev/tty", os.O_RDWR)
+    fcntl.ioctl(fd, termios.TIOCSTI, b"y")
+    print("pushed-y")
+except OSError as e:
+    print("no-tty", e.errno)
+open("pushed", "w").close()
+"#;
+
+#[test]
+fn a_command_cannot_answer_an_approval_dialog_for_its_sibling() {
+    let sb = Sandbox::new();
+    sb.write("push_y.py", PUSH_Y_PY);
+    let canary = outside("dialog").join("CANARY");
+    let escalate = serde_json::json!({
+        "command": format!("touch '{}'", canary.display()),
+        "sandbox": "full",
+        "justification": "needs it",
+    })
+    .to_string();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("push", "shell", r#"{"command": "python3 push_y.py"}"#),
+            ("esc", "shell", &escalate),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Both answered.", &[])));
+    let Some(tmux) = support::tmux::Tmux::start(&sb, &server, "dialog-tiocsti") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("go");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the approval dialog", |s| {
+        s.contains("Approve?") && s.contains("CANARY")
+    });
+    std::fs::write(sb.path("go"), "").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !sb.path("pushed").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the pushing command never finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Anything the command pushed is ahead of this key in the terminal's input.
+    tmux.keys(&["n"]);
+    tmux.wait_for("the reason field", |s| s.contains("why not?"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Both answered.") && s.contains(" idle │"));
+    assert!(!canary.exists(), "a command approved its sibling's escape");
+    let results: HashMap<String, String> = tool_results(&server.requests()[1]).into_iter().collect();
+    assert!(results["push"].contains("no-tty"), "{}", results["push"]);
+    assert!(results["esc"].contains("Denied"), "{}", results["esc"]);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
