@@ -43,9 +43,32 @@ fn is(e: &io::Error, errno: i32) -> bool {
 }
 
 impl Root {
-    /// Opens the directory `path` (absolute, links already resolved) as a root.
+    /// Opens the directory `path` (absolute, links already resolved) as a root; a link in it
+    /// now (a root swapped for a link since it was resolved) is refused.
     pub fn open(path: &Path) -> io::Result<Self> {
-        let fd = rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let fd = rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+        .or_else(|e| {
+            if e == rustix::io::Errno::NOSYS || e == rustix::io::Errno::PERM {
+                rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            } else if e == rustix::io::Errno::LOOP {
+                Err(rustix::io::Errno::LOOP)
+            } else {
+                Err(e)
+            }
+        })
+        .map_err(|e| {
+            if e == rustix::io::Errno::LOOP {
+                changed(path)
+            } else {
+                e.into()
+            }
+        })?;
         Ok(Self {
             fd,
             path: path.to_path_buf(),

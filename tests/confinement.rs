@@ -36,25 +36,11 @@ fn run(
     env: &[(&str, &Path)],
     calls: &[(String, String, String)],
 ) -> (std::process::Output, HashMap<String, String>) {
-    let server = MockServer::start();
     let borrowed: Vec<(&str, &str, &str)> = calls
         .iter()
         .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
         .collect();
-    server.push(Reply::sse(openai_sse("", &borrowed)));
-    server.push(Reply::sse(openai_sse("done", &[])));
-    let mut cmd = sb.brute(&server);
-    cmd.args(["-p", "go"]).timeout(Duration::from_secs(120));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let output = cmd.output().unwrap();
-    let results = server
-        .requests()
-        .get(1)
-        .map(|r| tool_results(r).into_iter().collect())
-        .unwrap_or_default();
-    (output, results)
+    support::run_calls(sb, &[], env, &borrowed)
 }
 
 /// The value of a `Name:\tvalue` line of /proc/self/status as a command printed it.
@@ -129,6 +115,7 @@ fn a_command_has_no_terminal_no_capabilities_and_no_host_names_or_ipc() {
         ),
         shell("hostname", "hostname brute-sandbox-evil && echo renamed; hostname"),
         shell("ipc", "ipcmk -Q | tr -dc 0-9; echo"),
+        shell("pts", "ls /dev/pts"),
     ];
     let (output, r) = run(&sb, &[], &calls);
     assert!(output.status.success(), "{output:?}");
@@ -150,6 +137,8 @@ fn a_command_has_no_terminal_no_capabilities_and_no_host_names_or_ipc() {
     // hostname: refused, and the host's name is untouched either way.
     assert!(!r["hostname"].contains("renamed"), "{}", r["hostname"]);
     assert_eq!(hostname(), host);
+    // Its own devpts: none of the person's terminals (nor brute's) is there to open.
+    assert_eq!(r["pts"].trim(), "ptmx", "{}", r["pts"]);
     // SysV IPC: a queue made inside is not the host's (the host has as many as before).
     assert!(
         r["ipc"].trim().parse::<u64>().is_ok(),

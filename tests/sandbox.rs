@@ -36,21 +36,7 @@ fn run(
     env: &[(&str, &str)],
     calls: &[(&str, &str, &str)],
 ) -> (std::process::Output, HashMap<String, String>) {
-    let server = MockServer::start();
-    server.push(Reply::sse(openai_sse("", calls)));
-    server.push(Reply::sse(openai_sse("done", &[])));
-    let mut cmd = sb.brute(&server);
-    cmd.args(["-p", "go"]).args(args).timeout(RUN_LIMIT);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let output = cmd.output().unwrap();
-    let results = server
-        .requests()
-        .get(1)
-        .map(|r| tool_results(r).into_iter().collect())
-        .unwrap_or_default();
-    (output, results)
+    support::run_calls(sb, args, env, calls)
 }
 
 /// A listener on 127.0.0.1 outside any sandbox; counts the connections it gets.

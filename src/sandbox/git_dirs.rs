@@ -46,9 +46,13 @@ pub fn find(root: &Path) -> Vec<PathBuf> {
                 );
                 return found;
             }
+            let kind = entry.file_type();
             if entry.file_name() == ".git" {
-                found.push(entry.path());
-            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                // A link named `.git` is not bound (a bind mount would follow it elsewhere).
+                if kind.as_ref().is_ok_and(|t| !t.is_symlink()) {
+                    found.push(entry.path());
+                }
+            } else if kind.is_ok_and(|t| t.is_dir()) {
                 stack.push(entry.path());
             }
         }
@@ -96,14 +100,34 @@ pub fn command_ended(roots: &[PathBuf]) {
                 None => continue,
             }
         };
-        *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // What was known stays known while it is still a `.git` of its own: a directory made
+        // unreadable, or a tree grown past the budget, cannot hide it from the next walk.
+        let known = slot.0.lock().unwrap_or_else(|e| e.into_inner()).take();
         let (walked, walker) = (root.clone(), slot.clone());
+        let refresh = move || {
+            let mut list = find(&walked);
+            for old in known.iter().flat_map(|k| k.iter()) {
+                if std::fs::symlink_metadata(old).is_ok_and(|m| !m.file_type().is_symlink()) && !list.contains(old) {
+                    list.push(old.clone());
+                }
+            }
+            list.sort();
+            publish(&walker, list);
+        };
+        let refresh = std::sync::Arc::new(std::sync::Mutex::new(Some(refresh)));
+        let run = refresh.clone();
         let started = std::thread::Builder::new()
             .name("brute-git-dirs".into())
-            .spawn(move || publish(&walker, find(&walked)));
+            .spawn(move || {
+                if let Some(refresh) = run.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    refresh();
+                }
+            });
         if started.is_err() {
             // No thread: the list is made here rather than never.
-            publish(&slot, find(root));
+            if let Some(refresh) = refresh.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                refresh();
+            }
         }
     }
 }

@@ -241,14 +241,12 @@ fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
     }
 }
 
-/// Devices every command may write (output sinks and terminals, never disks).
+/// Devices every command may write (output sinks, never disks or terminals).
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
     "/dev/random",
     "/dev/urandom",
@@ -274,7 +272,32 @@ fn confine(policy: &Policy, private_mounts: bool) -> Result<(), String> {
         loopback_up();
         hide_local_services();
     }
-    landlock(policy)
+    let own_ptys = private_ptys();
+    landlock(policy, own_ptys)
+}
+
+/// A devpts instance of the command's own over `/dev/pts` (and its `ptmx` over `/dev/ptmx`):
+/// the person's terminals and brute's own are not in it, so a command can neither read their
+/// keystrokes nor write into them. Without it (an old kernel) a command gets no ptys at all.
+fn private_ptys() -> bool {
+    // SAFETY: valid NUL-terminated strings; a new devpts instance, then a bind of its ptmx.
+    unsafe {
+        let mounted = libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) == 0;
+        mounted
+            && libc::mount(
+                c"/dev/pts/ptmx".as_ptr(),
+                c"/dev/ptmx".as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) == 0
+    }
 }
 
 /// Local services reachable through Unix sockets with a path would let a command leave the
@@ -371,7 +394,7 @@ const IOCTL_DEVICES: &[&str] = &["/dev/ptmx", "/dev/pts"];
 /// only the policy's trees and the devices above. Making device nodes (`mknod` of a block or
 /// character device) is granted nowhere, and where the kernel has the right (ABI 5) device
 /// ioctls only on a command's own pseudo-terminals.
-fn landlock(policy: &Policy) -> Result<(), String> {
+fn landlock(policy: &Policy, own_ptys: bool) -> Result<(), String> {
     use landlock::{
         ABI, Access, AccessFs, BitFlags, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
     };
@@ -379,17 +402,31 @@ fn landlock(policy: &Policy) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("cannot set up Landlock: {e}");
     let never: BitFlags<AccessFs> = AccessFs::MakeBlock | AccessFs::MakeChar;
     let write = AccessFs::from_all(abi) & !never & !AccessFs::IoctlDev;
-    let trees: Vec<&std::path::Path> = policy
-        .writable
-        .iter()
-        .map(|p| p.as_path())
-        .filter(|p| p.exists())
-        .chain(DEVICES.iter().map(std::path::Path::new))
-        .collect();
+    // The writable roots are opened without following a link: a root a command swapped for a
+    // link (a project under /tmp renamed, a link to the home directory in its place) stops the
+    // next command instead of granting the link's target.
+    let mut roots = Vec::new();
+    for root in policy.writable.iter().filter(|p| p.exists()) {
+        let fd = rustix::fs::openat2(
+            rustix::fs::CWD,
+            root.as_path(),
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+            rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(|e| {
+            format!(
+                "the writable root {} cannot be opened without following a link ({e})",
+                root.display()
+            )
+        })?;
+        roots.push(landlock::PathBeneath::new(fd, write));
+    }
+    let trees: Vec<&std::path::Path> = DEVICES.iter().map(std::path::Path::new).collect();
     let ioctl: Vec<&std::path::Path> = IOCTL_DEVICES
         .iter()
         .map(std::path::Path::new)
-        .filter(|p| p.exists())
+        .filter(|p| own_ptys && p.exists())
         .collect();
     // Read everywhere, or (a skill script's policy) only the base set and the granted trees.
     let readable: Vec<&std::path::Path> = match &policy.readable {
@@ -407,6 +444,8 @@ fn landlock(policy: &Policy) -> Result<(), String> {
         .create()
         .map_err(|e| fail(&e))?
         .add_rules(path_beneath_rules(readable, AccessFs::from_read(abi)))
+        .map_err(|e| fail(&e))?
+        .add_rules(roots.into_iter().map(Ok::<_, landlock::RulesetError>))
         .map_err(|e| fail(&e))?
         .add_rules(path_beneath_rules(trees, write))
         .map_err(|e| fail(&e))?

@@ -110,10 +110,13 @@ impl Policy {
                 ..Self::default()
             },
             Mode::WorkspaceWrite => {
+                // Resolved once, here: a root is never resolved again later, so a command that
+                // swaps one for a link cannot move it (see `allows_write` and the init).
                 let mut writable: Vec<PathBuf> = std::iter::once(root.to_path_buf())
                     .chain(extra.iter().cloned())
                     .chain(std::iter::once(std::env::temp_dir()))
                     .chain(std::iter::once(PathBuf::from("/tmp")))
+                    .map(|w| real(&w))
                     .collect();
                 writable.sort();
                 writable.dedup();
@@ -149,9 +152,9 @@ impl Policy {
             Mode::FullAccess => true,
             Mode::ReadOnly => false,
             Mode::WorkspaceWrite => {
-                self.writable
-                    .iter()
-                    .any(|w| path.starts_with(w) || path.starts_with(real(w)))
+                // Every `.git` is read-only, nested repositories' too, found or not.
+                self.writable.iter().any(|w| path.starts_with(w))
+                    && !path.components().any(|c| c.as_os_str() == ".git")
                     && !self
                         .read_only
                         .iter()

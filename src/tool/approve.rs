@@ -289,6 +289,12 @@ impl Middleware for Approve {
             let tool = next.tool();
             let access = ctx.agent.access();
             let call = Call::of(tool, &args, ctx, &access);
+            // The path judged here (by the rules, the mode or the person) is the one the tool
+            // may act on: `place` refuses if it leads elsewhere by then.
+            ctx.pin_approved_target(
+                tool.mutated_path(&args)
+                    .map(|shown| super::place::target(ctx, &ctx.resolve(&shown), tool.follows_links())),
+            );
             // A pre_tool_use hook's say: `ask` forces the question, `allow` answers only the
             // question the mode would ask, and never for an unsandboxed call; neither overrides
             // a deny (or ask) rule.

@@ -213,6 +213,7 @@ impl Executor {
             agent: self.agent.clone(),
             ticket: Arc::new(std::sync::Mutex::new(ticket)),
             beyond_roots: Arc::default(),
+            approved_target: Arc::default(),
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();

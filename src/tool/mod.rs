@@ -181,6 +181,8 @@ pub struct ToolContext {
     /// sandbox mode allows: only then may a file tool act outside the writable roots
     /// ([`place`]).
     pub(crate) beyond_roots: Arc<std::sync::atomic::AtomicBool>,
+    /// Where the path of a call the person approved led when they approved it.
+    pub(crate) approved_target: Arc<std::sync::Mutex<Option<PathBuf>>>,
 }
 
 impl ToolContext {
@@ -199,6 +201,7 @@ impl ToolContext {
             agent,
             ticket: Arc::default(),
             beyond_roots: Arc::default(),
+            approved_target: Arc::default(),
         }
     }
 
@@ -210,6 +213,17 @@ impl ToolContext {
     /// Marks this call approved beyond the sandbox mode (the approval step does).
     pub(crate) fn approve_beyond_roots(&self) {
         self.beyond_roots.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Pins the resolved path the person was shown when approving this call ([`place`]
+    /// refuses to act if it leads elsewhere by then).
+    pub(crate) fn pin_approved_target(&self, target: Option<PathBuf>) {
+        *self.approved_target.lock().unwrap_or_else(|e| e.into_inner()) = target;
+    }
+
+    /// The path pinned by [`ToolContext::pin_approved_target`].
+    pub fn approved_target(&self) -> Option<PathBuf> {
+        self.approved_target.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Takes the reserved queue ticket, if any.

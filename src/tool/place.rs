@@ -40,6 +40,21 @@ pub fn place(ctx: &ToolContext, path: &Path, shown: &str, follow_final: bool) ->
     let target = target(ctx, path, follow_final);
     let access = ctx.agent.access();
     let anywhere = access.policy.mode == Mode::FullAccess || ctx.approved_beyond_roots();
+    // What the person approved is the path shown to them: if it leads elsewhere now (a link
+    // retargeted while the dialog was open), the call does not act.
+    if access.policy.mode != Mode::FullAccess
+        && let Some(approved) = ctx.approved_target()
+        && approved != target
+    {
+        return Err(ToolError::new(
+            "Refused",
+            format!(
+                "{shown} was approved as {}, but leads to {} now; nothing was changed",
+                approved.display(),
+                target.display()
+            ),
+        ));
+    }
     let root_path = if anywhere {
         PathBuf::from("/")
     } else {
@@ -47,9 +62,9 @@ pub fn place(ctx: &ToolContext, path: &Path, shown: &str, follow_final: bool) ->
             .policy
             .writable
             .iter()
-            .map(|w| super::guard::real_path(w))
             .filter(|w| target.starts_with(w))
-            .max_by_key(|w| w.as_os_str().len());
+            .max_by_key(|w| w.as_os_str().len())
+            .cloned();
         match root {
             Some(root) if access.policy.allows_write(&target) => root,
             _ => {

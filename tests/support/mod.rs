@@ -652,6 +652,34 @@ impl Sandbox {
     }
 }
 
+/// Runs `brute -p go` in `sb` with `args` and `env`, whose model makes `calls` in one answer and
+/// then says done; returns the output and each call's result (by call id).
+#[allow(dead_code)]
+pub fn run_calls<V: AsRef<std::ffi::OsStr>>(
+    sb: &Sandbox,
+    args: &[&str],
+    env: &[(&str, V)],
+    calls: &[(&str, &str, &str)],
+) -> (std::process::Output, std::collections::HashMap<String, String>) {
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", calls)));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.brute(&server);
+    cmd.args(["-p", "go"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(120));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap();
+    let results = server
+        .requests()
+        .get(1)
+        .map(|r| tool_results(r).into_iter().collect())
+        .unwrap_or_default();
+    (output, results)
+}
+
 /// The tool results a recorded OpenAI request carries, in order: (call id, content).
 pub fn tool_results(request: &Recorded) -> Vec<(String, String)> {
     request.body["messages"]

@@ -32,13 +32,7 @@ impl Tmux {
         dir: &std::path::Path,
         env: &str,
     ) -> Option<Self> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            // CI installs tmux (.ci/run): there a missing tmux is a failure, not a skip.
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is not installed, and CI must run the pty tests"
-            );
-            eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+        if !available() {
             return None;
         }
         let socket = format!("brute-test-{}-{name}", std::process::id());
@@ -176,12 +170,7 @@ impl Tmux {
     /// An interactive bash (no rc files) in `dir`, in its own tmux server: the person's shell,
     /// for tests of what a program run from it leaves behind in the terminal.
     pub fn shell(name: &str, dir: &std::path::Path) -> Option<Self> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is not installed, and CI must run the pty tests"
-            );
-            eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+        if !available() {
             return None;
         }
         let socket = format!("brute-test-{}-{name}", std::process::id());
@@ -206,6 +195,20 @@ impl Tmux {
         assert!(status.success());
         Some(Self { socket })
     }
+}
+
+/// Whether tmux is installed; under `CI` (which installs it, `.ci/run`) a missing tmux is a
+/// failure, not a skip.
+fn available() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is not installed, and CI must run the pty tests"
+    );
+    eprintln!("skipping: tmux is not installed (apt-get install tmux)");
+    false
 }
 
 impl Drop for Tmux {
