@@ -438,13 +438,22 @@ fn a_swapped_link_never_redirects_writes_patches_or_removes_outside() {
     server.push(Reply::sse(openai_sse("done", &[])));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let swaps = swapper(sb.path("d"), sb.path("l"), stop.clone());
-    let output = sb
-        .brute(&server)
+    let child = sb
+        .std_brute(&server)
         .args(["-p", "go"])
-        .timeout(Duration::from_secs(120))
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    // The swapping stops once the last batch is answered: a tree that changes without end
+    // under the end-of-turn checkpoint is another test's matter.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while server.requests().len() <= rounds {
+        assert!(std::time::Instant::now() < deadline, "the batches never finished");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let output = child.wait_with_output().unwrap();
     let swaps = swaps.join().unwrap();
     assert!(swaps > 0, "the swapper never swapped");
     assert!(output.status.code().is_some(), "{output:?}");
@@ -534,4 +543,54 @@ fn a_command_cannot_answer_an_approval_dialog_for_its_sibling() {
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn a_project_under_tmp_swapped_for_a_link_widens_nothing() {
+    let sb = Sandbox::new();
+    let out = outside("swapped-root");
+    let project = sb.project.path().canonicalize().unwrap();
+    let moved = project.with_extension("moved");
+    let swap = format!(
+        "mv '{}' '{}' && ln -s '{}' '{}' && echo swapped",
+        project.display(),
+        moved.display(),
+        out.display(),
+        project.display()
+    );
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("swap", "shell", &serde_json::json!({"command": swap}).to_string())],
+    )));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            (
+                "cmd",
+                "shell",
+                r#"{"command": "echo escaped > by-command && echo WROTE"}"#,
+            ),
+            ("tool", "write", r#"{"file_path": "by-tool", "content": "escaped\n"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let output = sb.brute(&server).args(["-p", "go"]).output().unwrap();
+    let requests = server.requests();
+    let first: HashMap<String, String> = tool_results(&requests[1]).into_iter().collect();
+    assert!(first["swap"].contains("swapped"), "{}", first["swap"]);
+    let second: HashMap<String, String> = tool_results(&requests[2]).into_iter().collect();
+    assert!(!second["cmd"].contains("WROTE"), "{}", second["cmd"]);
+    assert!(
+        !out.join("by-command").exists(),
+        "a command wrote through the swapped root"
+    );
+    assert!(
+        !out.join("by-tool").exists(),
+        "the write tool wrote through the swapped root"
+    );
+    assert!(output.status.code().is_some(), "{output:?}");
+    // Put the project back so the temp dir is cleaned up.
+    let _ = std::fs::remove_file(&project);
+    let _ = std::fs::rename(&moved, &project);
 }
