@@ -10,7 +10,8 @@
 //!   input into a terminal: a second wall behind the session of its own every command gets. It is
 //!   written out as classic BPF here (a dozen instructions) rather than pulling in a filter
 //!   compiler; the compat (32-bit) and x32 entry points are covered too, and only the low 32 bits
-//!   of the request are compared, as the kernel does.
+//!   of the request are compared, as the kernel does. On an architecture it has no numbers for,
+//!   confinement fails (commands are then asked about, as where no sandbox exists).
 //!
 //! Each step that fails is an error: a confined command never runs with privileges left over.
 
@@ -148,6 +149,9 @@ fn terminal_filter() -> Vec<libc::sock_filter> {
 }
 
 fn install_terminal_filter() -> Result<(), String> {
+    if ARCHES[0].0 == 0 {
+        return Err("no seccomp filter for this architecture in brute yet".to_owned());
+    }
     let filter = terminal_filter();
     let program = libc::sock_fprog {
         len: u16::try_from(filter.len()).map_err(|_| "the seccomp filter is too long".to_owned())?,

@@ -155,6 +155,22 @@ pub fn command_ended(policy: &Policy) {
     }
 }
 
+/// Calls [`command_ended`] when dropped: hold one while a confined command runs, so an
+/// interrupted or abandoned call refreshes what it may have changed too.
+pub struct CommandEnded(Policy);
+
+impl CommandEnded {
+    pub fn new(policy: Policy) -> Self {
+        Self(policy)
+    }
+}
+
+impl Drop for CommandEnded {
+    fn drop(&mut self) {
+        command_ended(&self.0);
+    }
+}
+
 /// Starts [`available`]'s check on a thread, so the few ms its probe process takes overlap
 /// start-up instead of delaying the first request; a later call waits for it, not again.
 /// Call it only after keys are gone from the environment (the probe inherits it).

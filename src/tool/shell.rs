@@ -203,9 +203,9 @@ pub async fn run_process_with(
 ) -> Result<ProcessRun, ToolError> {
     let spawn = crate::sandbox::confined_command(policy, shell_program(), ["-c", command])
         .map_err(|e| ToolError::new("SandboxUnavailable", e.to_string()))?;
-    let run = run_prepared(spawn, cwd, stdin, envs, timeout, ctx).await;
-    crate::sandbox::command_ended(policy);
-    run
+    // Also when this future is dropped (an interrupted or abandoned turn).
+    let _ended = crate::sandbox::CommandEnded::new(policy.clone());
+    run_prepared(spawn, cwd, stdin, envs, timeout, ctx).await
 }
 
 /// Runs an already built command (a program and its argv, sandboxed or not, from

@@ -501,6 +501,7 @@ impl Tool for SkillScriptTool {
                 }
             };
             let timeout = self.grant.timeout;
+            let _ended = (!self.grant.unconfined).then(|| crate::sandbox::CommandEnded::new(self.policy(&ctx.root)));
             let run = run_prepared(spawn, &ctx.cwd, None, &[], timeout, ctx).await?;
             let unconfined = |code: i32| {
                 (code == i32::from(crate::sandbox::UNAVAILABLE))
