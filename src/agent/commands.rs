@@ -249,9 +249,13 @@ pub fn parse(path: &Path, name: String, origin: Origin) -> Result<Command, Strin
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (front, body) = split_front_matter(&text);
     let front = match front {
-        Some(yaml) if !yaml.trim().is_empty() => serde_norway::from_str::<Option<FrontMatter>>(yaml)
-            .map_err(|e| format!("{}: malformed YAML front matter: {e}", path.display()))?
-            .unwrap_or_default(),
+        Some(yaml) if !yaml.trim().is_empty() => {
+            super::skills::check_front_matter(yaml)
+                .map_err(|why| format!("{}: front matter refused: {why}", path.display()))?;
+            serde_norway::from_str::<Option<FrontMatter>>(yaml)
+                .map_err(|e| format!("{}: malformed YAML front matter: {e}", path.display()))?
+                .unwrap_or_default()
+        }
         _ => FrontMatter::default(),
     };
     let body = body.trim().to_owned();

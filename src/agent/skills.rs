@@ -6,7 +6,8 @@
 //! A skill's front matter is YAML (as Claude Code and Codex write it: folded `>` and literal
 //! `|` descriptions, quoted strings, extra keys): `name` (default: its folder's name) and a
 //! required `description`. A SKILL.md that cannot be used — malformed YAML, no front matter, no
-//! description — is skipped with a warning naming the file. Skills add text to the prompt, and
+//! description, front matter that [`check_front_matter`] refuses — is skipped with a warning
+//! naming the file. Skills add text to the prompt, and
 //! the executables in their `scripts/` become tools that run confined to the capabilities the
 //! front matter declares, under the person's ceiling ([`crate::tool::skill_script`]); so
 //! project skills are read in untrusted projects too, as `AGENTS.md` is; every read is bounded.
@@ -47,6 +48,8 @@ pub enum SkillError {
     Yaml { path: PathBuf, message: String },
     #[error("{} has no description in its front matter", path.display())]
     NoDescription { path: PathBuf },
+    #[error("{}: front matter refused: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
 }
 
 /// What discovery found: the skills, and a warning per SKILL.md it had to skip.
@@ -139,6 +142,111 @@ struct FrontMatter {
     description: Option<String>,
 }
 
+/// The largest front matter handed to the YAML parser.
+pub const MAX_FRONT_MATTER_BYTES: usize = 64 * 1024;
+/// The deepest nesting of flow collections (`[`, `{`) or of indentation levels allowed.
+pub const MAX_FRONT_MATTER_DEPTH: usize = 64;
+/// The most flow collection openings (`[`, `{`) counted anywhere, quoted or not: a backstop
+/// the depth count cannot be talked out of by quotes the scan misreads.
+pub const MAX_FRONT_MATTER_FLOWS: usize = 1024;
+/// The most anchors (`&a`) and aliases (`*a`) allowed (alias bombs).
+pub const MAX_FRONT_MATTER_ANCHORS: usize = 100;
+
+/// A cheap linear scan of front matter before the YAML parser sees it, whose time grows with
+/// the square of nesting (100,000 nested `[` take half a minute) and which files from an
+/// untrusted project reach at every start. Refuses front matter over
+/// [`MAX_FRONT_MATTER_BYTES`], nested deeper than [`MAX_FRONT_MATTER_DEPTH`] (flow
+/// collections outside quotes and comments, or indentation levels), with more than
+/// [`MAX_FRONT_MATTER_FLOWS`] flow openings in all, or with more than
+/// [`MAX_FRONT_MATTER_ANCHORS`] anchors and aliases. The error says why.
+pub fn check_front_matter(yaml: &str) -> Result<(), String> {
+    if yaml.len() > MAX_FRONT_MATTER_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_FRONT_MATTER_BYTES} allowed",
+            yaml.len()
+        ));
+    }
+    let deep = || format!("nested more than {MAX_FRONT_MATTER_DEPTH} levels deep");
+    // Indentation levels (block collections).
+    let mut indents: Vec<usize> = Vec::new();
+    for line in yaml.lines() {
+        let rest = line.trim_start_matches([' ', '\t']);
+        if rest.is_empty() || rest.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - rest.len();
+        while indents.last().is_some_and(|&top| top >= indent) {
+            indents.pop();
+        }
+        indents.push(indent);
+        if indents.len() > MAX_FRONT_MATTER_DEPTH {
+            return Err(deep());
+        }
+    }
+    // Flow collections, anchors and aliases.
+    let bytes = yaml.as_bytes();
+    let total_flows = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    if total_flows > MAX_FRONT_MATTER_FLOWS {
+        return Err(format!(
+            "{total_flows} flow collections, more than the {MAX_FRONT_MATTER_FLOWS} allowed"
+        ));
+    }
+    // A node starts after a line start, blank or indicator: where anchors, aliases and
+    // quoted scalars can begin. Counted outside quotes too, so that misreading cannot hide one.
+    let node_start = |i: usize| {
+        i == 0
+            || matches!(
+                bytes[i - 1],
+                b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'-' | b'?'
+            )
+    };
+    let anchors = (0..bytes.len())
+        .filter(|&i| {
+            matches!(bytes[i], b'&' | b'*')
+                && node_start(i)
+                && bytes.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace())
+        })
+        .count();
+    if anchors > MAX_FRONT_MATTER_ANCHORS {
+        return Err(format!(
+            "{anchors} anchors and aliases, more than the {MAX_FRONT_MATTER_ANCHORS} allowed"
+        ));
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'#' if node_start(i) && (i == 0 || bytes[i - 1].is_ascii_whitespace()) => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            quote @ (b'\'' | b'"') if node_start(i) => {
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' if quote == b'"' => i += 1,
+                        b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 1,
+                        b if b == quote => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_FRONT_MATTER_DEPTH {
+                    return Err(deep());
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Parses YAML front matter text (an empty document is no keys).
 fn front_matter(yaml: &str) -> Result<FrontMatter, String> {
     if yaml.trim().is_empty() {
@@ -158,6 +266,10 @@ pub fn parse(path: &Path) -> Result<Skill, SkillError> {
     let (front, _) = split_front_matter(&text);
     let front = front.ok_or_else(|| SkillError::NoFrontMatter {
         path: path.to_path_buf(),
+    })?;
+    check_front_matter(front).map_err(|reason| SkillError::Refused {
+        path: path.to_path_buf(),
+        reason,
     })?;
     let front = front_matter(front).map_err(|message| SkillError::Yaml {
         path: path.to_path_buf(),
@@ -244,6 +356,78 @@ mod tests {
             (parsed.name.as_str(), parsed.description.as_str()),
             ("quoted: name", "It's: fine")
         );
+    }
+
+    #[test]
+    fn deeply_nested_front_matter_is_refused_with_a_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        for nest in ["[", "{a: "] {
+            let deep = format!("---\ndescription: x\nbomb: {}\n---\nBody", nest.repeat(100_000));
+            // Under the size cap too, so the depth count is what refuses it.
+            let small = format!("---\ndescription: x\nbomb: {}\n---\nBody", nest.repeat(200));
+            for (i, text) in [deep, small].iter().enumerate() {
+                let root = dir.path().join(format!("{}{i}", nest.len()));
+                skill(&root, ".brute/skills/deep", text);
+                let found = discover(&[root.join(".brute/skills")]);
+                assert!(found.skills.is_empty());
+                assert_eq!(found.warnings.len(), 1, "{:?}", found.warnings);
+                let warning = &found.warnings[0];
+                assert!(warning.starts_with("skill skipped: "), "{warning}");
+                assert!(warning.contains("deep/SKILL.md: front matter refused: "), "{warning}");
+                let why = if i == 0 {
+                    "bytes, more than"
+                } else {
+                    "nested more than 64 levels"
+                };
+                assert!(warning.contains(why), "{warning}");
+            }
+        }
+        // Quotes cannot hide openings from the backstop count.
+        let quoted = format!("description: It 's\nbomb: {}", "[".repeat(2000));
+        assert!(
+            check_front_matter(&quoted)
+                .unwrap_err()
+                .contains("2000 flow collections")
+        );
+        // Nor closers inside quotes undo the depth.
+        let closers = format!("a: {}", "[ \"]]]\", ".repeat(70));
+        assert!(check_front_matter(&closers).unwrap_err().contains("nested more than"));
+        let indented: String = (0..70).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+        assert!(check_front_matter(&indented).unwrap_err().contains("nested more than"));
+    }
+
+    #[test]
+    fn alias_bomb_front_matter_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from(
+            "---\ndescription: laughs\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        let mut prev = 'a';
+        for name in 'b'..='k' {
+            let refs = vec![format!("*{prev}"); 10].join(",");
+            text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+            prev = name;
+        }
+        text.push_str("---\nBody");
+        let path = skill(dir.path(), "laughs", &text);
+        let err = parse(&path).unwrap_err();
+        assert!(matches!(err, SkillError::Refused { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("anchors and aliases, more than the 100 allowed"),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with(&path.display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn ordinary_front_matter_passes_the_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "---\nname: fine\ndescription: >\n  Uses **bold**, A & B, [links] and {braces}\n  # not a comment\nmetadata:\n  tags: [a, {b: [c]}]\n  anchor: &x 1\n  again: *x\n---\nBody";
+        let path = skill(dir.path(), "fine", text);
+        let skill = parse(&path).unwrap();
+        assert_eq!(skill.name, "fine");
+        assert!(skill.description.starts_with("Uses **bold**"));
     }
 
     #[test]

@@ -133,6 +133,8 @@ impl Capabilities {
         let Some(front) = front.filter(|f| !f.trim().is_empty()) else {
             return Ok(Self::default());
         };
+        crate::agent::skills::check_front_matter(front)
+            .map_err(|why| format!("{}: front matter refused: {why}", skill_md.display()))?;
         let caps: CapsFront = serde_norway::from_str::<Option<CapsFront>>(front)
             .map_err(|e| format!("{}: capabilities: {e}", skill_md.display()))?
             .unwrap_or_default();
