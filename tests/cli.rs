@@ -609,6 +609,36 @@ fn config_command_without_a_key_says_what_to_set() {
 }
 
 #[test]
+fn a_config_that_is_not_utf8_is_a_usage_error_naming_the_file_and_byte() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "model = \"m\"\n");
+    let project = sb.path(".brute/config.toml");
+    std::fs::write(&project, b"model = \"\xff\"\n").unwrap();
+    sb.bare()
+        .arg("config")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{}: not valid UTF-8 at byte 9",
+            project.display()
+        )));
+    // The user's config, written after the sandbox writes its own.
+    std::fs::remove_file(&project).unwrap();
+    let cmd = sb.std_command();
+    let user = sb.home.path().join("config").join("config.toml");
+    std::fs::write(&user, b"retry_base_ms = 1\n# \xfe\n").unwrap();
+    assert_cmd::Command::from_std(cmd)
+        .timeout(support::RUN_DEADLINE)
+        .args(["-p", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "{}: not valid UTF-8 at byte 20",
+            user.display()
+        )));
+}
+
+#[test]
 fn replay_demo_runs_without_a_key() {
     let sb = Sandbox::new();
     sb.write("README.md", "# demo project\n");

@@ -81,6 +81,8 @@ pub enum ConfigError {
     Read { path: PathBuf, message: String },
     #[error("invalid config in {path}: {message}")]
     Parse { path: PathBuf, message: String },
+    #[error("{}: not valid UTF-8 at byte {offset}", path.display())]
+    NotUtf8 { path: PathBuf, offset: usize },
     #[error("invalid value for {name}: {message}")]
     Invalid { name: String, message: String },
 }
@@ -457,8 +459,12 @@ pub fn process_env(name: &str) -> Option<String> {
 /// Loads one config file; a missing file is an empty layer.
 pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
     // A repository's config could be a FIFO or a link to /dev/zero: read it bounded.
-    let text = match crate::tool::guard::read_text(path, 1024 * 1024) {
-        Ok(text) => text,
+    // Refused, not decoded lossily: a replaced byte could change what a key or value says.
+    let text = match crate::tool::guard::read_bounded(path, 1024 * 1024) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| ConfigError::NotUtf8 {
+            path: path.to_path_buf(),
+            offset: e.utf8_error().valid_up_to(),
+        })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(ConfigError::Read {
@@ -1405,6 +1411,34 @@ mod tests {
             key(&ollama, &Flags::default()).1.map(|k| k.0).as_deref(),
             Some("proxy-key")
         );
+    }
+
+    #[test]
+    fn a_config_that_is_not_utf8_is_refused_with_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, b"model = \"caf\xff\"\n").unwrap();
+        let err = read_layer(&path).map(|_| ()).unwrap_err();
+        assert!(matches!(err, ConfigError::NotUtf8 { offset: 12, .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!("{}: not valid UTF-8 at byte 12", path.display())
+        );
+        // A project's config too, trusted or not.
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join(".brute")).unwrap();
+        std::fs::write(project.path().join(".brute/config.toml"), b"\xc3(\n").unwrap();
+        let err = gather(project.path(), &Flags::default(), &|_: &str| None, None)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with(".brute/config.toml: not valid UTF-8 at byte 0"),
+            "{err}"
+        );
+        // Valid multi-byte text still loads.
+        std::fs::write(&path, "model = \"café\"\n").unwrap();
+        assert!(read_layer(&path).unwrap().is_some());
     }
 
     #[test]
