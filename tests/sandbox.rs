@@ -362,12 +362,7 @@ fn run_with_rules(
     )
     .unwrap();
     let output = cmd.args(["-p", "go"]).args(args).timeout(RUN_LIMIT).output().unwrap();
-    let results = server
-        .requests()
-        .get(1)
-        .map(|r| tool_results(r).into_iter().collect())
-        .unwrap_or_default();
-    (output, results)
+    (output, support::first_results(&server))
 }
 
 /// `write(src/**)` allowed, `src/out` a link to a directory outside the project: a write to

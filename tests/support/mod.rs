@@ -672,12 +672,17 @@ pub fn run_calls<V: AsRef<std::ffi::OsStr>>(
         cmd.env(k, v);
     }
     let output = cmd.output().unwrap();
-    let results = server
+    (output, first_results(&server))
+}
+
+/// The results of the first batch of tool calls (the second request), by call id.
+#[allow(dead_code)]
+pub fn first_results(server: &MockServer) -> std::collections::HashMap<String, String> {
+    server
         .requests()
         .get(1)
         .map(|r| tool_results(r).into_iter().collect())
-        .unwrap_or_default();
-    (output, results)
+        .unwrap_or_default()
 }
 
 /// The tool results a recorded OpenAI request carries, in order: (call id, content).
