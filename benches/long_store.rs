@@ -82,7 +82,9 @@ fn mean(v: &[Duration]) -> Duration {
 fn turn(recorder: &mut Recorder, n: usize, change: impl FnOnce()) -> Duration {
     change();
     let t = Instant::now();
-    recorder.end_turn(&[]).expect("checkpoint");
+    recorder
+        .end_turn(&brute::session::TurnWork::all_by_commands())
+        .expect("checkpoint");
     let spent = t.elapsed();
     for message in [
         Message::Assistant {
@@ -111,7 +113,9 @@ fn big_turn(recorder: &mut Recorder, project: &Path, tag: &str) -> Duration {
         std::fs::write(dir.join(format!("g{i:04}.txt")), format!("{tag} generated file {i}\n")).expect("write");
     }
     let t = Instant::now();
-    recorder.end_turn(&[]).expect("checkpoint");
+    recorder
+        .end_turn(&brute::session::TurnWork::all_by_commands())
+        .expect("checkpoint");
     let spent = t.elapsed();
     recorder.begin_turn("next", 0).expect("checkpoint");
     spent

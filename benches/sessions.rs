@@ -38,7 +38,9 @@ fn main() {
             .expect("edit");
         }
         let t = Instant::now();
-        recorder.end_turn(&[]).expect("checkpoint");
+        recorder
+            .end_turn(&brute::session::TurnWork::all_by_commands())
+            .expect("checkpoint");
         recorder.begin_turn("next", 0).expect("checkpoint");
         next.push(t.elapsed() / 2);
     }

@@ -166,7 +166,9 @@ fn measure(recorder: &mut Recorder, root: &Path, how: &str) {
         std::fs::write(&probe, format!("turn {turn}\n")).expect("edit");
         rg.push(rg_files(root));
         let t = Instant::now();
-        recorder.end_turn(&[]).expect("checkpoint");
+        recorder
+            .end_turn(&brute::session::TurnWork::all_by_commands())
+            .expect("checkpoint");
         walks.push(t.elapsed());
         recorder.begin_turn("next", 0).expect("checkpoint");
     }

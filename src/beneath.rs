@@ -284,6 +284,49 @@ impl Root {
         Ok(rustix::fs::chmod(proc.as_str(), Mode::from_raw_mode(mode))?)
     }
 
+    /// The metadata of `rel` itself (a link's own, never its target's), at any depth.
+    pub fn lstat(&self, rel: &Path) -> io::Result<std::fs::Metadata> {
+        let fd = self.open_at(rel, OFlags::PATH | OFlags::NOFOLLOW, Mode::empty())?;
+        std::fs::File::from(fd).metadata()
+    }
+
+    /// The target of the symbolic link `rel` (as bytes), at any depth.
+    pub fn read_link(&self, rel: &Path) -> io::Result<OsString> {
+        let fd = self.open_at(rel, OFlags::PATH | OFlags::NOFOLLOW, Mode::empty())?;
+        let target = rustix::fs::readlinkat(&fd, "", Vec::new())?;
+        Ok(OsString::from_vec(target.into_bytes()))
+    }
+
+    /// The names in the directory `rel`, each with whether it is a directory itself (a link
+    /// never counts as one).
+    pub fn list(&self, rel: &Path) -> io::Result<Vec<(OsString, bool)>> {
+        let fd = self.open_at(
+            rel,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?;
+        let mut listing = rustix::fs::Dir::read_from(&fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = listing.read() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => {
+                    FileType::from_raw_mode(rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
+                }
+                known => known,
+            };
+            names.push((
+                OsString::from_vec(name.to_bytes().to_vec()),
+                kind == FileType::Directory,
+            ));
+        }
+        Ok(names)
+    }
+
     /// Removes the entry `rel` (a link itself, never its target); a directory only when empty,
     /// unless `recursive`, which removes everything in it first, at any depth.
     pub fn remove(&self, rel: &Path, recursive: bool) -> io::Result<()> {

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod app;
 #[cfg(target_os = "linux")]
 pub mod beneath;
+pub mod busy;
 pub mod cli;
 pub mod config;
 pub mod hooks;

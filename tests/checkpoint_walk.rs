@@ -219,7 +219,7 @@ fn an_unfinished_turn_is_never_ended_by_a_turn_over_the_budget() {
     });
     let notice = rec.begin_turn("two", 0).unwrap_err();
     assert!(notice.to_string().contains("turn checkpoints are off"), "{notice}");
-    rec.end_turn(&[]).unwrap();
+    rec.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     assert!(rec.turns[1].tools_only && !rec.turns[0].tools_only);
     let before = snapshot(r);
     let mut history = Vec::new();

@@ -197,7 +197,7 @@ fn the_persons_edits_are_never_overwritten_silently() {
     recorder.begin_turn("edit", 0).unwrap();
     p.write("a.txt", "agent\n");
     p.write("b.txt", "agent\n");
-    recorder.end_turn(&[]).unwrap();
+    recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     p.write("b.txt", "the person's own edit\n");
     let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert_eq!(std::fs::read_to_string(p.root().join("a.txt")).unwrap(), "original\n");
@@ -226,7 +226,7 @@ fn undo_walks_back_turn_by_turn_and_survives_a_restart() {
     for v in 1..=3 {
         recorder.begin_turn(&format!("turn {v}"), 0).unwrap();
         p.write("f.txt", &format!("v{v}\n"));
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     }
     drop(recorder);
     let (mut recorder, mut history) = p.reopen();
@@ -254,7 +254,7 @@ fn large_files_are_skipped_and_reported() {
     recorder.begin_turn("x", 0).unwrap();
     p.write("big.bin", "changed, and still more than ten bytes");
     p.write("small", "ok");
-    recorder.end_turn(&[]).unwrap();
+    recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert!(
         moved
@@ -310,7 +310,7 @@ fn randomized_history(seed: u64, in_git: bool) {
                     random_change(&mut rng, p.root());
                 }
             }
-            recorder.end_turn(&[]).unwrap();
+            recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
             states.push(tree(p.root()));
         }
         // Undo and redo read git's objects; they never write there.
@@ -489,7 +489,7 @@ fn a_2000_turn_store_stays_small_and_every_turn_stays_readable() {
         recorder.begin_turn(&format!("turn {v}"), 0).unwrap();
         p.write("f.txt", &format!("v{v}\n"));
         p.write(&format!("new/{}.txt", v % 7), &format!("made in turn {v}\n"));
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     }
     let objects = p.store().objects().clone();
     assert!(
@@ -567,7 +567,7 @@ fn the_store_grows_with_distinct_content_not_with_turns() {
             distinct += content.len() as u64;
             p.write(&format!("src/m{}/f{i:03}.rs", i / 50), &content);
         }
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     }
     let (bytes, blocks, files) = usage(&p.data.path().join("objects"));
     let ratio = bytes as f64 / distinct as f64;
@@ -652,7 +652,7 @@ fn a_store_written_in_the_old_format_still_undoes_prunes_and_continues() {
     // A new turn on top: its start stored whole after the old delta, its end as changes.
     recorder.begin_turn("turn 2", 0).unwrap();
     p.write("a.txt", "three\n");
-    recorder.end_turn(&[]).unwrap();
+    recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     let turn = recorder.turns.last().unwrap().clone();
     assert!(!objects.get(&turn.start).unwrap().starts_with(b"brute-manifest-delta"));
     assert!(
@@ -699,7 +699,7 @@ fn links_to_special_files_are_kept_as_links_and_never_read() {
     recorder.begin_turn("remove the links", 0).unwrap();
     std::fs::remove_file(p.root().join("zero")).unwrap();
     std::fs::remove_file(p.root().join("to-pipe")).unwrap();
-    recorder.end_turn(&[]).unwrap();
+    recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     let mut history = Vec::new();
     let moved = recorder.undo(&mut history, false, false, false).unwrap().unwrap();
     assert_eq!(
@@ -724,7 +724,7 @@ fn undo_never_goes_through_a_directory_that_became_a_link() {
     let mut recorder = p.recorder();
     recorder.begin_turn("make sub", 0).unwrap();
     p.write("sub/new.txt", "made by the turn\n");
-    recorder.end_turn(&[]).unwrap();
+    recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     std::fs::remove_dir_all(p.root().join("sub")).unwrap();
     std::os::unix::fs::symlink(outside.path(), p.root().join("sub")).unwrap();
     let mut history = Vec::new();

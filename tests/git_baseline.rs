@@ -386,7 +386,7 @@ fn a_turns_end_copies_the_blobs_it_changed_so_a_pruned_history_still_undoes() {
     let mut rec = recorder(data.path(), root);
     rec.begin_turn("change f", 0).unwrap();
     write(root, "f.txt", "second version\n");
-    rec.end_turn(&[]).unwrap();
+    rec.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     // brute's own prune keeps the copies a kept session's manifests name (git ids included).
     let pruned = brute::session::prune::prune(
         data.path(),

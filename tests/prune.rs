@@ -48,7 +48,7 @@ impl Project {
     fn turn(&self, recorder: &mut Recorder, content: &str) {
         recorder.begin_turn("change a", 0).unwrap();
         std::fs::write(self.root.path().join("a.txt"), content).unwrap();
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     }
 
     fn prune(&self, max_age: Duration) -> brute::session::prune::Pruned {
@@ -89,7 +89,7 @@ fn a_seeded_checkpoint_survives_the_prune_of_the_session_it_came_from() {
     // The seeded session checkpoints without re-reading b and c, and undo restores a.
     second.begin_turn("again", 0).unwrap();
     std::fs::write(p.root.path().join("b.txt"), "b changed\n").unwrap();
-    second.end_turn(&[]).unwrap();
+    second.end_turn(&brute::session::TurnWork::all_by_commands()).unwrap();
     let mut history = Vec::new();
     second.undo(&mut history, false, false, false).unwrap().unwrap();
     assert_eq!(

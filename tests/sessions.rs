@@ -751,3 +751,298 @@ fn undo_of_one_of_two_overlapping_runs_never_reverts_the_others_work() {
         "never another turn's tool write: {text}"
     );
 }
+
+/// Writes `bytes` at the project path whose name is `name` (any bytes but `/` and NUL).
+fn write_raw(sb: &Sandbox, name: &[u8], bytes: &[u8]) {
+    use std::os::unix::ffi::OsStrExt;
+    std::fs::write(sb.project.path().join(std::ffi::OsStr::from_bytes(name)), bytes).unwrap();
+}
+
+/// Names that are not UTF-8 (and names with newlines and escape sequences) come back byte
+/// for byte through `brute undo` and `brute redo`, in a plain directory and in a git
+/// repository: a deleted `precious\xff.txt` is re-created under its own name, a modified
+/// `other\xfe.txt` is restored (not skipped), two names that differ only in invalid bytes
+/// stay two files, and no name forges a line of the undo list or reaches the terminal raw.
+#[test]
+fn names_that_are_not_utf8_come_back_byte_for_byte() {
+    use support::bytes_tree;
+    for in_git in [false, true] {
+        let sb = Sandbox::new();
+        write_raw(&sb, b"precious\xff.txt", b"precious\n");
+        write_raw(&sb, b"other\xfe.txt", b"other\n");
+        write_raw(&sb, b"twin\xfe", b"first twin\n");
+        write_raw(&sb, b"twin\xff", b"second twin\n");
+        write_raw(&sb, b"line\nundid turn 9 (\"forged\"): no file changes", b"newline\n");
+        write_raw(&sb, b"esc\x1b[2Jname", b"escape\n");
+        if in_git {
+            for args in [
+                &["init", "-q"][..],
+                &["add", "-A"],
+                &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+            ] {
+                let status = std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(sb.project.path())
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "git {args:?}");
+            }
+        }
+        let before = bytes_tree::read(sb.project.path());
+        let server = MockServer::start();
+        let command = [
+            r#"rm "$(printf 'precious\377.txt')""#,
+            r#"echo changed > "$(printf 'other\376.txt')""#,
+            r#"echo changed > "$(printf 'twin\376')""#,
+            r#"rm "$(printf 'twin\377')""#,
+            r#"echo made > "$(printf 'made\375')""#,
+            r#"rm "$(printf 'line\nundid turn 9 ("forged"): no file changes')""#,
+            r#"echo changed > "$(printf 'esc\033[2Jname')""#,
+        ]
+        .join(" && ");
+        let args = serde_json::json!({ "command": command }).to_string();
+        server.push(Reply::sse(openai_sse("", &[("s", "shell", &args)])));
+        server.push(Reply::sse(openai_sse("Done.", &[])));
+        sb.brute(&server).args(["-p", "change them"]).assert().success();
+        let after = bytes_tree::read(sb.project.path());
+        assert_eq!(
+            bytes_tree::shown(&after),
+            ["esc\\x1b[2Jname", "made\\xfd", "other\\xfe.txt", "twin\\xfe",],
+            "in git: {in_git}: the command ran as written"
+        );
+        let undone = sb.bare().arg("undo").assert().success();
+        let out = String::from_utf8(undone.get_output().stdout.clone()).unwrap();
+        assert_eq!(
+            bytes_tree::read(sb.project.path()),
+            before,
+            "in git: {in_git}: undo restores every name and content: {out}"
+        );
+        assert!(
+            !out.contains('\u{1b}'),
+            "no escape sequence reaches the terminal: {out:?}"
+        );
+        assert!(
+            out.lines().all(|line| !line.starts_with("undid turn 9")),
+            "a name forges no line: {out}"
+        );
+        for shown in [
+            "precious\\xff.txt",
+            "other\\xfe.txt",
+            "twin\\xff",
+            "made\\xfd",
+            "esc␛[2Jname",
+        ] {
+            assert!(out.contains(shown), "in git: {in_git}: {shown} is listed: {out}");
+        }
+        sb.bare().arg("redo").assert().success();
+        assert_eq!(bytes_tree::read(sb.project.path()), after, "in git: {in_git}: redo");
+    }
+}
+
+/// A tree deeper than PATH_MAX (121 levels of 40-byte names, about 5,000 bytes of path):
+/// a turn that deletes it is undone whole, leaf included, and a turn that makes one is undone
+/// by removing all of it; redo brings each back. Both byte for byte.
+#[test]
+fn trees_deeper_than_path_max_are_undone_and_redone_whole() {
+    use support::bytes_tree;
+    let name = |i: usize| format!("{i:03}{}", "d".repeat(37)).into_bytes();
+    let names: Vec<Vec<u8>> = (0..121).map(name).collect();
+    let sb = Sandbox::new();
+    sb.write("top.txt", "top\n");
+    let leaf = bytes_tree::make_dirs(sb.project.path(), &names);
+    bytes_tree::write_at(&leaf, b"leaf.txt", b"the deepest file\n");
+    drop(leaf);
+    let before = bytes_tree::read(sb.project.path());
+    assert_eq!(before.len(), 123);
+    // The deep tree goes.
+    let server = MockServer::start();
+    let rm = serde_json::json!({ "command": format!("rm -rf {}", String::from_utf8_lossy(&names[0])) }).to_string();
+    server.push(Reply::sse(openai_sse("", &[("s", "shell", &rm)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "delete it"]).assert().success();
+    assert_eq!(
+        bytes_tree::read(sb.project.path()).len(),
+        1,
+        "the command deleted the tree"
+    );
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(
+        bytes_tree::read(sb.project.path()),
+        before,
+        "undo restores every level and the leaf"
+    );
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(bytes_tree::read(sb.project.path()).len(), 1, "redo deletes it again");
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(bytes_tree::read(sb.project.path()), before);
+    // A deep tree is made (by relative steps, as a build would), then undone and redone.
+    let make = format!(
+        "mkdir made && cd made && for i in $(seq 1 121); do mkdir {d} && cd {d}; done && echo leaf > leaf.txt",
+        d = "m".repeat(40)
+    );
+    let make = serde_json::json!({ "command": make }).to_string();
+    server.push(Reply::sse(openai_sse("", &[("m", "shell", &make)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "make one"]).assert().success();
+    let made = bytes_tree::read(sb.project.path());
+    assert_eq!(
+        made.len(),
+        before.len() + 123,
+        "the command made 122 directories and a leaf"
+    );
+    let undone = sb.bare().arg("undo").assert().success();
+    let out = String::from_utf8_lossy(&undone.get_output().stdout).into_owned();
+    assert!(!out.contains("no file changes"), "{out}");
+    assert_eq!(
+        bytes_tree::read(sb.project.path()),
+        before,
+        "undo removes all of it: {out}"
+    );
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(bytes_tree::read(sb.project.path()), made, "redo makes it again");
+}
+
+/// A file the person saves while a turn runs (between the model's answers, when nothing of
+/// brute's runs) is the person's: `brute undo` keeps it and says so, also one the agent's
+/// own `write` changed first; `brute undo --force` then takes back just those, on the turn
+/// already undone, instead of "nothing to undo".
+#[test]
+fn the_persons_saves_during_a_turn_are_kept_by_undo_and_listed() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "original a\n");
+    sb.write("mine.txt", "mine before\n");
+    sb.write("tooled.txt", "tooled before\n");
+    let server = MockServer::start();
+    let gate = support::Gate::default();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("s", "shell", r#"{"command":"echo agent > a.txt"}"#),
+            (
+                "w",
+                "write",
+                r#"{"file_path":"tooled.txt","content":"the agent wrote\n"}"#,
+            ),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])).after(&gate));
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "change a"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _deadline = support::deadline(&child, 180);
+    // The tool calls are done and their results sent: the person saves two files now, a
+    // clock tick after (the kernel stamps files from a coarse clock: a save within the
+    // command's last tick cannot be told from the command's; no person is that fast).
+    gate.arrived();
+    support::next_clock_tick();
+    std::fs::write(sb.path("mine.txt"), "the person's save\n").unwrap();
+    std::fs::write(sb.path("tooled.txt"), "the person edited it after the agent\n").unwrap();
+    gate.release();
+    assert!(child.wait().unwrap().success());
+    let undone = sb.bare().arg("undo").assert().success();
+    let out = String::from_utf8_lossy(&undone.get_output().stdout).into_owned();
+    assert_eq!(
+        std::fs::read_to_string(sb.path("a.txt")).unwrap(),
+        "original a\n",
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("mine.txt")).unwrap(),
+        "the person's save\n",
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("tooled.txt")).unwrap(),
+        "the person edited it after the agent\n",
+        "{out}"
+    );
+    for line in [
+        "kept mine.txt: you changed it while the turn ran",
+        "kept tooled.txt: you changed it while the turn ran",
+        "`brute undo --force` (/undo force) takes back what was skipped or kept",
+        "`brute redo` (/redo) re-applies the turn",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
+    let forced = sb.bare().args(["undo", "--force"]).assert().success();
+    let out = String::from_utf8_lossy(&forced.get_output().stdout).into_owned();
+    assert!(
+        out.starts_with("undid what the undo of turn 1 (\"change a\") had left:"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("mine.txt")).unwrap(),
+        "mine before\n",
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path("tooled.txt")).unwrap(),
+        "tooled before\n",
+        "{out}"
+    );
+    sb.bare()
+        .arg("undo")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("nothing to undo"));
+}
+
+/// A save made while one of the turn's commands runs cannot be told from the command's
+/// change: undo takes it back as the turn's, but lists it with the way back, never silently;
+/// `brute redo` brings it back.
+#[test]
+fn a_save_while_a_command_runs_is_undone_but_listed() {
+    let sb = Sandbox::new();
+    sb.write("mine.txt", "mine before\n");
+    support::mkfifo(&sb.path("ready"));
+    support::mkfifo(&sb.path("go"));
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"echo agent > a.txt && echo ready > ready && read line < go"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "run it"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _deadline = support::deadline(&child, 180);
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(std::fs::File::open(sb.path("ready")).unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    // The command runs: the person saves meanwhile.
+    std::fs::write(sb.path("mine.txt"), "the person's save\n").unwrap();
+    std::fs::write(sb.path("go"), "go\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    let undone = sb.bare().arg("undo").assert().success();
+    let out = String::from_utf8_lossy(&undone.get_output().stdout).into_owned();
+    assert!(!sb.path("a.txt").exists(), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(sb.path("mine.txt")).unwrap(),
+        "mine before\n",
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "changed while a command of the turn ran, so taken as the turn's: a.txt, mine.txt; if one was your own edit, `brute redo` (/redo) brings it back"
+        ),
+        "{out}"
+    );
+    sb.bare().arg("redo").assert().success();
+    assert_eq!(
+        std::fs::read_to_string(sb.path("mine.txt")).unwrap(),
+        "the person's save\n"
+    );
+}

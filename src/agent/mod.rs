@@ -256,6 +256,7 @@ struct TurnScope {
 
 impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
+        state.hooks.set_spans(executor.snapshots().spans());
         Self {
             compaction: Compaction::for_model(&state.model()),
             window_probe: None,
@@ -731,6 +732,16 @@ impl Agent {
         }
     }
 
+    /// What this turn's tools did since the marks taken at its start, for its end record.
+    fn turn_work(&self, writes_from: u64, busy_from: usize) -> crate::session::TurnWork {
+        let snapshots = self.executor.snapshots();
+        crate::session::TurnWork {
+            wrote: snapshots.paths_since(writes_from),
+            last_writes: snapshots.last_writes_since(writes_from),
+            busy: snapshots.spans().since(busy_from),
+        }
+    }
+
     /// The state shared with this agent's tools.
     pub fn state(&self) -> &Arc<AgentState> {
         &self.state
@@ -784,6 +795,7 @@ impl Agent {
         };
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
+        let busy_from = self.executor.snapshots().spans().mark();
         self.start_checkpoint(&prompt, history_len);
         // A custom command: the model (and the history) gets the expanded text; the front
         // ends showed the line as typed.
@@ -820,8 +832,8 @@ impl Agent {
         }
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
-        let own = self.executor.snapshots().paths_since(writes_from);
-        self.record(|r| r.end_turn(&own));
+        let work = self.turn_work(writes_from, busy_from);
+        self.record(|r| r.end_turn(&work));
         self.events.emit(Event::TurnFinished {
             outcome: end.outcome,
             text: end.text.clone(),
@@ -844,6 +856,7 @@ impl Agent {
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
+        let busy_from = self.executor.snapshots().spans().mark();
         self.start_checkpoint(&prompt, history_len);
         self.settle_checkpoint(ops, inbox, &cancel).await;
         let end = if self.executor.registry().get("shell").is_none() {
@@ -887,8 +900,8 @@ impl Agent {
                 error: None,
             }
         };
-        let own = self.executor.snapshots().paths_since(writes_from);
-        self.record(|r| r.end_turn(&own));
+        let work = self.turn_work(writes_from, busy_from);
+        self.record(|r| r.end_turn(&work));
         self.events.emit(Event::TurnFinished {
             outcome: end.outcome,
             text: String::new(),

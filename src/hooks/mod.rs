@@ -39,6 +39,9 @@ pub struct Hooks {
     /// The project root (also `BRUTE_PROJECT_DIR` / `CLAUDE_PROJECT_DIR` for the hook).
     root: PathBuf,
     session_id: Mutex<String>,
+    /// Where each hook's run is recorded as a span of the session's commands (see
+    /// [`crate::busy`]): what a hook changes is not the person's edit.
+    spans: Mutex<Option<std::sync::Arc<crate::busy::Spans>>>,
 }
 
 /// What all hooks of one event said, combined in config order.
@@ -66,6 +69,7 @@ impl Hooks {
             present,
             root,
             session_id: Mutex::default(),
+            spans: Mutex::default(),
         }
     }
 
@@ -78,6 +82,9 @@ impl Hooks {
         let tools = self.hooks.iter().filter(|h| h.event.has_tool()).cloned().collect();
         let hooks = Self::new(tools, self.root.clone());
         hooks.set_session_id(&self.session_id());
+        if let Some(spans) = self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            hooks.set_spans(spans);
+        }
         std::sync::Arc::new(hooks)
     }
 
@@ -94,6 +101,15 @@ impl Hooks {
     /// Sets the session id every hook input carries.
     pub fn set_session_id(&self, id: &str) {
         *self.session_id.lock().unwrap_or_else(|e| e.into_inner()) = id.to_owned();
+    }
+
+    /// Sets where hook runs are recorded as the session's command spans, unless they are
+    /// recorded somewhere already (a sub-agent's hooks record into its parent's).
+    pub fn set_spans(&self, spans: std::sync::Arc<crate::busy::Spans>) {
+        self.spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(spans);
     }
 
     fn session_id(&self) -> String {
@@ -133,7 +149,10 @@ impl Hooks {
                 fields.insert("tool_input".into(), input.clone());
             }
             let input = self.input(event, cwd, fields.clone());
+            let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let busy = spans.as_ref().map(|s| s.open());
             let finished = run::run(hook, &input, cwd, &self.root, cancel).await;
+            drop(busy);
             let verdict = outcome::interpret(event, &finished);
             if let Some(error) = &verdict.error {
                 events.emit(Event::Notice {

@@ -170,6 +170,8 @@ pub struct Scanner {
     contents_stored: bool,
     /// git's index and attribute rules for the root, read again when the index changes.
     git: Option<std::sync::Arc<super::git_baseline::GitBaseline>>,
+    /// The last full walk found directories deeper than a path reaches (see [`walk_deep`]).
+    deep_tree: bool,
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
@@ -203,6 +205,7 @@ impl Scanner {
             gaps: Vec::new(),
             contents_stored: false,
             git: None,
+            deep_tree: false,
         }
     }
 
@@ -306,17 +309,23 @@ impl Scanner {
             // What a walk never records: `.git`, and brute's own data directory.
             if rel.is_empty()
                 || rel.split('/').any(|part| part == ".git")
-                || own.as_ref().is_some_and(|own| self.root.join(rel).starts_with(own))
+                || own
+                    .as_ref()
+                    .is_some_and(|own| super::relpath::under(&self.root, rel).starts_with(own))
             {
                 continue;
             }
             // Under a directory that is a link now, the path is not in the tree (a walk
             // would not enter the link either).
-            if under_a_link(&self.root, rel, |_| false) {
+            if under_a_link(
+                |dir| ctx.deep.lstat(&super::relpath::under(&self.root, dir)),
+                rel,
+                |_| false,
+            ) {
                 continue;
             }
-            let path = self.root.join(rel);
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            let path = super::relpath::under(&self.root, rel);
+            let Some(meta) = ctx.deep.lstat(&path) else {
                 continue;
             };
             let seen = observe_path(&ctx, &path, Some(meta.file_type()), || Some(meta.clone()))?;
@@ -433,7 +442,8 @@ impl Scanner {
         }
         let scan = self.walk_full()?;
         self.skipped_known = scan.skipped.iter().cloned().collect();
-        self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up());
+        // inotify cannot watch past PATH_MAX either: a tree that deep is walked whole.
+        self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up()) && !self.deep_tree;
         self.last_walk = Walked::Full;
         Ok(scan)
     }
@@ -464,6 +474,9 @@ impl Scanner {
     fn ctx(&self) -> WalkCtx<'_> {
         WalkCtx {
             root: &self.root,
+            deep: Deep::new(&self.root),
+            own: own_data_dir(&self.root, &self.objects),
+            deep_dirs: std::sync::Mutex::new(Vec::new()),
             previous: &self.previous,
             objects: &self.objects,
             pack: std::sync::Mutex::new(self.objects.pack()),
@@ -497,7 +510,7 @@ impl Scanner {
             if path.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore") {
                 return Ok(None);
             }
-            let rel = rel.to_string_lossy();
+            let rel = super::relpath::spell(rel);
             // A path is listed by its directory (the root's own events by the root).
             let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
             dirs.insert(anchor(&self.previous, dir).to_owned());
@@ -509,7 +522,7 @@ impl Scanner {
             let full = if dir.is_empty() {
                 self.root.clone()
             } else {
-                self.root.join(dir)
+                super::relpath::under(&self.root, dir)
             };
             if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
                 continue; // gone: its parent's listing drops it
@@ -548,7 +561,11 @@ impl Scanner {
                 manifest.insert(path.clone(), state);
                 if new_dir {
                     // A directory made since the last checkpoint: all of it is new.
-                    for entry in self.builder(&self.root.join(&path)).build().flatten() {
+                    for entry in self
+                        .builder(&super::relpath::under(&self.root, &path))
+                        .build()
+                        .flatten()
+                    {
                         if entry.depth() == 0 {
                             continue;
                         }
@@ -599,6 +616,15 @@ impl Scanner {
         // First the listing (metadata only, as `rg --files`): a tree over the budget is known
         // before any file is read. Then the files that need it are read, on as many threads.
         walker.visit(&mut Collector { ctx: &ctx });
+        let deep = std::mem::take(&mut *ctx.deep_dirs.lock().unwrap_or_else(|e| e.into_inner()));
+        let deep_tree = !deep.is_empty();
+        for dir in deep {
+            if ctx.stopped() {
+                break;
+            }
+            let local = walk_deep(&ctx, &dir);
+            ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(local);
+        }
         if !ctx.stopped() {
             let read = read_pending(&ctx, threads);
             ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(read);
@@ -610,6 +636,7 @@ impl Scanner {
             collected,
             ..
         } = ctx;
+        self.deep_tree = deep_tree;
         match stop.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Stop::Budget(message)) => {
                 self.too_big = Some(message.clone());
@@ -713,6 +740,13 @@ enum Stop {
 /// What one walk shares between its threads.
 struct WalkCtx<'a> {
     root: &'a Path,
+    /// The tree past the depth a path reaches at once (see [`Deep`]).
+    deep: Deep,
+    /// brute's own data directory, when it lies in the tree (never recorded).
+    own: Option<PathBuf>,
+    /// Directories the walker could not list because their path is longer than the kernel
+    /// takes (PATH_MAX): walked by descriptors after the listing (see [`walk_deep`]).
+    deep_dirs: std::sync::Mutex<Vec<PathBuf>>,
     previous: &'a Manifest,
     objects: &'a ObjectStore,
     pack: std::sync::Mutex<super::objects::PackWriter>,
@@ -868,8 +902,18 @@ struct Visitor<'a, 'c> {
 
 impl ignore::ParallelVisitor for Visitor<'_, '_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        let Ok(entry) = entry else {
-            return ignore::WalkState::Continue;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                if let Some(dir) = too_long_to_list(&error) {
+                    self.ctx
+                        .deep_dirs
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(dir.to_path_buf());
+                }
+                return ignore::WalkState::Continue;
+            }
         };
         if entry.depth() == 0 {
             return ignore::WalkState::Continue;
@@ -929,7 +973,9 @@ fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<S
 /// file to read ([`read_file`]: its content is stored). Only the metadata the walker already has is used before that
 /// choice (one `lstat` per entry, as `rg --files` makes).
 fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
-    observe_path(ctx, entry.path(), entry.file_type(), || entry.metadata().ok())
+    observe_path(ctx, entry.path(), entry.file_type(), || {
+        entry.metadata().ok().or_else(|| ctx.deep.lstat(entry.path()))
+    })
 }
 
 /// [`observe`] for a path and what is known of it: its kind, and its `lstat` when asked.
@@ -942,7 +988,7 @@ fn observe_path(
     let Ok(rel) = path.strip_prefix(ctx.root) else {
         return Ok(Seen::Nothing);
     };
-    let rel = rel.to_string_lossy().into_owned();
+    let rel = super::relpath::spell(rel);
     let Some(kind) = kind else {
         return Ok(Seen::Nothing);
     };
@@ -964,10 +1010,10 @@ fn observe_path(
     }
     if kind.is_symlink() {
         // The link itself (its target path), never what it points to.
-        let Ok(target) = std::fs::read_link(path) else {
+        let Ok(target) = ctx.deep.read_link(path) else {
             return Ok(Seen::Nothing);
         };
-        let target = target.into_os_string().into_encoded_bytes();
+        let target = target.into_encoded_bytes();
         let id = super::objects::hash(&target);
         // The same target as last time is stored already (no store lookup, no lock).
         let id = match ctx.previous.get(&rel) {
@@ -1051,7 +1097,7 @@ fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Seen> {
         ctime_ns,
     } = file;
     let (rel, mode, mtime, ctime) = (rel.clone(), *mode, *mtime_ns, *ctime_ns);
-    let bytes = match std::fs::read(path) {
+    let bytes = match ctx.deep.read(path) {
         Ok(bytes) => bytes,
         Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
     };
@@ -1367,6 +1413,11 @@ pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Res
 }
 
 /// Loads a stored manifest (following the changes it is stored as, if any).
+/// [`load_manifest`] without a copy (the cached manifest itself).
+pub fn load_shared(objects: &ObjectStore, id: &str) -> std::io::Result<Arc<Manifest>> {
+    load_with_depth(objects, id).map(|(manifest, _)| manifest)
+}
+
 pub fn load_manifest(objects: &ObjectStore, id: &str) -> std::io::Result<Manifest> {
     load_with_depth(objects, id).map(|(manifest, _)| (*manifest).clone())
 }
@@ -1421,11 +1472,22 @@ pub struct Held {
     /// Written by the other turn's own tools: its work, never moved by this turn's undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign: Vec<String>,
+    /// Changed by the person while the turn ran (see [`super::whose`]): kept unless forced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub person: Vec<String>,
+    /// Changed while one of the turn's commands ran, not by its tools: taken back as the
+    /// turn's, and listed (it may have been the person's save at that moment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsure: Vec<String>,
 }
 
 impl Held {
     pub fn is_empty(&self) -> bool {
-        self.shared.is_empty() && self.foreign.is_empty()
+        self.shared.is_empty() && self.foreign.is_empty() && self.person.is_empty() && self.unsure.is_empty()
+    }
+
+    fn has(list: &[String], path: &str) -> bool {
+        list.binary_search_by(|p| p.as_str().cmp(path)).is_ok()
     }
 
     /// Sorts `changes` of a turn that overlapped others: what `own` (paths this turn's tools
@@ -1450,8 +1512,8 @@ impl Held {
     }
 
     fn holds(&self, path: &str, force: bool) -> bool {
-        let has = |list: &[String]| list.binary_search_by(|p| p.as_str().cmp(path)).is_ok();
-        has(&self.foreign) || (!force && has(&self.shared))
+        let has = |list: &[String]| Self::has(list, path);
+        has(&self.foreign) || (!force && (has(&self.shared) || has(&self.person)))
     }
 }
 
@@ -1466,6 +1528,10 @@ pub struct MoveReport {
     /// Paths another brute turn running at the same time may have changed (see [`Held`]):
     /// left alone.
     pub concurrent: Vec<String>,
+    /// Paths the person changed while the turn ran (see [`Held::person`]): kept.
+    pub kept: Vec<String>,
+    /// Paths taken back that changed while a command of the turn ran (see [`Held::unsure`]).
+    pub unsure: Vec<String>,
 }
 
 /// A move needs contents the store no longer has. Nothing was changed: a half-applied undo
@@ -1532,9 +1598,142 @@ pub fn preview(
     apply_or_preview(root, objects, changes, held, current, reverse, force, true, true)
 }
 
-/// Reads what a path holds now for the +/- counts (regular files only, bounded).
-fn current_bytes(path: &Path) -> Option<Vec<u8>> {
-    crate::tool::guard::read_bounded(path, crate::tool::guard::MAX_FILE_BYTES).ok()
+/// The tree a move changes, entry by entry through directory descriptors (any depth; a link
+/// that appears on the way is refused, never followed).
+struct Target {
+    fds: crate::beneath::Root,
+    root: PathBuf,
+}
+
+impl Target {
+    fn open(root: &Path) -> std::io::Result<Self> {
+        let real = root.canonicalize().map_err(super::at_path(root))?;
+        let fds = crate::beneath::Root::open(&real).map_err(super::at_path(root))?;
+        Ok(Self {
+            fds,
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The path `rel` (spelled) as people see it, for errors.
+    fn shown(&self, rel: &str) -> PathBuf {
+        self.root.join(super::relpath::shown(rel))
+    }
+
+    fn lstat(&self, rel: &str) -> Option<std::fs::Metadata> {
+        self.fds.lstat(&super::relpath::path(rel)).ok()
+    }
+
+    fn is_dir(&self, rel: &str) -> bool {
+        self.lstat(rel).is_some_and(|m| m.is_dir())
+    }
+
+    fn is_link(&self, rel: &str) -> bool {
+        self.lstat(rel).is_some_and(|m| m.file_type().is_symlink())
+    }
+
+    /// What a path holds now for the +/- counts (regular files only, bounded).
+    fn bytes(&self, rel: &str) -> Option<Vec<u8>> {
+        self.fds
+            .read_bounded(&super::relpath::path(rel), crate::tool::guard::MAX_FILE_BYTES)
+            .ok()
+    }
+
+    /// The permission bits of the directory `rel` (not following a link).
+    fn dir_mode(&self, rel: &str) -> Option<u32> {
+        self.lstat(rel)
+            .filter(|m| m.is_dir())
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+
+    fn at<T>(&self, rel: &str, result: std::io::Result<T>) -> std::io::Result<T> {
+        result.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.shown(rel).display())))
+    }
+
+    fn make_dir(&self, rel: &str) -> std::io::Result<()> {
+        let path = super::relpath::path(rel);
+        if self.lstat(rel).is_some_and(|m| !m.is_dir()) {
+            self.at(rel, self.fds.remove(&path, false))?;
+        }
+        self.at(rel, self.fds.dir(&path, true).map(|_| ()))
+    }
+
+    fn chmod(&self, rel: &str, mode: u32) -> std::io::Result<()> {
+        self.at(rel, self.fds.chmod(&super::relpath::path(rel), mode & 0o7777))
+    }
+
+    fn write(&self, rel: &str, state: &FileState, bytes: &[u8]) -> std::io::Result<()> {
+        let path = super::relpath::path(rel);
+        if self.is_dir(rel) {
+            self.at(rel, self.fds.remove(&path, true))?;
+        }
+        if state.link {
+            let target = std::ffi::OsString::from_vec(bytes.to_vec());
+            return self.at(rel, self.fds.symlink(Path::new(&target), &path));
+        }
+        self.at(rel, self.fds.write(&path, bytes).map(|_| ()))?;
+        self.chmod(rel, state.mode)
+    }
+
+    fn remove(&self, rel: &str) -> std::io::Result<()> {
+        self.at(rel, self.fds.remove(&super::relpath::path(rel), false))
+    }
+
+    /// Whether the directory `rel` holds nothing.
+    fn empty(&self, rel: &str) -> bool {
+        self.fds
+            .list(&super::relpath::path(rel))
+            .is_ok_and(|names| names.is_empty())
+    }
+
+    /// Whether everything under the directory `dir` (not following links) is one of `paths`.
+    fn holds_only(&self, dir: &str, paths: &BTreeSet<&str>) -> bool {
+        let mut stack = vec![dir.to_owned()];
+        while let Some(dir) = stack.pop() {
+            let Ok(names) = self.fds.list(&super::relpath::path(&dir)) else {
+                return false;
+            };
+            for (name, is_dir) in names {
+                let rel = format!("{dir}/{}", super::relpath::spell(Path::new(&name)));
+                if !paths.contains(rel.as_str()) {
+                    return false;
+                }
+                if is_dir {
+                    stack.push(rel);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A path no move can make (a damaged record: a NUL byte, `..`, a name longer than a
+/// filesystem takes): why, else `None`.
+fn unrestorable(rel: &str) -> Option<&'static str> {
+    let bytes = super::relpath::bytes(rel);
+    if bytes.is_empty() || bytes.starts_with(b"/") {
+        return Some("it is not a relative path");
+    }
+    for name in bytes.split(|b| *b == b'/') {
+        if name.contains(&0) {
+            return Some("its name holds a NUL byte");
+        }
+        if name.is_empty() || name == b"." || name == b".." {
+            return Some("it is not a plain relative path");
+        }
+        if name.len() > 255 {
+            return Some("a name in it is longer than 255 bytes");
+        }
+    }
+    None
+}
+
+/// A move needs a path that cannot be made. Nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path} cannot be restored ({why}); nothing was changed")]
+pub struct Unrestorable {
+    pub path: String,
+    pub why: &'static str,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1549,21 +1748,30 @@ fn apply_or_preview(
     partial: bool,
     dry_run: bool,
 ) -> std::io::Result<MoveReport> {
+    let tree = Target::open(root)?;
     let mut report = MoveReport::default();
     let mut plan: Vec<(&str, Option<&FileState>)> = Vec::new();
     for change in changes {
         if held.holds(&change.path, force) {
-            report.concurrent.push(change.path.clone());
+            if Held::has(&held.person, &change.path) {
+                report.kept.push(change.path.clone());
+            } else {
+                report.concurrent.push(change.path.clone());
+            }
             continue;
         }
         // A directory on the way that is a link now would carry the write out of the tree:
         // never, forced or not (the directory's own change restores it first where it can).
-        if under_a_link(root, &change.path, |dir| {
-            changes.iter().any(|c| {
-                let to = if reverse { &c.before } else { &c.after };
-                c.path == dir && to.as_ref().is_some_and(|s| s.dir)
-            })
-        }) {
+        if under_a_link(
+            |dir| tree.lstat(dir),
+            &change.path,
+            |dir| {
+                changes.iter().any(|c| {
+                    let to = if reverse { &c.before } else { &c.after };
+                    c.path == dir && to.as_ref().is_some_and(|s| s.dir)
+                })
+            },
+        ) {
             report.conflicts.push(change.path.clone());
             continue;
         }
@@ -1583,6 +1791,16 @@ fn apply_or_preview(
             continue;
         }
         plan.push((change.path.as_str(), to.as_ref()));
+    }
+    // A path that cannot be made stops the move before anything changes.
+    if let Some((path, why)) = plan
+        .iter()
+        .find_map(|(path, _)| unrestorable(path).map(|why| (*path, why)))
+    {
+        return Err(std::io::Error::other(Unrestorable {
+            path: tree.shown(path).display().to_string(),
+            why,
+        }));
     }
     // Check every content needed before anything changes.
     let missing: Vec<String> = plan
@@ -1605,16 +1823,12 @@ fn apply_or_preview(
         plan.iter().filter(|(_, to)| to.is_some_and(|s| s.dir)).collect();
     creates.sort_by_key(|(p, _)| *p);
     for (path, to) in &creates {
-        let full = root.join(path);
-        let existed = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
+        let existed = tree.is_dir(path);
         if !dry_run {
-            if !existed && std::fs::symlink_metadata(&full).is_ok() {
-                std::fs::remove_file(&full).map_err(super::at_path(&full))?;
-            }
-            std::fs::create_dir_all(&full).map_err(super::at_path(&full))?;
+            tree.make_dir(path)?;
         }
         let action = if existed { "restored the mode of" } else { "re-created" };
-        if !existed || to.is_some_and(|s| dir_mode(&full) != Some(s.mode & 0o7777)) {
+        if !existed || to.is_some_and(|s| tree.dir_mode(path) != Some(s.mode & 0o7777)) {
             report.moved.push(Moved {
                 path: (*path).to_owned(),
                 action,
@@ -1625,40 +1839,29 @@ fn apply_or_preview(
     }
     for (path, to) in plan.iter().filter(|(_, to)| to.is_some_and(|s| !s.dir)) {
         let Some(state) = to else { continue };
-        let full = root.join(path);
-        if !dry_run && under_a_link(root, path, |_| false) {
+        if !dry_run && under_a_link(|dir| tree.lstat(dir), path, |_| false) {
             report.conflicts.push((*path).to_owned());
             continue;
         }
-        let now_link = std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
+        let now_link = tree.is_link(path);
         // A link's +/- counts would read what it points to: never.
-        let old = if now_link { None } else { current_bytes(&full) };
+        let old = if now_link { None } else { tree.bytes(path) };
         // A directory that becomes a file again: only when everything in it is to be removed
         // too (anything else — a command's new file, the person's edit — is not ours).
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+        if tree.is_dir(path) {
             let planned: BTreeSet<&str> = plan
                 .iter()
                 .filter(|(p, to)| to.is_none() && p.starts_with(&format!("{path}/")))
                 .map(|(p, _)| *p)
                 .collect();
-            if !holds_only(root, &full, &planned) {
+            if !tree.holds_only(path, &planned) {
                 report.conflicts.push((*path).to_owned());
                 continue;
             }
         }
         let bytes = objects.get(&state.id)?;
         if !dry_run {
-            if std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
-                std::fs::remove_dir_all(&full).map_err(super::at_path(&full))?;
-            }
-            if state.link {
-                let target = std::ffi::OsString::from_vec(bytes.clone());
-                link_atomic(&target, &full).map_err(super::at_path(&full))?;
-            } else {
-                crate::tool::mutation::write_atomic(&full, &bytes).map_err(super::at_path(&full))?;
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
-                    .map_err(super::at_path(&full))?;
-            }
+            tree.write(path, state, &bytes)?;
         }
         if state.link {
             report.moved.push(Moved {
@@ -1685,19 +1888,17 @@ fn apply_or_preview(
     let mut removals: Vec<&str> = plan.iter().filter(|(_, to)| to.is_none()).map(|(p, _)| *p).collect();
     removals.sort_by(|a, b| b.cmp(a));
     for path in removals {
-        let full = root.join(path);
-        if !dry_run && under_a_link(root, path, |_| false) {
+        if !dry_run && under_a_link(|dir| tree.lstat(dir), path, |_| false) {
             report.conflicts.push(path.to_owned());
             continue;
         }
-        match std::fs::symlink_metadata(&full) {
-            Ok(meta) if meta.is_dir() => {
+        match tree.lstat(path) {
+            Some(meta) if meta.is_dir() => {
                 // Only an empty directory goes (anything left in it is not ours to delete).
-                let empty = std::fs::read_dir(&full).is_ok_and(|mut d| d.next().is_none());
                 let gone = if dry_run {
-                    empty
+                    tree.empty(path)
                 } else {
-                    std::fs::remove_dir(&full).is_ok()
+                    tree.remove(path).is_ok()
                 };
                 if gone {
                     report.moved.push(Moved {
@@ -1708,15 +1909,15 @@ fn apply_or_preview(
                     });
                 }
             }
-            Ok(meta) => {
+            Some(meta) => {
                 // A link is removed as a link; what it points to is never read.
                 let old = if meta.file_type().is_symlink() {
                     Vec::new()
                 } else {
-                    current_bytes(&full).unwrap_or_default()
+                    tree.bytes(path).unwrap_or_default()
                 };
                 if !dry_run {
-                    std::fs::remove_file(&full).map_err(super::at_path(&full))?;
+                    tree.remove(path)?;
                 }
                 let (_, removed) = line_counts(&old, b"");
                 report.moved.push(Moved {
@@ -1726,81 +1927,163 @@ fn apply_or_preview(
                     removed,
                 });
             }
-            Err(_) => {}
+            None => {}
         }
     }
     // Directory modes last: a read-only directory must not stop its files being restored.
     if !dry_run {
         for (path, to) in &creates {
-            let (full, Some(state)) = (root.join(path), to) else {
+            let Some(state) = to else {
                 continue;
             };
-            if dir_mode(&full) != Some(state.mode & 0o7777) {
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(state.mode & 0o7777))
-                    .map_err(super::at_path(&full))?;
+            if tree.dir_mode(path) != Some(state.mode & 0o7777) {
+                tree.chmod(path, state.mode)?;
             }
         }
     }
     report.moved.sort_by(|a, b| a.path.cmp(&b.path));
+    report.unsure = report
+        .moved
+        .iter()
+        .filter(|m| Held::has(&held.unsure, &m.path))
+        .map(|m| m.path.clone())
+        .collect();
     Ok(report)
 }
 
-/// Whether a parent directory of `rel` is a symbolic link now, unless `becomes_dir` says
-/// this move turns it back into a directory first.
-/// Whether everything under the directory `dir` (not following links) is one of `paths`
-/// (relative to `root`).
-fn holds_only(root: &Path, dir: &Path, paths: &BTreeSet<&str>) -> bool {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return false;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Some(rel) = path.strip_prefix(root).ok().and_then(|r| r.to_str()) else {
-                return false;
-            };
-            if !paths.contains(rel) {
-                return false;
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(path);
-            }
-        }
-    }
-    true
-}
-
-fn under_a_link(root: &Path, rel: &str, becomes_dir: impl Fn(&str) -> bool) -> bool {
-    let mut parent = Path::new(rel).parent();
-    while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
-        let is_link = std::fs::symlink_metadata(root.join(dir)).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link && !becomes_dir(&dir.to_string_lossy()) {
+/// Whether a parent directory of `rel` (spelled) is a symbolic link now (`lstat` of a spelled
+/// directory), unless `becomes_dir` says this move turns it back into a directory first.
+fn under_a_link(
+    lstat: impl Fn(&str) -> Option<std::fs::Metadata>,
+    rel: &str,
+    becomes_dir: impl Fn(&str) -> bool,
+) -> bool {
+    let mut dir = rel;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if lstat(parent).is_some_and(|m| m.file_type().is_symlink()) && !becomes_dir(parent) {
             return true;
         }
-        parent = dir.parent();
+        dir = parent;
     }
     false
 }
 
-/// The permission bits of the directory at `path` (not following a link).
-fn dir_mode(path: &Path) -> Option<u32> {
-    std::fs::symlink_metadata(path)
-        .ok()
-        .filter(|m| m.is_dir())
-        .map(|m| m.permissions().mode() & 0o7777)
+/// The tree by path where the kernel takes the path at once, else through directory
+/// descriptors (a path longer than PATH_MAX, 4096 bytes, fails with `ENAMETOOLONG` otherwise:
+/// the part of a deep tree below it would be missing from the checkpoint).
+struct Deep {
+    root: PathBuf,
+    fds: std::sync::OnceLock<Option<crate::beneath::Root>>,
 }
 
-/// Makes `path` a symbolic link to `target`, replacing what is there at once (a link made
-/// beside it, then renamed over it).
-fn link_atomic(target: &std::ffi::OsStr, path: &Path) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let temp = dir.join(format!(".brute-link-{:08x}", fastrand::u32(..)));
-    std::os::unix::fs::symlink(target, &temp)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+fn too_long(error: &std::io::Error) -> bool {
+    error.raw_os_error() == Some(libc::ENAMETOOLONG)
+}
+
+impl Deep {
+    fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            fds: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The root's descriptor and `path` relative to it.
+    fn beneath<'p>(&self, path: &'p Path) -> Option<(&crate::beneath::Root, &'p Path)> {
+        let fds = self
+            .fds
+            .get_or_init(|| {
+                let real = self.root.canonicalize().ok()?;
+                crate::beneath::Root::open(&real).ok()
+            })
+            .as_ref()?;
+        Some((fds, path.strip_prefix(&self.root).ok()?))
+    }
+
+    fn lstat(&self, path: &Path) -> Option<std::fs::Metadata> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Some(meta),
+            Err(e) if too_long(&e) => {
+                let (fds, rel) = self.beneath(path)?;
+                fds.lstat(rel).ok()
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn read_link(&self, path: &Path) -> std::io::Result<std::ffi::OsString> {
+        match std::fs::read_link(path) {
+            Ok(target) => Ok(target.into_os_string()),
+            Err(e) if too_long(&e) => match self.beneath(path) {
+                Some((fds, rel)) => fds.read_link(rel),
+                None => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        match std::fs::read(path) {
+            Err(e) if too_long(&e) => match self.beneath(path) {
+                Some((fds, rel)) => fds.read_bounded(rel, u64::MAX - 1),
+                None => Err(e),
+            },
+            read => read,
+        }
+    }
+}
+
+/// The directory a walker error is about when it could not be listed because its path is
+/// longer than the kernel takes.
+fn too_long_to_list(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, err } if err.io_error().is_some_and(too_long) => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => too_long_to_list(err),
+        _ => None,
+    }
+}
+
+/// Walks the directory `dir`, which the walker could not list (its path is past PATH_MAX),
+/// through descriptors: every entry below it observed as the walker's are. Ignore files are
+/// not read this deep: everything there is recorded (a tree this deep is rare, and recording
+/// too much only costs space, where missing a file would let undo leave it or lose it).
+fn walk_deep(ctx: &WalkCtx<'_>, dir: &Path) -> Local {
+    let mut local = Local::default();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Some((fds, rel)) = ctx.deep.beneath(&dir) else {
+            continue;
+        };
+        let Ok(names) = fds.list(rel) else {
+            continue;
+        };
+        for (name, is_dir) in names {
+            if name == ".git" {
+                continue;
+            }
+            let path = dir.join(&name);
+            if ctx.own.as_deref() == Some(path.as_path()) {
+                continue;
+            }
+            if let Some(message) = ctx.spend() {
+                ctx.stop(Stop::Budget(message));
+                return local;
+            }
+            let meta = ctx.deep.lstat(&path);
+            let kind = meta.as_ref().map(|m| m.file_type());
+            match observe_path(ctx, &path, kind, || meta.clone()) {
+                Ok(seen) => local.add(seen),
+                Err(error) => {
+                    ctx.stop(Stop::Failed(error));
+                    return local;
+                }
+            }
+            if is_dir {
+                stack.push(path);
+            }
+        }
+    }
+    local
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ impl ChangeKeeper {
         let Some(rel) = self.roots.iter().find_map(|root| path.strip_prefix(root).ok()) else {
             return;
         };
-        let rel = rel.to_string_lossy();
+        let rel = super::relpath::spell(rel);
         if rel.is_empty() {
             return;
         }
@@ -97,7 +97,7 @@ impl ChangeKeeper {
                 .iter()
                 .filter_map(|path| {
                     let rel = self.roots.iter().find_map(|root| path.strip_prefix(root).ok())?;
-                    Some((path, rel.to_string_lossy().into_owned()))
+                    Some((path, super::relpath::spell(rel)))
                 })
                 .flat_map(|(path, rel)| {
                     // A directory moved or removed whole may say so in one event: everything
@@ -151,13 +151,13 @@ impl ChangeKeeper {
         }
         let root = &self.roots[1];
         let mut new = vec![rel.to_owned()];
-        let mut parent = Path::new(rel).parent();
-        while let Some(dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
-            if std::fs::symlink_metadata(root.join(dir)).is_ok() {
+        let mut parent = rel.rsplit_once('/').map(|(dir, _)| dir);
+        while let Some(dir) = parent.filter(|d| !d.is_empty()) {
+            if std::fs::symlink_metadata(super::relpath::under(root, dir)).is_ok() {
                 break;
             }
-            new.push(dir.to_string_lossy().into_owned());
-            parent = dir.parent();
+            new.push(dir.to_owned());
+            parent = dir.rsplit_once('/').map(|(dir, _)| dir);
         }
         new.retain(|p| !touched.paths.contains(p) && !touched.skipped.contains(p));
         let states = self
@@ -189,7 +189,7 @@ impl ChangeKeeper {
                 }
                 // There, but not something a checkpoint holds: never recorded as absent
                 // (undo would delete it).
-                None if std::fs::symlink_metadata(root.join(&path)).is_ok() => {
+                None if std::fs::symlink_metadata(super::relpath::under(root, &path)).is_ok() => {
                     touched.skipped.insert(path);
                 }
                 None => {

@@ -18,9 +18,12 @@ pub mod lock;
 pub mod objects;
 pub mod prune;
 mod recorder;
+pub mod relpath;
 pub mod watch;
+pub mod whose;
 
 pub use recorder::{Recorder, Taken, TurnCheckpoint, TurnMove, checkpoints, over_budget_notice};
+pub use whose::TurnWork;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,10 +90,14 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tools_start: Option<(String, Vec<String>)>,
     },
-    /// The turn was undone (and the conversation rewound to before it, if `rewound`).
+    /// The turn was undone (and the conversation rewound to before it, if `rewound`). `left`
+    /// are the paths the undo left alone that a forced undo would take back (see
+    /// [`Turn::left`]); a later record of the same turn (a forced undo of them) replaces it.
     Undo {
         turn: u32,
         rewound: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left: Vec<String>,
     },
     Redo {
         turn: u32,
@@ -131,6 +138,9 @@ pub struct Turn {
     pub tools_only: bool,
     /// For such a turn: the paths its tools made (absent from its start).
     pub created: Vec<String>,
+    /// What its undo left alone (changed since, or the person's) that `undo --force` takes
+    /// back next, before any older turn.
+    pub left: Vec<String>,
 }
 
 /// A session read back from its file.
@@ -297,7 +307,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
                 loaded.turns[i].created = created;
             }
         }
-        Record::Undo { turn, rewound } => {
+        Record::Undo { turn, rewound, left } => {
             if let Some(i) = find(&mut loaded.turns, turn) {
                 let (number, history_len) = (loaded.turns[i].turn, loaded.turns[i].history_len);
                 if rewound {
@@ -311,6 +321,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
                 }
                 let t = &mut loaded.turns[i];
                 t.undone = true;
+                t.left = left;
                 if rewound && t.history_len <= loaded.history.len() {
                     t.stash = loaded.history.split_off(t.history_len);
                     loaded.full_history = loaded.history.clone();
@@ -322,6 +333,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             if let Some(i) = find(&mut loaded.turns, turn) {
                 let t = &mut loaded.turns[i];
                 t.undone = false;
+                t.left.clear();
                 if !t.stash.is_empty() {
                     loaded.history.append(&mut t.stash);
                     loaded.full_history = loaded.history.clone();
@@ -807,7 +819,11 @@ mod tests {
                 held: Default::default(),
                 tools_start: None,
             },
-            Record::Undo { turn: 1, rewound: true },
+            Record::Undo {
+                turn: 1,
+                rewound: true,
+                left: Vec::new(),
+            },
         ];
         let text: String = records
             .iter()

@@ -220,7 +220,7 @@ mod tests {
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
         std::fs::write(project.path().join("a.txt"), "two").unwrap();
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         let objects = ObjectStore::new(data.path().join("objects"));
         let stray = objects.put(b"referenced by nothing").unwrap();
         let young = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, GRACE)
@@ -245,10 +245,10 @@ mod tests {
         // And a tiny size budget drops the oldest sessions first.
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         let trimmed = prune(data.path(), DEFAULT_MAX_AGE, 1, Duration::ZERO).unwrap().unwrap();
         assert_eq!(trimmed.sessions, 1);
     }
@@ -269,13 +269,13 @@ mod tests {
         let mut a = Recorder::new(store.clone(), first, &Default::default(), 1 << 20);
         a.begin_turn("a", 0).unwrap();
         std::fs::write(project.path().join("f0.txt"), "changed by a").unwrap();
-        a.end_turn(&[]).unwrap();
+        a.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         let before_a = a.turns[0].start.clone();
         drop(a);
         let mut b = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
         b.begin_turn("b", 0).unwrap();
         std::fs::write(project.path().join("f0.txt"), "changed by b").unwrap();
-        b.end_turn(&[]).unwrap();
+        b.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         drop(b);
         // The first session was resumed later: its file is the newest, read last.
         let later = std::time::SystemTime::now() + Duration::from_secs(60);
@@ -312,7 +312,7 @@ mod tests {
         let mut recorder = Recorder::new(store.clone(), file, &Default::default(), 1 << 20);
         recorder.begin_turn("t", 0).unwrap();
         std::fs::write(project.path().join("f0.txt"), "changed").unwrap();
-        recorder.end_turn(&[]).unwrap();
+        recorder.end_turn(&crate::session::TurnWork::all_by_commands()).unwrap();
         let (base, delta) = (recorder.turns[0].start.clone(), recorder.turns[0].end.clone().unwrap());
         drop(recorder);
         let objects = ObjectStore::new(data.path().join("objects"));

@@ -16,6 +16,8 @@ pub struct TurnMove {
     pub report: checkpoint::MoveReport,
     pub skipped: Vec<String>,
     pub rewound: bool,
+    /// A forced undo of what the turn's undo had left (see [`Turn::left`]), not a whole turn.
+    pub forced_left: bool,
 }
 
 impl TurnMove {
@@ -26,40 +28,118 @@ impl TurnMove {
             report,
             skipped: turn.skipped,
             rewound,
+            forced_left: false,
         }
     }
 
-    /// A human summary: what was restored with +/- line counts, and what was left alone.
+    /// The paths this move left alone that a forced move would take: changed since, the
+    /// person's, or maybe another turn's (never what another turn's tools wrote).
+    pub fn left(&self, held: &checkpoint::Held) -> Vec<String> {
+        let report = &self.report;
+        let mut left: Vec<String> = report
+            .conflicts
+            .iter()
+            .chain(&report.kept)
+            .chain(report.concurrent.iter().filter(|p| !held.foreign.contains(p)))
+            .cloned()
+            .collect();
+        left.sort();
+        left.dedup();
+        left
+    }
+
+    /// A human summary: what was restored with +/- line counts, what was left alone and why,
+    /// and what the next command does. Paths are shown escaped (see [`super::relpath::shown`]):
+    /// a name cannot forge a line.
     pub fn describe(&self, verb: &str) -> String {
+        let shown = super::relpath::shown;
+        let undo = verb == "undid";
         let first = self.prompt.lines().next().unwrap_or("");
-        let mut out = format!("{verb} turn {} (\"{first}\"):", self.turn);
-        if self.report.moved.is_empty() {
+        let mut out = if self.forced_left {
+            format!("{verb} what the undo of turn {} (\"{first}\") had left:", self.turn)
+        } else {
+            format!("{verb} turn {} (\"{first}\"):", self.turn)
+        };
+        let report = &self.report;
+        if report.moved.is_empty() {
             out.push_str(" no file changes");
         }
-        for moved in &self.report.moved {
+        for moved in &report.moved {
             out.push_str(&format!(
                 "\n  {} {} (+{} -{})",
-                moved.action, moved.path, moved.added, moved.removed
+                moved.action,
+                shown(&moved.path),
+                moved.added,
+                moved.removed
             ));
         }
-        for path in &self.report.conflicts {
+        let other = if undo {
+            "`brute redo` (/redo)"
+        } else {
+            "`brute undo` (/undo)"
+        };
+        if !report.unsure.is_empty() {
+            const NAMED: usize = 10;
+            let mut names: Vec<String> = report.unsure.iter().take(NAMED).map(|p| shown(p)).collect();
+            if report.unsure.len() > NAMED {
+                names.push(format!("and {} more", report.unsure.len() - NAMED));
+            }
             out.push_str(&format!(
-                "\n  skipped {path}: changed since the agent's turn (use force to overwrite it)"
+                "\n  changed while a command of the turn ran, so taken as the turn's: {}; if one was your own edit, {other} brings it back",
+                names.join(", ")
             ));
         }
-        for path in &self.report.concurrent {
+        for path in &report.conflicts {
+            out.push_str(&format!("\n  skipped {}: changed since the agent's turn", shown(path)));
+        }
+        for path in &report.kept {
             out.push_str(&format!(
-                "\n  left alone {path}: another brute turn ran in this project at the same time and may have made this change"
+                "\n  kept {}: you changed it while the turn ran, after the agent",
+                shown(path)
             ));
         }
-        for path in &self.report.missing {
-            out.push_str(&format!("\n  not restorable {path}: its stored content is missing"));
+        for path in &report.concurrent {
+            out.push_str(&format!(
+                "\n  left alone {}: another brute turn ran in this project at the same time and may have made this change",
+                shown(path)
+            ));
+        }
+        for path in &report.missing {
+            out.push_str(&format!(
+                "\n  not restorable {}: its stored content is missing",
+                shown(path)
+            ));
         }
         for path in &self.skipped {
-            out.push_str(&format!("\n  not restorable {path}: over the checkpoint size cap"));
+            out.push_str(&format!(
+                "\n  not restorable {}: over the checkpoint size cap",
+                shown(path)
+            ));
+        }
+        if !report.conflicts.is_empty() || !report.kept.is_empty() {
+            if undo {
+                out.push_str(
+                    "\n  `brute undo --force` (/undo force) takes back what was skipped or kept as well, before any older turn",
+                );
+            } else {
+                out.push_str(
+                    "\n  to overwrite what was skipped: `brute undo`, then `brute redo --force` (/redo force)",
+                );
+            }
         }
         if self.rewound {
-            out.push_str("\n  the conversation was rewound to before that turn");
+            out.push_str(if undo {
+                "\n  the conversation was rewound to before that turn"
+            } else {
+                "\n  the conversation is back as it was after that turn"
+            });
+        }
+        if !self.forced_left {
+            out.push_str(if undo {
+                "\n  `brute redo` (/redo) re-applies the turn"
+            } else {
+                "\n  `brute undo` (/undo) takes it back again"
+            });
         }
         out
     }
@@ -335,13 +415,16 @@ impl Recorder {
         }
     }
 
-    /// The tree as the turn left it. `own` are the paths this turn's built-in tools wrote
-    /// (absolute): exactly this turn's, even when another brute turn ran at the same time.
-    pub fn end_turn(&mut self, own: &[PathBuf]) -> std::io::Result<()> {
+    /// The tree as the turn left it. `work.wrote` are the paths this turn's built-in tools
+    /// wrote (absolute): exactly this turn's, even when another brute turn ran at the same
+    /// time; with the rest of `work`, the person's edits meanwhile are told apart (see
+    /// [`super::whose`]).
+    pub fn end_turn(&mut self, work: &super::whose::TurnWork) -> std::io::Result<()> {
         let running = self.running.take();
         let touched = self.touched.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let own = &work.wrote;
         if let Some(touched) = touched {
-            return self.end_tools_only(touched, running, own);
+            return self.end_tools_only(touched, running, work);
         }
         if self.checkpoints_off || self.turns.last().is_none_or(|t| t.end.is_some()) {
             self.file.sync_later();
@@ -360,7 +443,7 @@ impl Recorder {
         let (manifest, skipped) = self.snapshot()?;
         self.secure_git(&start_id, start, start_has_git, &manifest);
         let own = self.relative(own);
-        let held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
+        let mut held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) if !others.is_empty() => self.held(&manifest, &own, &others)?,
             Some(Err(error)) => {
                 tracing::warn!(%error, "cannot finish the turn's registration");
@@ -368,6 +451,17 @@ impl Recorder {
             }
             _ => checkpoint::Held::default(),
         };
+        if start_id != manifest {
+            let start = checkpoint::load_shared(self.store.objects(), &start_id)?;
+            let changes = {
+                let scanner = self.scanner();
+                match scanner.known_as(&manifest) {
+                    Some(end) => checkpoint::diff(&start, end),
+                    None => checkpoint::diff(&start, &*checkpoint::load_shared(self.store.objects(), &manifest)?),
+                }
+            };
+            self.judge(&mut held, &changes, work);
+        }
         let Some(turn) = self.turns.last_mut() else {
             return Ok(());
         };
@@ -394,10 +488,10 @@ impl Recorder {
         &mut self,
         touched: super::keep::Touched,
         running: Option<activity::RunningTurn>,
-        own: &[PathBuf],
+        work: &super::whose::TurnWork,
     ) -> std::io::Result<()> {
         let index = self.turns.len().saturating_sub(1);
-        let own = self.relative(own);
+        let own = self.relative(&work.wrote);
         let others = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) => others,
             Some(Err(error)) => {
@@ -433,12 +527,13 @@ impl Recorder {
             tracing::warn!(%error, "cannot copy the git blobs the turn's undo needs");
         }
         let end_id = checkpoint::save_manifest(objects, &end)?;
-        let held = if others.is_empty() {
+        let mut held = if others.is_empty() {
             checkpoint::Held::default()
         } else {
             let theirs = others.iter().flat_map(|o| o.wrote.iter().cloned()).collect();
             checkpoint::Held::classify(&changes, &own, &theirs)
         };
+        self.judge(&mut held, &changes, work);
         let turn = &mut self.turns[index];
         turn.end = Some(end_id.clone());
         turn.skipped = skipped.clone();
@@ -520,7 +615,9 @@ impl Recorder {
         let paths: std::collections::BTreeSet<String> = start.keys().cloned().chain(created.iter().cloned()).collect();
         let mut end = self.scanner().states_of(paths.iter().map(String::as_str))?;
         for path in &paths {
-            if !end.contains_key(path) && std::fs::symlink_metadata(self.store.root().join(path)).is_ok() {
+            if !end.contains_key(path)
+                && std::fs::symlink_metadata(super::relpath::under(self.store.root(), path)).is_ok()
+            {
                 skipped.insert(path.clone());
             }
         }
@@ -570,6 +667,27 @@ impl Recorder {
         }
     }
 
+    /// Adds to `held` what of a turn's `changes` the person made meanwhile (see
+    /// [`super::whose`]).
+    fn judge(&self, held: &mut checkpoint::Held, changes: &[checkpoint::Change], work: &super::whose::TurnWork) {
+        let root = self.store.root();
+        let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let last_writes = work
+            .last_writes
+            .iter()
+            .filter_map(|(path, ctime)| {
+                let rel = path.strip_prefix(&real).or_else(|_| path.strip_prefix(root)).ok()?;
+                Some((super::relpath::spell(rel), *ctime))
+            })
+            .collect();
+        let (person, unsure) = super::whose::persons(changes, &last_writes, &work.busy);
+        if !person.is_empty() {
+            tracing::info!(paths = person.len(), "the person changed files while the turn ran");
+        }
+        held.person = person;
+        held.unsure = unsure;
+    }
+
     /// `paths` as the checkpoints spell them: relative to the project root.
     fn relative(&self, paths: &[PathBuf]) -> Vec<String> {
         let root = self.store.root();
@@ -577,7 +695,7 @@ impl Recorder {
         let mut out: Vec<String> = paths
             .iter()
             .filter_map(|p| p.strip_prefix(&real).or_else(|_| p.strip_prefix(root)).ok())
-            .map(|p| p.to_string_lossy().into_owned())
+            .map(super::relpath::spell)
             .filter(|p| !p.is_empty())
             .collect();
         out.sort();
@@ -896,12 +1014,21 @@ impl Recorder {
         force: bool,
         partial: bool,
     ) -> std::io::Result<Option<TurnMove>> {
+        // Forced after an undo that left paths alone: those first (the turn is undone already).
+        if force
+            && let Some(index) = self.redo_index()
+            && !self.turns[index].left.is_empty()
+        {
+            return self.force_left(index, partial).map(Some);
+        }
         let Some(index) = self.undo_index() else {
             return Ok(None);
         };
         self.close_turn(index)?;
         let turn = self.turns[index].clone();
         let report = self.move_turn(&turn, true, force, partial)?;
+        let moved = TurnMove::of(turn.clone(), report, false);
+        let left = moved.left(&turn.held);
         // Compacted since this turn began: rewind the full conversation (the turn fitted the
         // window once), not the compacted one.
         if rewind {
@@ -911,16 +1038,52 @@ impl Recorder {
         self.file.append(&Record::Undo {
             turn: turn.turn,
             rewound,
+            left: left.clone(),
         })?;
         let t = &mut self.turns[index];
         t.undone = true;
+        t.left = left;
         if rewound {
             t.stash = history.split_off(turn.history_len);
             self.full = history.clone();
             self.compacted_in.retain(|c| *c < turn.turn);
         }
         self.file.sync()?;
-        Ok(Some(TurnMove::of(turn, report, rewound)))
+        Ok(Some(TurnMove { rewound, ..moved }))
+    }
+
+    /// Takes back, forced, what the undo of turn `index` left alone (see [`Turn::left`]).
+    fn force_left(&mut self, index: usize, partial: bool) -> std::io::Result<TurnMove> {
+        let turn = self.turns[index].clone();
+        let end = turn.end.clone().unwrap_or_default();
+        let start = self.manifest_of(&turn, &turn.start)?;
+        let end = only_made(&turn, &start, self.manifest_of(&turn, &end)?);
+        let changes: Vec<checkpoint::Change> = checkpoint::diff(&start, &end)
+            .into_iter()
+            .filter(|c| turn.left.binary_search(&c.path).is_ok())
+            .collect();
+        let current = self.current_of(&changes)?;
+        let report = checkpoint::apply(
+            self.store.root(),
+            self.store.objects(),
+            &changes,
+            &turn.held,
+            &current,
+            true,
+            true,
+            partial,
+        )?;
+        let mut moved = TurnMove::of(turn.clone(), report, false);
+        moved.forced_left = true;
+        let left = moved.left(&turn.held);
+        self.file.append(&Record::Undo {
+            turn: turn.turn,
+            rewound: false,
+            left: left.clone(),
+        })?;
+        self.turns[index].left = left;
+        self.file.sync()?;
+        Ok(moved)
     }
 
     /// Re-applies the turn undone last (only while no newer turn has run since).
@@ -938,6 +1101,7 @@ impl Recorder {
         self.file.append(&Record::Redo { turn: turn.turn })?;
         let t = &mut self.turns[index];
         t.undone = false;
+        t.left.clear();
         let rewound = !t.stash.is_empty();
         history.append(&mut t.stash);
         if rewound {

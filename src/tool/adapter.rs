@@ -220,12 +220,15 @@ impl Middleware for SnapshotFirst {
             let Some(path) = next.tool().mutated_path(&args).map(|p| ctx.resolve(&p)) else {
                 return next.run(args, ctx).await;
             };
+            let follows_links = next.tool().follows_links();
             ctx.snapshots
-                .record_for(&path, ctx.op, next.tool().follows_links())
+                .record_for(&path, ctx.op, follows_links)
                 .map_err(|e| ToolError::io(format!("cannot snapshot {}", ctx.display(&path)), &e))?;
             let result = next.run(args, ctx).await;
             if result.is_err() {
                 ctx.snapshots.discard(&path, ctx.op);
+            } else {
+                ctx.snapshots.wrote(&path, ctx.op, follows_links);
             }
             result
         })
@@ -247,7 +250,10 @@ impl Middleware for KeepAfterCommands {
         Box::pin(async move {
             let tool = next.tool();
             let unknown_changes = tool.runs_commands() || tool.external().is_some();
+            // What the call changes is brute's, not the person's (see `crate::busy`).
+            let busy = unknown_changes.then(|| ctx.snapshots.spans().open());
             let result = next.run(args, ctx).await;
+            drop(busy);
             if unknown_changes {
                 let snapshots = ctx.snapshots.clone();
                 // It waits for the file watcher's events and copies files: off the runtime.

@@ -225,6 +225,11 @@ pub struct Snapshots {
     before_change: Mutex<Option<BeforeChange>>,
     /// Told when a tool that runs commands has finished (see [`Snapshots::command_ran`]).
     after_command: Mutex<Option<AfterCommand>>,
+    /// When this session's commands ran (see [`crate::busy`]).
+    spans: std::sync::Arc<crate::busy::Spans>,
+    /// Each built-in tool change as it ended: (op, path as snapshots key it, the path's
+    /// status-change time after it, `None` when the path is gone).
+    written: Mutex<Vec<(u64, PathBuf, Option<u64>)>>,
 }
 
 /// What is told of a path (as snapshots key it) just before a built-in tool changes it.
@@ -251,6 +256,44 @@ impl Snapshots {
     /// this mark.
     pub fn mark(&self) -> u64 {
         self.next_op.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// When this session's commands ran: tools that run commands and hooks open a span each.
+    pub fn spans(&self) -> std::sync::Arc<crate::busy::Spans> {
+        self.spans.clone()
+    }
+
+    /// Records that operation `op` has changed `path` (as [`Snapshots::record_for`] took it):
+    /// the status-change time it left, so a later change by someone else is told apart.
+    pub fn wrote(&self, path: &Path, op: u64, follows_links: bool) {
+        let key = if follows_links {
+            queue_key(path)
+        } else {
+            entry_key(path)
+        };
+        let ctime = std::fs::symlink_metadata(&key).ok().map(|meta| {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ctime().max(0) as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec().max(0) as u64)
+        });
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((op, key, ctime));
+    }
+
+    /// For each path operations after `mark` changed, the status-change time the last of them
+    /// left (`None`: it removed the path).
+    pub fn last_writes_since(&self, mark: u64) -> Vec<(PathBuf, Option<u64>)> {
+        let written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last: HashMap<&Path, Option<u64>> = HashMap::new();
+        for (_, path, ctime) in written.iter().filter(|(op, ..)| *op > mark) {
+            last.insert(path.as_path(), *ctime);
+        }
+        last.into_iter()
+            .map(|(path, ctime)| (path.to_path_buf(), ctime))
+            .collect()
     }
 
     /// The paths operations after `mark` changed (snapshotted first): a turn's own writes.

@@ -7,6 +7,7 @@
 //! rules in every provider test. [`MockServer::lenient`] turns that off where a test needs it.
 #![allow(dead_code)]
 
+pub mod bytes_tree;
 pub mod strict;
 pub mod tmux;
 
@@ -30,6 +31,49 @@ pub struct Reply {
     pub cut_at: Option<usize>,
     /// After `cut_at`, keep the connection open and silent until the client hangs up.
     pub stall: bool,
+    /// Sent only once the test releases it, after its request arrived (see [`Gate`]).
+    pub gate: Option<Gate>,
+}
+
+/// A handshake between a test and one reply: the server says when the reply's request has
+/// arrived and holds the reply until the test releases it (so the test acts at a known point of
+/// a run, without sleeping).
+#[derive(Clone, Default)]
+pub struct Gate(Arc<(Mutex<(bool, bool)>, std::sync::Condvar)>);
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gate")
+    }
+}
+
+impl Gate {
+    /// Blocks until the reply's request has arrived.
+    pub fn arrived(&self) {
+        let (state, signal) = &*self.0;
+        let mut state = state.lock().unwrap();
+        while !state.0 {
+            state = signal.wait(state).unwrap();
+        }
+    }
+
+    /// Lets the reply go.
+    pub fn release(&self) {
+        let (state, signal) = &*self.0;
+        state.lock().unwrap().1 = true;
+        signal.notify_all();
+    }
+
+    /// The server's side: says the request arrived, then waits for the release.
+    fn pass(&self) {
+        let (state, signal) = &*self.0;
+        let mut state = state.lock().unwrap();
+        state.0 = true;
+        signal.notify_all();
+        while !state.1 {
+            state = signal.wait(state).unwrap();
+        }
+    }
 }
 
 impl Reply {
@@ -42,6 +86,7 @@ impl Reply {
             chunk: 7,
             cut_at: None,
             stall: false,
+            gate: None,
         }
     }
 
@@ -54,6 +99,7 @@ impl Reply {
             chunk: 64,
             cut_at: None,
             stall: false,
+            gate: None,
         }
     }
 
@@ -72,6 +118,12 @@ impl Reply {
     /// With `cut_at`: goes silent instead of hanging up (to test idle timeouts).
     pub fn stall(mut self) -> Self {
         self.stall = true;
+        self
+    }
+
+    /// Held until `gate` is released (see [`Gate`]).
+    pub fn after(mut self, gate: &Gate) -> Self {
+        self.gate = Some(gate.clone());
         self
     }
 
@@ -338,6 +390,9 @@ fn with_cached_usage(mut reply: Reply, seen: &mut Vec<Vec<String>>, request: &Va
 const SERVER_PATHS: &[&str] = &["/props", "/api/show"];
 
 fn write_reply(mut writer: TcpStream, mut reader: BufReader<TcpStream>, reply: Reply) {
+    if let Some(gate) = &reply.gate {
+        gate.pass();
+    }
     let mut head = format!(
         "HTTP/1.1 {} Mock\r\nconnection: close\r\ntransfer-encoding: chunked\r\n",
         reply.status
@@ -935,6 +990,22 @@ pub fn tree_snapshot(root: &std::path::Path) -> std::collections::BTreeMap<Strin
         }
     }
     out
+}
+
+/// Returns once the kernel's coarse clock (the one it stamps file times from) has passed the
+/// precise time now: a file changed after this is stamped later than anything before the call.
+/// At most one clock tick (1–10 ms); a spin on the clock, not a sleep.
+pub fn next_clock_tick() {
+    let read = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes one timespec.
+        assert_eq!(unsafe { libc::clock_gettime(clock, &mut ts) }, 0);
+        (ts.tv_sec as i128) * 1_000_000_000 + ts.tv_nsec as i128
+    };
+    let now = read(libc::CLOCK_REALTIME);
+    while read(libc::CLOCK_REALTIME_COARSE) <= now {
+        std::hint::spin_loop();
+    }
 }
 
 /// Makes a FIFO at `path`.
