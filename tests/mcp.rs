@@ -763,3 +763,141 @@ fn a_server_does_not_outlive_a_killed_brute() {
     gone(&marker);
     assert_eq!(server.requests().len(), 1, "brute died during the call");
 }
+
+/// tests/fixtures/mcp/raw_server.py (the protocol written by hand) over stdio as server `name`.
+fn raw_server(name: &str, python: &std::path::Path, mode: &str, extra: &str) -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp/raw_server.py");
+    format!(
+        "[permissions]\nallow = [\"mcp__{name}__*\"]\n\n{}",
+        stdio_server(name, python, &[script, mode], extra)
+    )
+}
+
+/// One tool without `inputSchema` used to fail the whole server ("cannot list its tools:
+/// Unexpected response type"): now the tools brute cannot use are skipped with a notice naming
+/// them, one without a schema is taken as taking no arguments, and the rest work.
+#[test]
+fn a_tool_list_with_bad_tools_keeps_the_good_ones_and_names_the_bad() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("c1", "mcp__raw__echo", r#"{"text":"hi"}"#),
+            ("c2", "mcp__raw__no_schema", "{}"),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = raw_server("raw", &python, "bad", "");
+    let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{err}");
+    let names: Vec<String> = advertised(&requests[0])
+        .into_iter()
+        .filter(|n| n.starts_with("mcp__raw__"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__raw__echo",
+            "mcp__raw__mixed",
+            "mcp__raw__huge",
+            "mcp__raw__no_schema"
+        ],
+        "{err}"
+    );
+    let bare = tool_spec(&requests[0], "mcp__raw__no_schema");
+    assert_eq!(bare["function"]["parameters"]["type"], "object", "{bare}");
+    assert!(
+        err.contains(
+            "MCP server `raw`: skipped 4 of its 8 tools, its other tools work: \
+             `string_schema` (its inputSchema is not an object), \
+             `array_schema` (its inputSchema's type is not \"object\"), \
+             tool #7 (it has no name), `echo` (listed twice)"
+        ),
+        "{err}"
+    );
+    let results = tool_results(&requests[1]);
+    assert_eq!(results[0].1, "echo: hi", "{results:?}");
+    assert_eq!(results[1].1, "no_schema ran", "{results:?}");
+}
+
+/// One content item of an unknown type used to lose the whole result: now it is a placeholder
+/// between the text items that came with it.
+#[test]
+fn an_unknown_content_item_is_a_placeholder_and_the_text_is_kept() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("c1", "mcp__raw__mixed", "{}")])));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = raw_server("raw", &python, "good", "");
+    let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(
+        results[0].1, "before\n[unsupported content item of type \"foo\"]\nafter",
+        "{results:?}"
+    );
+}
+
+/// A result over the 16 MiB bound used to be dropped and reported as a time-out a minute later:
+/// now the call gets an error naming its size as soon as the message has gone by, brute never
+/// holding it (400 MiB), and the server's next call works.
+#[test]
+fn a_result_over_16_mib_is_an_error_naming_its_size_and_the_server_goes_on() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("c1", "mcp__raw__huge", "{}")])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("c2", "mcp__raw__echo", r#"{"text":"after"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = raw_server("raw", &python, "good", "");
+    let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{}", stderr(&output));
+    let huge = &tool_results(&requests[1])[0].1;
+    assert!(
+        huge.starts_with("Error: ResultTooLarge: the MCP server `raw`: the server's answer is 419,430,")
+            && huge.contains("bytes, over brute's limit of 16 MiB (16,777,216 bytes)"),
+        "{huge}"
+    );
+    assert_eq!(tool_results(&requests[2])[1].1, "echo: after");
+    // No process this test binary waited for (brute among them) came near holding the message.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 300, "a child peaked at {peak_mib} MiB");
+}
+
+/// 10,000 tools used to make one 217 KB line on stderr (the tool cap naming every tool it
+/// dropped): now every line stays short and the list is summarised.
+#[test]
+fn ten_thousand_tools_make_short_notices() {
+    let Some(python) = python() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("c1", "mcp__raw__echo", r#"{"text":"hi"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let config = raw_server("raw", &python, "many", "");
+    let output = brute(&sb, &server, &config).args(["-p", "go"]).output().unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err:.2000}");
+    let longest = err.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest <= 500, "a stderr line of {longest} bytes: {err:.2000}");
+    assert!(
+        err.contains("the tool cap (128) dropped 9,") && err.contains(" tool(s): first ") && err.contains("of 9,"),
+        "{err:.2000}"
+    );
+    assert_eq!(tool_results(&server.requests()[1])[0].1, "echo: hi");
+}

@@ -6,16 +6,34 @@
 //! group, death with brute (SIGKILL of brute included), and brute's provider keys removed from
 //! its environment. It runs as the person, unconfined: servers come only from the person's
 //! config or a trusted project, and many need the network (`npx`). The last lines of its
-//! stderr are kept for the notice shown when it fails.
+//! stderr are kept for the notice shown when it fails. Its messages go through
+//! [`super::stdio`], which bounds each one (16 MiB) and answers a call whose result is over
+//! the bound with an error naming its size.
+//!
+//! What a server lists and answers is read from the protocol's JSON, leniently, item by item,
+//! rather than through rmcp's model types (one field they do not expect fails a whole list or
+//! result there):
+//! - a listed tool without a name, with an `inputSchema` that is no object, or whose schema's
+//!   `type` is not `"object"` (no call could satisfy it), is skipped, and so is a second tool
+//!   of the same name; the rest of the list is used and the skipped ones are named in a notice.
+//! - a tool with no `inputSchema` at all (or `null`) is taken as `{"type": "object"}`: the
+//!   field is required, yet servers that omit it almost always mean a tool without arguments,
+//!   its name and description are intact, and an open object schema leaves the arguments to
+//!   the server's own validation — as brute already does for a schema it cannot compile.
+//! - a result's content items are read one by one ([`super::tool::result_text`]): an item of
+//!   an unknown type becomes a placeholder and the others are kept.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{MaybeSendFuture, NotificationContext};
+use rmcp::model::{
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, CustomRequest, ErrorCode,
+    Implementation, RequestId,
+};
+use rmcp::service::{MaybeSendFuture, NotificationContext, PeerRequestOptions};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerSpec, Transport};
@@ -237,7 +255,7 @@ impl Connection {
                     watch_closed.cancel();
                 });
                 handler
-                    .serve_with_ct((stdout, stdin), shutdown.child_token())
+                    .serve_with_ct(super::stdio::StdioTransport::new(stdout, stdin), shutdown.child_token())
                     .await
                     .map_err(|e| ConnectError::Handshake(e.to_string()))?
             }
@@ -295,16 +313,72 @@ impl Connection {
         self.peer.clone()
     }
 
-    /// Lists every tool (all pages).
-    pub async fn list_tools(&self) -> Result<Vec<RemoteTool>, String> {
-        let tools = self.peer.list_all_tools().await.map_err(|e| e.to_string())?;
-        Ok(tools
-            .into_iter()
-            .filter_map(|tool| serde_json::to_value(tool).ok())
-            .filter_map(|tool| remote_tool(&tool))
-            .collect())
+    /// Lists every tool (all pages), leniently: see the module docs.
+    pub async fn list_tools(&self) -> Result<Listing, String> {
+        let mut listing = Listing::default();
+        let mut names = std::collections::HashSet::new();
+        let mut cursor: Option<String> = None;
+        let mut seen_cursors = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let params = cursor.as_ref().map_or_else(|| json!({}), |c| json!({"cursor": c}));
+            let page = request(&self.peer, "tools/list", params)
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some(tools) = page.get("tools").and_then(Value::as_array) else {
+                return Err("its answer to tools/list has no `tools` list".to_owned());
+            };
+            for tool in tools {
+                let position = listing.tools.len() + listing.skipped.len() + 1;
+                match remote_tool(tool) {
+                    Ok(remote) if !names.insert(remote.name.clone()) => listing
+                        .skipped
+                        .push(format!("`{}` (listed twice)", shown(&remote.name))),
+                    Ok(remote) => listing.tools.push(remote),
+                    Err(why) => {
+                        let name = tool.get("name").and_then(Value::as_str).map(shown);
+                        listing.skipped.push(match name {
+                            Some(name) => format!("`{name}` ({why})"),
+                            None => format!("tool #{position} ({why})"),
+                        });
+                    }
+                }
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                // A cursor seen before would list the same pages forever.
+                Some(next) if !next.is_empty() && seen_cursors.insert(next.to_owned()) => {
+                    cursor = Some(next.to_owned());
+                }
+                _ => return Ok(listing),
+            }
+        }
+        tracing::warn!("an MCP server listed more than {MAX_PAGES} pages of tools; the rest are ignored");
+        Ok(listing)
     }
 }
+
+/// A server's tool list as brute reads it.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub tools: Vec<RemoteTool>,
+    /// The tools skipped, each named with why (`` `name` (why) ``, or `tool #N (why)`).
+    pub skipped: Vec<String>,
+}
+
+/// The most pages of `tools/list` brute follows.
+const MAX_PAGES: usize = 100;
+
+/// A server-given name for a notice: at most [`NAME_CHARS`] characters.
+fn shown(name: &str) -> String {
+    if name.chars().count() <= NAME_CHARS {
+        return name.to_owned();
+    }
+    let mut cut: String = name.chars().take(NAME_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
+/// How much of a server-given name a notice shows.
+const NAME_CHARS: usize = 64;
 
 impl Drop for Connection {
     fn drop(&mut self) {
@@ -323,17 +397,35 @@ impl Drop for KillGroup {
 }
 
 /// Reads a listed tool from its wire form (so brute depends on the protocol's JSON, not on
-/// the SDK's model types).
-fn remote_tool(tool: &Value) -> Option<RemoteTool> {
-    Some(RemoteTool {
-        name: tool.get("name")?.as_str()?.to_owned(),
+/// the SDK's model types), or says why it cannot be used (see the module docs).
+fn remote_tool(tool: &Value) -> Result<RemoteTool, &'static str> {
+    if !tool.is_object() {
+        return Err("not an object");
+    }
+    let name = match tool.get("name") {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        Some(Value::String(_)) => return Err("its name is empty"),
+        Some(_) => return Err("its name is not a string"),
+        None => return Err("it has no name"),
+    };
+    let input_schema = match tool.get("inputSchema") {
+        None | Some(Value::Null) => json!({"type": "object"}),
+        Some(schema @ Value::Object(map)) => match map.get("type") {
+            None => schema.clone(),
+            Some(Value::String(kind)) if kind == "object" => schema.clone(),
+            Some(_) => return Err("its inputSchema's type is not \"object\""),
+        },
+        Some(_) => return Err("its inputSchema is not an object"),
+    };
+    Ok(RemoteTool {
+        name,
         description: tool
             .get("description")
             .and_then(Value::as_str)
             .or_else(|| tool.get("title").and_then(Value::as_str))
             .unwrap_or("")
             .to_owned(),
-        input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+        input_schema,
         read_only: tool
             .pointer("/annotations/readOnlyHint")
             .and_then(Value::as_bool)
@@ -347,21 +439,68 @@ pub enum CallError {
     /// The connection closed under the call (the server exited, most likely).
     #[error("the connection closed")]
     Closed,
+    /// The answer was over the message bound (the message names its size).
+    #[error("{0}")]
+    TooLarge(String),
     #[error("{0}")]
     Other(String),
 }
 
 /// Calls `tool` with `args`, returning the result's wire form (`content`, `isError`, …).
 pub async fn call(peer: &Peer<RoleClient>, tool: &str, args: Value) -> Result<Value, CallError> {
-    let mut params = CallToolRequestParams::new(tool.to_owned());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
+    let mut params = json!({"name": tool});
+    if args.is_object() {
+        params["arguments"] = args;
     }
-    let result = peer.call_tool(params).await.map_err(|e| match e {
+    request(peer, "tools/call", params).await
+}
+
+/// Sends `method` with `params` and returns the result as JSON. Sent as a custom request so
+/// that rmcp hands the result over as it came (its catch-all for results its model types do
+/// not fit) rather than failing it; a well-formed result, parsed into its model type, is
+/// turned back into the same JSON. Dropping the future (a timeout, an interrupt) tells the
+/// server the request is cancelled.
+async fn request(peer: &Peer<RoleClient>, method: &str, params: Value) -> Result<Value, CallError> {
+    let closed = |e: rmcp::ServiceError| match e {
         rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_) => CallError::Closed,
+        rmcp::ServiceError::McpError(e) if e.code == ErrorCode(super::stdio::TOO_LARGE) => {
+            CallError::TooLarge(e.message.into_owned())
+        }
         other => CallError::Other(other.to_string()),
-    })?;
-    serde_json::to_value(result).map_err(|e| CallError::Other(e.to_string()))
+    };
+    let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(closed)?;
+    let mut guard = CancelOnDrop {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let result = handle.await_response().await;
+    guard.id = None;
+    serde_json::to_value(result.map_err(closed)?).map_err(|e| CallError::Other(e.to_string()))
+}
+
+/// Sends `notifications/cancelled` for a request whose answer nobody waits for any more.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let reason = Some("the client stopped waiting".to_owned());
+            let _ = peer
+                .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                .await;
+        });
+    }
 }
 
 #[cfg(test)]
@@ -408,11 +547,54 @@ mod tests {
 
     #[test]
     fn reads_tools_from_their_wire_form() {
-        let tool = serde_json::json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"},
+        let tool = json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object"},
             "annotations": {"readOnlyHint": true}});
         let got = remote_tool(&tool).unwrap();
         assert_eq!((got.name.as_str(), got.read_only), ("echo", true));
-        assert!(!remote_tool(&serde_json::json!({"name": "x"})).unwrap().read_only);
-        assert!(remote_tool(&serde_json::json!({"description": "no name"})).is_none());
+        let bare = remote_tool(&json!({"name": "x"})).unwrap();
+        assert!(!bare.read_only);
+        assert_eq!(
+            bare.input_schema,
+            json!({"type": "object"}),
+            "no inputSchema: no arguments"
+        );
+        assert_eq!(
+            remote_tool(&json!({"name": "x", "inputSchema": null}))
+                .unwrap()
+                .input_schema,
+            json!({"type": "object"})
+        );
+        assert_eq!(remote_tool(&json!({"description": "no name"})), Err("it has no name"));
+        assert_eq!(remote_tool(&json!({"name": 3})), Err("its name is not a string"));
+        assert_eq!(
+            remote_tool(&json!({"name": "x", "inputSchema": "oops"})),
+            Err("its inputSchema is not an object")
+        );
+        assert_eq!(
+            remote_tool(&json!({"name": "x", "inputSchema": {"type": "array"}})),
+            Err("its inputSchema's type is not \"object\"")
+        );
+        assert_eq!(remote_tool(&json!("x")), Err("not an object"));
+        assert_eq!(shown(&"é".repeat(100)).chars().count(), NAME_CHARS + 1);
+    }
+
+    /// Results arrive as rmcp's `ServerResult` (an untagged union): whatever its variants, the
+    /// results brute reads leniently must come out as the JSON that went in.
+    #[test]
+    fn results_rmcp_cannot_type_come_through_as_they_were() {
+        let cases = [
+            json!({"tools": [{"name": "ok", "inputSchema": {"type": "object"}}, {"name": "bare"}, {"description": "nameless"}]}),
+            json!({"tools": [{"name": "s", "inputSchema": "oops"}], "nextCursor": "2"}),
+            json!({"content": [{"type": "text", "text": "kept"}, {"type": "foo", "x": 1}, {"type": "text", "text": "also"}]}),
+            json!({"content": [{"type": "text", "text": "a"}], "isError": false}),
+            json!({"tools": []}),
+        ];
+        for case in cases {
+            let typed: rmcp::model::ServerResult = serde_json::from_value(case.clone()).unwrap();
+            let back = serde_json::to_value(&typed).unwrap();
+            for key in case.as_object().unwrap().keys() {
+                assert_eq!(back.get(key), case.get(key), "{case} became {back}");
+            }
+        }
     }
 }

@@ -253,6 +253,22 @@ impl Manager {
         });
     }
 
+    /// Names the tools a server listed that brute cannot use (one bounded line, however many).
+    fn skipped_notice(&self, server: &str, kept: usize, skipped: &[String]) {
+        if skipped.is_empty() {
+            return;
+        }
+        use crate::tool::registry::{brief_list, grouped};
+        self.events.emit(Event::Notice {
+            message: format!(
+                "MCP server `{server}`: skipped {} of its {} tools, its other tools work: {}",
+                grouped(skipped.len() as u64),
+                grouped((kept + skipped.len()) as u64),
+                brief_list(skipped)
+            ),
+        });
+    }
+
     /// One server's life: start, list tools, then follow list changes until it exits.
     async fn run(self: Arc<Self>, index: usize, root: PathBuf) {
         let Some(spec) = self.lock().get(index).map(|s| s.server.spec.clone()) else {
@@ -273,7 +289,7 @@ impl Manager {
                 .map_err(|e| format!("cannot list its tools: {e}"))?;
             Ok::<_, String>((connection, tools))
         };
-        let (mut connection, tools) = match tokio::time::timeout(timeout, opening).await {
+        let (mut connection, listing) = match tokio::time::timeout(timeout, opening).await {
             Err(_) => {
                 return self.fail(
                     index,
@@ -295,9 +311,11 @@ impl Manager {
             exit: connection.exit.clone(),
             tool_timeout: spec.tool_timeout(),
         });
+        let mut skipped = listing.skipped;
+        self.skipped_notice(&link.server, listing.tools.len(), &skipped);
         self.update(index, |slot| {
             slot.state = ServerState::Ready;
-            slot.tools = tools;
+            slot.tools = listing.tools;
             slot.link = Some(link.clone());
         });
         loop {
@@ -308,7 +326,14 @@ impl Manager {
                         break;
                     }
                     match connection.list_tools().await {
-                        Ok(tools) => self.update(index, |slot| slot.tools = tools),
+                        Ok(listing) => {
+                            // Said again only when it changed.
+                            if listing.skipped != skipped {
+                                self.skipped_notice(&link.server, listing.tools.len(), &listing.skipped);
+                                skipped = listing.skipped;
+                            }
+                            self.update(index, |slot| slot.tools = listing.tools);
+                        }
                         Err(e) => tracing::warn!("MCP server {}: cannot list its tools again: {e}", link.server),
                     }
                     self.relisting.send_modify(|n| *n = n.saturating_sub(1));

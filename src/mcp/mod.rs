@@ -4,7 +4,8 @@
 //! approvals, truncation) as every other tool.
 //!
 //! - [`config`]: which servers, from where.
-//! - [`client`]: one connection (a stdio server brute spawns, or streamable HTTP).
+//! - [`client`]: one connection (a stdio server brute spawns, or streamable HTTP), and the
+//!   lenient reading of what servers list and answer; [`stdio`]: the bounded stdio transport.
 //! - [`tool`]: a server's tool as a [`crate::tool::Tool`].
 //! - [`manager`]: starting servers in the background, their status, and the tool set the
 //!   agent picks up between turns.
@@ -15,6 +16,7 @@ pub mod command;
 pub mod config;
 pub mod edit;
 pub mod manager;
+pub mod stdio;
 pub mod tool;
 
 pub use manager::{LiveTools, Manager, ServerState, ServerStatus};

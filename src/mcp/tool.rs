@@ -1,7 +1,8 @@
 //! An MCP server's tool as a brute [`Tool`]: advertised as `mcp__<server>__<tool>` (names
 //! made to fit the providers' `^[a-zA-Z0-9_-]{1,64}$`), its schema passed through as an
-//! object schema every provider accepts, its result turned into text (images and resources
-//! become short placeholders), with a per-call timeout and cancellation.
+//! object schema every provider accepts, its result turned into text item by item (images and
+//! resources become short placeholders, and so does an item of a type brute does not know,
+//! without losing the others), with a per-call timeout and cancellation.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -91,14 +92,22 @@ pub fn object_schema(schema: &Value) -> Value {
 
 /// Turns a `tools/call` result (wire form) into text: text content joined, other content as
 /// placeholders, structured content as JSON when there is nothing else. `isError` makes it an
-/// error.
+/// error. Read item by item: one the client cannot read becomes a placeholder naming its type
+/// (cut, it is the server's) and costs the others nothing.
 pub fn result_text(result: &Value) -> (String, bool) {
     let mut parts = Vec::new();
     for item in result.get("content").and_then(Value::as_array).into_iter().flatten() {
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("unknown");
+        let kind = item.get("type").and_then(Value::as_str);
         let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+        let Some(kind) = kind else {
+            parts.push("[unsupported content item without a type]".to_owned());
+            continue;
+        };
         parts.push(match kind {
-            "text" => text("text").to_owned(),
+            "text" => match item.get("text") {
+                Some(Value::String(text)) => text.clone(),
+                _ => "[unsupported text content item: its text is not a string]".to_owned(),
+            },
             "image" | "audio" => format!("[{kind}: {}, {} bytes]", text("mimeType"), base64_len(text("data"))),
             "resource" => {
                 let resource = item.get("resource").cloned().unwrap_or_default();
@@ -115,7 +124,11 @@ pub fn result_text(result: &Value) -> (String, bool) {
                 format!("[resource: {uri}, {mime}, {bytes} bytes]")
             }
             "resource_link" => format!("[resource link: {}]", text("uri")),
-            other => format!("[{other} content]"),
+            other => {
+                let kind: String = other.chars().take(KIND_CHARS).collect();
+                let more = if other.chars().count() > KIND_CHARS { "…" } else { "" };
+                format!("[unsupported content item of type {}]", json!(format!("{kind}{more}")))
+            }
         });
     }
     if parts.is_empty()
@@ -126,6 +139,9 @@ pub fn result_text(result: &Value) -> (String, bool) {
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
     (parts.join("\n"), is_error)
 }
+
+/// How much of an unknown content type a placeholder shows.
+const KIND_CHARS: usize = 40;
 
 /// The decoded size of base64 text.
 fn base64_len(data: &str) -> usize {
@@ -175,6 +191,12 @@ impl Tool for McpTool {
                     return Err(self.link.gone_error());
                 }
                 Err(_) if self.link.is_closed() => return Err(self.link.gone_error()),
+                Err(CallError::TooLarge(e)) => {
+                    return Err(ToolError::new(
+                        "ResultTooLarge",
+                        format!("the MCP server `{server}`: {e}"),
+                    ));
+                }
                 Err(e) => return Err(ToolError::new("McpError", format!("the MCP server `{server}`: {e}"))),
             };
             let (text, is_error) = result_text(&result);
@@ -246,5 +268,24 @@ mod tests {
         assert_eq!(result_text(&error), ("boom".to_owned(), true));
         let structured = json!({"content": [], "structuredContent": {"n": 1}});
         assert_eq!(result_text(&structured).0, r#"{"n":1}"#);
+        let odd = json!({"content": [
+            {"type": "text", "text": "kept"},
+            {"type": "foo", "data": 1},
+            {"data": 2},
+            {"type": "text", "text": 3},
+            {"type": "x".repeat(100)},
+            "not an object",
+            {"type": "text", "text": "also kept"}
+        ]});
+        let want = [
+            "kept".to_owned(),
+            r#"[unsupported content item of type "foo"]"#.to_owned(),
+            "[unsupported content item without a type]".to_owned(),
+            "[unsupported text content item: its text is not a string]".to_owned(),
+            format!(r#"[unsupported content item of type "{}…"]"#, "x".repeat(KIND_CHARS)),
+            "[unsupported content item without a type]".to_owned(),
+            "also kept".to_owned(),
+        ];
+        assert_eq!(result_text(&odd), (want.join("\n"), false));
     }
 }

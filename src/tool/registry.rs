@@ -24,6 +24,57 @@ pub enum ToolFilter {
     Only(Vec<String>),
 }
 
+/// At most this many items of a list in a notice…
+const LIST_ITEMS: usize = 20;
+/// …and at most about this many characters of them (each item is cut to a third of it).
+const LIST_CHARS: usize = 300;
+
+/// A list of names for a one-line notice, bounded whatever the list (a server may list
+/// 10,000 tools): all of them when they fit, else `first N of M: a, b, …`.
+pub fn brief_list(items: &[impl AsRef<str>]) -> String {
+    let cut = |item: &str| -> String {
+        let room = LIST_CHARS / 3;
+        if item.chars().count() <= room {
+            return item.to_owned();
+        }
+        let mut cut: String = item.chars().take(room).collect();
+        cut.push('…');
+        cut
+    };
+    let mut shown = Vec::new();
+    let mut chars = 0;
+    for item in items.iter().take(LIST_ITEMS) {
+        let item = cut(item.as_ref());
+        chars += item.chars().count() + 2;
+        if chars > LIST_CHARS && !shown.is_empty() {
+            break;
+        }
+        shown.push(item);
+    }
+    if shown.len() == items.len() {
+        return shown.join(", ");
+    }
+    format!(
+        "first {} of {}: {}, …",
+        shown.len(),
+        grouped(items.len() as u64),
+        shown.join(", ")
+    )
+}
+
+/// `n` with thousands separators (`419,430,400`).
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 struct Entry {
     tool: Arc<dyn Tool>,
 }
@@ -84,7 +135,7 @@ impl Registry {
                     if !self.entries.iter().any(|e| e.tool.name() == name) {
                         notices.push(format!(
                             "unknown tool `{name}` in the tool list (available: {})",
-                            self.names().join(", ")
+                            brief_list(&self.names())
                         ));
                     }
                 }
@@ -98,8 +149,9 @@ impl Registry {
             let names: Vec<String> = self.entries[max..].iter().map(|e| e.tool.name().to_owned()).collect();
             self.entries.truncate(max);
             notices.push(format!(
-                "the tool cap ({max}) dropped {dropped} tool(s): {}",
-                names.join(", ")
+                "the tool cap ({max}) dropped {} tool(s): {}",
+                grouped(dropped as u64),
+                brief_list(&names)
             ));
         }
         notices
@@ -167,6 +219,26 @@ mod tests {
             registry.register(Arc::new(tool));
         }
         registry
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(419_430_400), "419,430,400");
+    }
+
+    #[test]
+    fn long_lists_in_notices_are_bounded() {
+        assert_eq!(brief_list(&["a", "b"]), "a, b");
+        assert_eq!(brief_list(&[] as &[&str]), "");
+        let many: Vec<String> = (0..10_000).map(|i| format!("mcp__big__tool_{i:05}")).collect();
+        let text = brief_list(&many);
+        assert!(text.starts_with("first 13 of 10,000: mcp__big__tool_00000, "), "{text}");
+        assert!(text.ends_with(", …") && text.len() < LIST_CHARS + 40, "{text}");
+        let huge = brief_list(&["x".repeat(100_000)]);
+        assert!(huge.chars().count() <= LIST_CHARS / 3 + 1, "{huge}");
     }
 
     #[test]
