@@ -249,13 +249,31 @@ pub struct Built {
     pub notices: Vec<String>,
 }
 
-/// Opens (or creates) the session to record into.
+/// The session a run records into, or the conversation it resumes without saving.
+enum Opened {
+    /// Recorded as it happens.
+    Saved(Box<session::Recorder>, session::Loaded),
+    /// A resumed conversation that cannot be saved (a read-only data directory): the run
+    /// goes on with it, said once.
+    Unsaved(session::Loaded),
+}
+
+/// A session file opened for writing, or why not with what could be read of it.
+type Attempt = Result<(session::SessionFile, session::Loaded), (std::io::Error, session::Loaded)>;
+
+/// Why a run's session cannot be saved, as the person is told (once).
+fn unsaved_notice(error: &std::io::Error) -> String {
+    format!("cannot save this session ({error}); /undo covers single tool calls only")
+}
+
+/// Opens (or creates) the session to record into. A session that can be read but not written
+/// (a read-only data directory) is resumed unsaved; one that cannot be read is an error.
 fn open_session(
     settings: &Settings,
     root: &Path,
     choice: &SessionChoice,
     notices: &mut Vec<String>,
-) -> Result<Option<(session::Recorder, session::Loaded)>, SetupError> {
+) -> Result<Option<Opened>, SetupError> {
     if *choice == SessionChoice::Off {
         return Ok(None);
     }
@@ -265,29 +283,38 @@ fn open_session(
     };
     session::prune::maybe_prune(&data_dir);
     let store = session::SessionStore::new(&data_dir, root);
+    // First: a pack a killed writer left without its index may be what fills the disk.
+    if let Err(error) = store.objects().discard_partial() {
+        tracing::warn!(%error, "cannot discard unfinished packs");
+    }
+    let unreadable = |id: &str, e: std::io::Error| SetupError::Session(format!("cannot open session {id}: {e}"));
     // One writer per session file: a session another brute is writing is forked.
-    let open = |id: &str, notices: &mut Vec<String>| match store.open(id) {
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            let loaded = store
-                .load(id)
-                .map_err(|e| SetupError::Session(format!("cannot open session {id}: {e}")))?;
-            notices.extend(loaded.notices(&store.file_path(id)));
-            let (file, forked) = store
-                .fork(&loaded)
-                .map_err(|e| SetupError::Session(format!("cannot fork session {id}: {e}")))?;
-            notices.push(format!(
-                "session {id} is in use by another brute process; continuing its conversation in a new session {} (its undo covers only this session's turns)",
-                file.id
-            ));
-            Ok((file, forked))
-        }
-        Err(e) => Err(SetupError::Session(format!("cannot open session {id}: {e}"))),
-        Ok((file, loaded)) => {
-            notices.extend(loaded.notices(file.path()));
-            Ok((file, loaded))
+    let open = |id: &str, notices: &mut Vec<String>| -> Result<Attempt, SetupError> {
+        match store.open(id) {
+            Ok((file, loaded)) => {
+                notices.extend(loaded.notices(file.path()));
+                Ok(Ok((file, loaded)))
+            }
+            Err(e) => {
+                let loaded = store.load(id).map_err(|e| unreadable(id, e))?;
+                notices.extend(loaded.notices(&store.file_path(id)));
+                if e.kind() != std::io::ErrorKind::WouldBlock {
+                    return Ok(Err((e, loaded)));
+                }
+                match store.fork(&loaded) {
+                    Ok((file, forked)) => {
+                        notices.push(format!(
+                        "session {id} is in use by another brute process; continuing its conversation in a new session {} (its undo covers only this session's turns)",
+                        file.id
+                    ));
+                        Ok(Ok((file, forked)))
+                    }
+                    Err(e) => Ok(Err((e, loaded))),
+                }
+            }
         }
     };
-    let (file, loaded) = match choice {
+    let opened = match choice {
         SessionChoice::Resume(id) => open(id, notices)?,
         SessionChoice::Continue if store.latest().is_some() => {
             let id = store.latest().unwrap_or_default();
@@ -297,16 +324,18 @@ fn open_session(
             if *choice == SessionChoice::Continue {
                 notices.push("no earlier session in this project; starting a new one".into());
             }
-            match store.create() {
-                Ok(file) => (file, session::Loaded::default()),
-                // An unwritable data directory costs the session, not the run.
-                Err(e) => {
-                    notices.push(format!(
-                        "cannot save this session ({e}); /undo covers single tool calls only"
-                    ));
-                    return Ok(None);
-                }
-            }
+            store
+                .create()
+                .map(|file| (file, session::Loaded::default()))
+                .map_err(|e| (e, session::Loaded::default()))
+        }
+    };
+    let (file, loaded) = match opened {
+        Ok(opened) => opened,
+        // An unwritable data directory costs the session, not the run.
+        Err((e, loaded)) => {
+            notices.push(unsaved_notice(&e));
+            return Ok((!loaded.history.is_empty() || !loaded.todos.is_empty()).then_some(Opened::Unsaved(loaded)));
         }
     };
     let mut recorder = session::Recorder::new(store, file, &loaded, settings.checkpoint_max_file_bytes.value);
@@ -314,7 +343,7 @@ fn open_session(
         entries: settings.checkpoint_max_entries.value,
         ..Default::default()
     });
-    Ok(Some((recorder, loaded)))
+    Ok(Some(Opened::Saved(Box::new(recorder), loaded)))
 }
 
 /// The tools of a run: the built-ins, the configured command tools, `extra` (library users'
@@ -489,7 +518,15 @@ pub fn build_agent_with(
     notices.append(&mut found_commands.notices);
     agent = agent.with_commands(Arc::new(found_commands));
     let mut checkpoints_paused = None;
-    if let Some((mut recorder, loaded)) = open_session(settings, root, session, &mut notices)? {
+    let opened = open_session(settings, root, session, &mut notices)?;
+    if let Some(Opened::Unsaved(loaded)) = opened {
+        if !loaded.todos.is_empty() {
+            state.set_todos(loaded.todos.clone(), &events);
+        }
+        agent = agent
+            .with_unsaved_history(loaded.history)
+            .with_durations(loaded.durations);
+    } else if let Some(Opened::Saved(mut recorder, loaded)) = opened {
         if !recorder.has_history()
             && let Some(reason) = session::checkpoint::copy_warning(root)
         {
@@ -509,7 +546,7 @@ pub fn build_agent_with(
             state.set_todos(loaded.todos.clone(), &events);
         }
         agent = agent
-            .with_session(recorder, loaded.history)
+            .with_session(*recorder, loaded.history)
             .with_durations(loaded.durations);
     }
     Ok(Built {

@@ -576,6 +576,238 @@ fn a_turn_that_cannot_be_checkpointed_says_so_before_it_runs() {
 }
 
 #[test]
+fn a_read_only_data_dir_resumes_and_continues_in_print_mode_unsaved() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("first answer", &[])));
+    sb.brute(&server)
+        .args(["-p", "remember the word kiwi"])
+        .assert()
+        .success();
+    let file = session_file(&sb);
+    let id = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let before = std::fs::read(&file).unwrap();
+    let runs: [&[&str]; 2] = [&["-p", "and now?", "--continue"], &["-p", "and now?", "--resume", &id]];
+    for args in runs {
+        server.push(Reply::sse(openai_sse("still here", &[])));
+        let mut cmd = sb.std_brute(&server);
+        cmd.args(args);
+        let Some(mut run) = read_only_data(&sb, cmd) else {
+            return;
+        };
+        let out = run.assert().code(0).stdout("still here\n");
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            stderr.matches("cannot save this session").count(),
+            1,
+            "said once, for {args:?}: {stderr}"
+        );
+        assert!(stderr.contains("Read-only file system"), "{stderr}");
+        // The model saw the resumed conversation.
+        let request = server.requests().last().unwrap().clone();
+        let texts: Vec<String> = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].to_string())
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("remember the word kiwi")), "{texts:?}");
+        assert_valid(&request);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the session file is unchanged");
+}
+
+/// A tmpfs of `size` mounted on `dir` in a mount namespace of its own (with `unshare -r` when
+/// not root), held by a process for as long as this lives: brute runs in it through
+/// `nsenter`, and the test reaches its files through `/proc/PID/root`.
+struct Tmpfs {
+    holder: std::process::Child,
+    dir: std::path::PathBuf,
+    user_ns: bool,
+}
+
+impl Tmpfs {
+    /// `None` where mount namespaces are unavailable (a failure under CI).
+    fn mount(dir: &std::path::Path, size: &str) -> Option<Self> {
+        use std::io::BufRead;
+        let probe = std::process::Command::new("unshare").args(["-rm", "true"]).status();
+        if !probe.is_ok_and(|s| s.success()) {
+            assert!(std::env::var_os("CI").is_none(), "unshare -rm is needed for this test");
+            eprintln!("skipped: no mount namespaces here");
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let user_ns = unsafe { libc::geteuid() } != 0;
+        let mut holder = std::process::Command::new("unshare")
+            .arg(if user_ns { "-rm" } else { "-m" })
+            .args([
+                "sh",
+                "-c",
+                r#"mount -t tmpfs -o size="$1" tmpfs "$0" && echo mounted && exec cat"#,
+            ])
+            .arg(dir)
+            .arg(size)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "mounted\n", "the tmpfs is mounted");
+        Some(Self {
+            holder,
+            dir: dir.to_path_buf(),
+            user_ns,
+        })
+    }
+
+    /// `rel` on the tmpfs, as this process reaches it.
+    fn path(&self, rel: &str) -> std::path::PathBuf {
+        let inside = self.dir.join(rel);
+        std::path::PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), inside.display()))
+    }
+
+    /// `cmd` run where the tmpfs is mounted.
+    fn run(&self, cmd: std::process::Command) -> assert_cmd::Command {
+        let mut inside = std::process::Command::new("nsenter");
+        inside.arg("-t").arg(self.holder.id().to_string());
+        if self.user_ns {
+            inside.args(["-U", "--preserve-credentials"]);
+        }
+        inside.arg("-m");
+        if let Some(dir) = cmd.get_current_dir() {
+            inside.arg(format!("--wd={}", dir.display()));
+        }
+        inside.arg(cmd.get_program()).args(cmd.get_args());
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(value) => inside.env(key, value),
+                None => inside.env_remove(key),
+            };
+        }
+        inside.stdin(std::process::Stdio::null());
+        let mut run = assert_cmd::Command::from_std(inside);
+        run.timeout(support::RUN_DEADLINE);
+        run
+    }
+
+    /// The packs under `objects/pack` that have no index.
+    fn packs_without_index(&self) -> Vec<std::path::PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.path("objects/pack")) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pack") && !p.with_extension("idx").exists())
+            .collect()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // `cat` ends with its input, and the namespace (and the tmpfs) with it.
+        drop(self.holder.stdin.take());
+        let _ = self.holder.wait();
+    }
+}
+
+#[test]
+fn a_full_disk_costs_one_checkpoint_and_the_next_session_works() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let Some(disk) = Tmpfs::mount(&sb.home.path().join("data"), "2m") else {
+        return;
+    };
+    // More than the data directory's disk holds: the first checkpoint runs out of space.
+    sb.write("big.bin", &"x".repeat(3 << 20));
+    sb.write("notes.txt", "one\n");
+    let write = |content: &str| {
+        let args = serde_json::json!({"file_path": "notes.txt", "content": content}).to_string();
+        Reply::sse(openai_sse("", &[("w", "write", &args)]))
+    };
+    server.push(write("two\n"));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "fill it"]);
+    let out = disk.run(cmd).assert().success().stdout("done\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let notice = stderr
+        .find("turn 1 has no checkpoint, so /undo cannot take it back")
+        .unwrap_or_else(|| panic!("no notice in {stderr}"));
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let tool = stderr
+        .find("[write]")
+        .unwrap_or_else(|| panic!("no tool line in {stderr}"));
+    assert!(notice < tool, "the notice comes before the turn runs: {stderr}");
+    assert_eq!(
+        disk.packs_without_index(),
+        Vec::<std::path::PathBuf>::new(),
+        "no partial pack is left"
+    );
+    // The big file goes: a tiny project, and the next session saves and undoes as ever.
+    std::fs::remove_file(sb.path("big.bin")).unwrap();
+    server.push(write("three\n"));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "again"]);
+    let out = disk.run(cmd).assert().success().stdout("ok\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        !stderr.contains("cannot save") && !stderr.contains("no checkpoint"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "three\n");
+    let mut undo = sb.std_command();
+    undo.arg("undo");
+    disk.run(undo)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("restored notes.txt"));
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "two\n");
+}
+
+#[test]
+fn a_pack_a_killed_writer_left_without_its_index_is_discarded_at_the_next_open() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let Some(disk) = Tmpfs::mount(&sb.home.path().join("data"), "1m") else {
+        return;
+    };
+    sb.write("notes.txt", "one\n");
+    server.push(Reply::sse(openai_sse("first", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "one"]);
+    disk.run(cmd).assert().success().stdout("first\n");
+    // A brute killed while writing a pack left it, without its index, filling the disk.
+    let partial = disk.path("objects/pack/1700000000000-0badf00d.pack");
+    std::fs::create_dir_all(partial.parent().unwrap()).unwrap();
+    let error = std::fs::write(&partial, vec![0u8; 2 << 20]).unwrap_err();
+    assert_eq!(error.raw_os_error(), Some(libc::ENOSPC), "the disk is full");
+    let args = serde_json::json!({"file_path": "notes.txt", "content": "two\n"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("w", "write", &args)])));
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    let mut cmd = sb.std_brute(&server);
+    cmd.args(["-p", "two"]);
+    let out = disk.run(cmd).assert().success().stdout("ok\n");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        !stderr.contains("cannot save") && !stderr.contains("no checkpoint"),
+        "{stderr}"
+    );
+    assert!(!partial.exists(), "the partial pack was discarded");
+    let mut undo = sb.std_command();
+    undo.arg("undo");
+    disk.run(undo)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("restored notes.txt"));
+    assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "one\n");
+}
+
+#[test]
 fn a_second_process_on_a_session_in_use_forks_it_and_undo_is_refused() {
     use std::io::{BufRead, BufReader};
     let sb = Sandbox::new();

@@ -463,6 +463,16 @@ impl Agent {
         self
     }
 
+    /// Continues `history` without recording it: a resumed session whose data directory
+    /// cannot be written (the conversation goes on, unsaved).
+    pub fn with_unsaved_history(mut self, history: Vec<Message>) -> Self {
+        if !history.is_empty() {
+            self.session_source = Some("resume");
+        }
+        self.history = history;
+        self
+    }
+
     /// Sets when the conversation is compacted.
     pub fn with_compaction(mut self, compaction: Compaction) -> Self {
         self.compaction = compaction;

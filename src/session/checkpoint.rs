@@ -279,13 +279,15 @@ impl Scanner {
     /// Scans the tree and stores the manifest (as the changes from the last one stored, where
     /// that is small); returns its id and the scan.
     pub fn checkpoint(&mut self) -> std::io::Result<(String, Scan)> {
-        let scan = self.walk()?;
+        // A failed walk (a full disk) took the watcher's touched paths: the next one walks all.
+        let scan = self.walk().inspect_err(|_| self.watched_base = false)?;
         let after = self.stored.as_ref().map(|(id, chain)| Base {
             id,
             manifest: &self.previous,
             chain: *chain,
         });
-        let (id, chain) = save_manifest_after(&self.objects, &scan.manifest, after)?;
+        let (id, chain) =
+            save_manifest_after(&self.objects, &scan.manifest, after).inspect_err(|_| self.watched_base = false)?;
         self.previous = scan.manifest.clone();
         self.stored = Some((id.clone(), chain));
         self.contents_stored = true;

@@ -436,15 +436,23 @@ pub struct SessionFile {
     pub id: String,
     path: PathBuf,
     file: std::fs::File,
+    /// The file's length after the last whole record.
+    len: u64,
 }
 
 impl SessionFile {
-    /// Appends one record in a single write, then flushes it to the OS.
+    /// Appends one record in a single write, then flushes it to the OS. A write cut short (a
+    /// full disk, an I/O error) is taken back, so the next record starts on a line of its own
+    /// rather than joining a cut one (and being lost with it).
     pub fn append(&mut self, record: &Record) -> std::io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(at_path(&self.path))?;
-        self.file.flush().map_err(at_path(&self.path))
+        if let Err(error) = self.file.write_all(&line).and_then(|()| self.file.flush()) {
+            let _ = self.file.set_len(self.len);
+            return Err(at_path(&self.path)(error));
+        }
+        self.len += line.len() as u64;
+        Ok(())
     }
 
     /// Makes what was appended durable against power loss, now (undo and redo).
@@ -558,14 +566,12 @@ impl SessionStore {
             .open(&path)
             .map_err(at_path(&path))?;
         lock_writer(&file, &id, &path)?;
-        let mut session = SessionFile { id, path, file };
-        session
-            .append(&Record::Meta {
-                version: 1,
-                root: self.root.display().to_string(),
-                created_ms: now_ms(),
-            })
-            .map_err(at_path(&session.path))?;
+        let mut session = SessionFile { id, path, file, len: 0 };
+        session.append(&Record::Meta {
+            version: 1,
+            root: self.root.display().to_string(),
+            created_ms: now_ms(),
+        })?;
         Ok(session)
     }
 
@@ -595,11 +601,13 @@ impl SessionStore {
             // A crash cut the last line: end it so the next record starts cleanly.
             file.write_all(b"\n").map_err(at_path(&path))?;
         }
+        let len = file.metadata().map_err(at_path(&path))?.len();
         Ok((
             SessionFile {
                 id: id.to_owned(),
                 path,
                 file,
+                len,
             },
             loaded,
         ))
@@ -841,5 +849,27 @@ mod tests {
         // The local form always names its zone.
         let local = format_time(1_700_000_000_000);
         assert!(local.len() > "2023-11-14 22:13 ".len(), "{local}");
+    }
+
+    /// A checkpoint that fails on a full disk or an I/O error loses nothing the file watcher
+    /// saw: the next one, once writes succeed, has the change (the watcher's list of touched
+    /// paths was taken by the failed walk).
+    #[test]
+    fn a_failed_checkpoint_loses_nothing_the_watcher_saw() {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("a.txt"), "one").unwrap();
+        let objects = ObjectStore::new(data.path().join("objects"));
+        let mut scanner = checkpoint::Scanner::new(project.path().to_path_buf(), objects.clone(), 1 << 20);
+        scanner.watch().expect("inotify is needed for this test");
+        scanner.checkpoint().unwrap();
+        std::fs::write(project.path().join("a.txt"), "two, not stored yet").unwrap();
+        objects.fail_writes_after(Some(0));
+        let error = scanner.checkpoint().unwrap_err();
+        assert!(error.to_string().contains("Input/output error"), "{error}");
+        objects.fail_writes_after(None);
+        let (id, _) = scanner.checkpoint().unwrap();
+        let manifest = checkpoint::load_manifest(&objects, &id).unwrap();
+        assert_eq!(objects.get(&manifest["a.txt"].id).unwrap(), b"two, not stored yet");
     }
 }

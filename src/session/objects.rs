@@ -8,6 +8,14 @@
 //! objects are merged into one ([`ObjectStore::consolidate`]), so a store that has seen
 //! thousands of turns still has a handful of packs of geometrically growing sizes, and a
 //! lookup is one hash-map probe (a miss reads only the indexes it has not read yet).
+//!
+//! A full disk (ENOSPC) or an I/O error (EIO) at any write costs that write only: a file is
+//! made visible (renamed into place, or its pack's index written) only once it is complete
+//! and synced, a pack that cannot be finished is removed at once, and a pack left without
+//! its index by a killed writer is discarded when a session next opens the store
+//! ([`ObjectStore::discard_partial`]; the writer's `flock` tells a live writer from a dead
+//! one). An index line that is cut, or that points past the end of its pack, is ignored: the
+//! object counts as absent and the next checkpoint stores it again.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -54,12 +62,20 @@ pub struct ObjectStore {
     loose_written: Arc<AtomicUsize>,
     /// Where `git:` ids not copied into the store are read from: the project's repository.
     git: Option<Arc<super::git_baseline::GitObjects>>,
+    /// Writes a test makes fail (see [`fault`]).
+    faults: fault::Budget,
 }
 
 /// The hex SHA-256 of `bytes`.
 pub fn hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `id` is a whole object id: 64 hex digits, or a copied git blob's `git:` and 40.
+fn is_id(id: &str) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    hex(id, 64) || id.strip_prefix("git:").is_some_and(|rest| hex(rest, 40))
 }
 
 impl ObjectStore {
@@ -69,7 +85,15 @@ impl ObjectStore {
             index: Arc::default(),
             loose_written: Arc::default(),
             git: None,
+            faults: fault::Budget::default(),
         }
+    }
+
+    /// A test seam: every write of this store (and its clones) fails with `EIO` once `bytes`
+    /// more have been written; `None` lifts it.
+    #[cfg(test)]
+    pub(crate) fn fail_writes_after(&self, bytes: Option<usize>) {
+        self.faults.set(bytes);
     }
 
     /// The same store, reading the `git:` ids it has no copy of from `root`'s repository.
@@ -127,17 +151,31 @@ impl ObjectStore {
             .collect()
     }
 
-    /// Adds the objects of one `.idx` (one `id offset len` line per object) to `index`.
+    /// Adds the objects of one `.idx` (one `id offset len` line per object) to `index`. A
+    /// line that is cut (no newline, a short id) or that points past the end of the pack (a
+    /// truncated or missing pack) is left out: counted as present, the object would never be
+    /// stored again, and every later checkpoint would name content that cannot be read.
     fn read_index_file(path: &Path, index: &mut Index) {
         index.read.insert(path.to_path_buf());
         let Ok(text) = std::fs::read_to_string(path) else {
             return;
         };
         let pack = path.with_extension("pack");
-        for line in text.lines() {
+        let Ok(size) = std::fs::metadata(&pack).map(|m| m.len()) else {
+            return;
+        };
+        for line in text.split_inclusive('\n') {
+            let Some(line) = line.strip_suffix('\n') else {
+                continue;
+            };
             let mut parts = line.split(' ');
-            if let (Some(id), Some(Ok(offset)), Some(Ok(len))) =
-                (parts.next(), parts.next().map(str::parse), parts.next().map(str::parse))
+            if let (Some(id), Some(Ok(offset)), Some(Ok(len)), None) = (
+                parts.next(),
+                parts.next().map(str::parse::<u64>),
+                parts.next().map(str::parse::<u64>),
+                parts.next(),
+            ) && is_id(id)
+                && offset.checked_add(len).is_some_and(|end| end <= size)
             {
                 index.objects.insert(
                     id.to_owned(),
@@ -192,7 +230,9 @@ impl ObjectStore {
         *self.index.lock().unwrap_or_else(|e| e.into_inner()) = Index::default();
     }
 
-    /// Stores `bytes` loose (if not already there) and returns its id. Written atomically.
+    /// Stores `bytes` loose (if not already there) and returns its id. Written to a temporary
+    /// file that is renamed into place only once complete and synced: a full disk or an I/O
+    /// error leaves no object, never a cut one under the name of a whole one.
     pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let id = hash(bytes);
         if self.contains(&id) {
@@ -202,7 +242,10 @@ impl ObjectStore {
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir).map_err(at_path(dir))?;
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
-        temp.write_all(bytes).map_err(at_path(temp.path()))?;
+        self.faults
+            .write_all(temp.as_file_mut(), bytes)
+            .map_err(at_path(&path))?;
+        temp.as_file().sync_all().map_err(at_path(&path))?;
         temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
         self.loose_written.fetch_add(1, Ordering::Relaxed);
         Ok(id)
@@ -266,6 +309,41 @@ impl ObjectStore {
             self.refresh(&mut index);
         }
         index.objects.contains_key(id) || self.path(id).exists()
+    }
+
+    /// Removes the packs a writer left without an index (killed, or its disk failed before
+    /// it could clean up): nothing can read them, and on a full disk they keep every later
+    /// session from saving anything. A pack still being written is locked by its writer and
+    /// kept. Returns how many were removed; a store that cannot be changed (read-only) is
+    /// left as it is.
+    pub fn discard_partial(&self) -> std::io::Result<usize> {
+        let dir = self.pack_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(at_path(&dir)(e)),
+        };
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "pack") || path.with_extension("idx").exists() {
+                continue;
+            }
+            let Ok(file) = std::fs::File::open(&path) else {
+                continue;
+            };
+            // Locked: its writer is alive. Once locked here, an index written meanwhile means
+            // the writer finished.
+            if !flock(&file, false).map_err(at_path(&path))? || path.with_extension("idx").exists() {
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(at_path(&path)(e)),
+            }
+        }
+        Ok(removed)
     }
 
     /// How many packs the store has.
@@ -343,10 +421,8 @@ impl ObjectStore {
             merged += 1;
         }
         let packs = &packs[..merged];
-        let mut writer = PackWriter {
-            dedupe: false,
-            ..self.pack()
-        };
+        let mut writer = self.pack();
+        writer.dedupe = false;
         for (_, idx) in packs {
             let mut one = Index::default();
             Self::read_index_file(idx, &mut one);
@@ -468,10 +544,8 @@ impl ObjectStore {
                 continue;
             }
             // The objects are still in the old pack, so this writer must not skip them.
-            let mut writer = PackWriter {
-                dedupe: false,
-                ..self.pack()
-            };
+            let mut writer = self.pack();
+            writer.dedupe = false;
             for (id, at) in &objects {
                 if keep(id) {
                     writer.add_bytes(&self.read_at(at)?)?;
@@ -481,21 +555,11 @@ impl ObjectStore {
                 }
             }
             writer.finish()?;
-            std::fs::remove_file(pack.with_extension("idx"))?;
-            std::fs::remove_file(&pack)?;
+            remove_present(&pack.with_extension("idx"))?;
+            remove_present(&pack)?;
         }
         // Packs left without an index by a crash are garbage.
-        if let Ok(entries) = std::fs::read_dir(self.pack_dir()) {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.extension().is_some_and(|e| e == "pack")
-                    && !path.with_extension("idx").exists()
-                    && !young(&path)
-                {
-                    std::fs::remove_file(&path)?;
-                }
-            }
-        }
+        self.discard_partial()?;
         self.forget_index();
         Ok((removed, freed))
     }
@@ -512,10 +576,18 @@ impl ObjectStore {
     }
 }
 
+/// Removes `path`; one already gone (a discard or a merge got there first) is no error.
+fn remove_present(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(at_path(path)(e)),
+        _ => Ok(()),
+    }
+}
+
 /// Collects new objects into one pack; nothing is visible until [`PackWriter::finish`].
 pub struct PackWriter {
     store: ObjectStore,
-    file: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    file: Option<(PathBuf, std::io::BufWriter<fault::Faulty>)>,
     entries: Vec<(String, u64, u64)>,
     seen: HashSet<String>,
     offset: u64,
@@ -539,17 +611,9 @@ impl PackWriter {
     fn add_named(&mut self, id: &str, bytes: &[u8]) -> std::io::Result<()> {
         let id = id.to_owned();
         if self.file.is_none() {
-            let dir = self.store.pack_dir();
-            std::fs::create_dir_all(&dir).map_err(at_path(&dir))?;
-            let name = format!("{}-{:08x}", super::now_ms(), fastrand::u32(..));
-            let path = dir.join(format!("{name}.pack"));
-            let file = std::os::unix::fs::OpenOptionsExt::mode(
-                std::fs::OpenOptions::new().create_new(true).write(true),
-                0o600,
-            )
-            .open(&path)
-            .map_err(at_path(&path))?;
-            self.file = Some((path, std::io::BufWriter::new(file)));
+            let (path, file) = create_pack(&self.store.pack_dir())?;
+            let faulty = fault::Faulty(file, self.store.faults.clone());
+            self.file = Some((path, std::io::BufWriter::new(faulty)));
         }
         if let Some((path, out)) = &mut self.file {
             out.write_all(bytes).map_err(at_path(path))?;
@@ -560,28 +624,29 @@ impl PackWriter {
         Ok(())
     }
 
-    /// Makes the pack durable and visible (its index is written last, atomically).
+    /// Makes the pack durable and visible (its index is written last, atomically). On a
+    /// failure (a full disk, an I/O error) the pack is removed: nothing of it is visible, and
+    /// the space it took is free again.
     pub fn finish(mut self) -> std::io::Result<()> {
         let Some((path, out)) = self.file.take() else {
             return Ok(());
         };
-        let file = out.into_inner().map_err(|e| at_path(&path)(e.into_error()))?;
-        file.sync_all().map_err(at_path(&path))?;
-        let mut index = String::with_capacity(self.entries.len() * 90);
-        for (id, offset, len) in &self.entries {
-            index.push_str(&format!("{id} {offset} {len}\n"));
-        }
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let idx = path.with_extension("idx");
-        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
-        temp.write_all(index.as_bytes()).map_err(at_path(&idx))?;
-        temp.as_file().sync_all().map_err(at_path(&idx))?;
-        temp.persist(&idx).map_err(|e| at_path(&idx)(e.error))?;
+        let entries = std::mem::take(&mut self.entries);
+        let written = Self::write_index(&path, out, &entries, &self.store.faults);
+        // Unlocked only now, with its index in place (or the pack gone).
+        let file = match written {
+            Ok(file) => file,
+            Err(error) => {
+                let _ = std::fs::remove_file(&path);
+                return Err(error);
+            }
+        };
+        drop(file);
         // This process knows what it just wrote: no need to read any index again.
         let mut cache = self.store.index.lock().unwrap_or_else(|e| e.into_inner());
         if cache.loaded {
-            cache.read.insert(idx);
-            for (id, offset, len) in self.entries {
+            cache.read.insert(path.with_extension("idx"));
+            for (id, offset, len) in entries {
                 cache.objects.insert(
                     id,
                     Location {
@@ -593,6 +658,148 @@ impl PackWriter {
             }
         }
         Ok(())
+    }
+
+    /// Syncs the pack at `path`, then writes its index beside it (synced, then renamed into
+    /// place). Returns the pack's file, still locked.
+    fn write_index(
+        path: &Path,
+        out: std::io::BufWriter<fault::Faulty>,
+        entries: &[(String, u64, u64)],
+        faults: &fault::Budget,
+    ) -> std::io::Result<std::fs::File> {
+        let file = out.into_inner().map_err(|e| at_path(path)(e.into_error()))?.0;
+        file.sync_all().map_err(at_path(path))?;
+        let mut index = String::with_capacity(entries.len() * 90);
+        for (id, offset, len) in entries {
+            index.push_str(&format!("{id} {offset} {len}\n"));
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let idx = path.with_extension("idx");
+        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
+        faults
+            .write_all(temp.as_file_mut(), index.as_bytes())
+            .map_err(at_path(&idx))?;
+        temp.as_file().sync_all().map_err(at_path(&idx))?;
+        temp.persist(&idx).map_err(|e| at_path(&idx)(e.error))?;
+        Ok(file)
+    }
+}
+
+impl Drop for PackWriter {
+    /// A pack given up before [`PackWriter::finish`] (an error while adding to it) is
+    /// removed, so a failed checkpoint does not keep the disk full.
+    fn drop(&mut self) {
+        if let Some((path, _)) = self.file.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Takes an exclusive `flock` on `file`, waiting for it (`wait`) or not.
+fn flock(file: &std::fs::File, wait: bool) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let op = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    loop {
+        // SAFETY: flock on a descriptor borrowed for the call; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
+        }
+        let error = std::io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            // A signal arrived while waiting.
+            Some(libc::EINTR) => {}
+            _ => return Err(error),
+        }
+    }
+}
+
+/// A new pack file in `dir`, locked for as long as it is written: a pack without an index
+/// whose lock can be taken was left by a writer that died ([`ObjectStore::discard_partial`]).
+/// A discard can unlink the file between its creation and its lock (it holds the lock while
+/// it does); the file is then made again under another name.
+fn create_pack(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(dir).map_err(at_path(dir))?;
+    let mut attempts = 0;
+    loop {
+        let name = format!("{}-{:08x}", super::now_ms(), fastrand::u32(..));
+        let path = dir.join(format!("{name}.pack"));
+        let file =
+            std::os::unix::fs::OpenOptionsExt::mode(std::fs::OpenOptions::new().create_new(true).write(true), 0o600)
+                .open(&path)
+                .map_err(at_path(&path))?;
+        flock(&file, true).map_err(at_path(&path))?;
+        if file.metadata().map_err(at_path(&path))?.nlink() > 0 {
+            return Ok((path, file));
+        }
+        attempts += 1;
+        if attempts >= 8 {
+            return Err(std::io::Error::other(format!(
+                "{}: every new pack was removed before it could be written",
+                dir.display()
+            )));
+        }
+    }
+}
+
+/// Writes that can be made to fail, for tests of a disk that fails mid-write (EIO, which a
+/// tmpfs cannot produce): without `cfg(test)` they are plain writes.
+mod fault {
+    use std::io::Write;
+
+    /// How many more bytes a store (and every clone of it) may write before each write fails
+    /// with `EIO`; unlimited unless a test sets it.
+    #[derive(Debug, Clone, Default)]
+    pub struct Budget(#[cfg(test)] std::sync::Arc<std::sync::Mutex<Option<usize>>>);
+
+    impl Budget {
+        #[cfg(test)]
+        pub fn set(&self, bytes: Option<usize>) {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = bytes;
+        }
+
+        #[cfg(test)]
+        fn check(&self, len: usize) -> std::io::Result<()> {
+            let mut left = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match *left {
+                Some(bytes) if bytes < len => Err(std::io::Error::from_raw_os_error(libc::EIO)),
+                Some(bytes) => {
+                    *left = Some(bytes - len);
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        }
+
+        #[cfg(not(test))]
+        fn check(&self, _len: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+
+        pub fn write_all(&self, file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+            self.check(bytes.len())?;
+            file.write_all(bytes)
+        }
+    }
+
+    /// A pack file whose writes count against a [`Budget`].
+    pub struct Faulty(pub std::fs::File, pub Budget);
+
+    impl Write for Faulty {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.1.check(bytes.len())?;
+            self.0.write(bytes)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.flush()
+        }
     }
 }
 
@@ -687,5 +894,128 @@ mod tests {
             );
         }
         assert_eq!(store.list().len(), ids.len() + loose.len() + big_ids.len());
+    }
+
+    /// The files under the store, temporary ones included (what a failed write could leave).
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(files(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// An I/O error (EIO, through the test seam) at any write of a pack, its index or a loose
+    /// object leaves nothing behind, and the store works as before once writes succeed.
+    #[test]
+    fn a_failed_write_anywhere_leaves_nothing_and_the_store_works_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().to_path_buf());
+        let kept = store.put(b"there before").unwrap();
+        let before = files(dir.path());
+        let contents: Vec<Vec<u8>> = (0..40).map(|k| vec![b'a' + (k % 26) as u8; 1000 + k]).collect();
+        let total: usize = contents.iter().map(Vec::len).sum();
+        // Budgets up to what the pack and its index take: the failure lands in each write.
+        let mut failures = 0;
+        for budget in (0..total + 4000).step_by(997) {
+            store.fail_writes_after(Some(budget));
+            let result = (|| {
+                let mut pack = store.pack();
+                for bytes in &contents {
+                    pack.add_bytes(bytes)?;
+                }
+                pack.finish()
+            })();
+            store.fail_writes_after(None);
+            let Err(error) = result else {
+                break;
+            };
+            failures += 1;
+            assert_eq!(error.raw_os_error(), None, "said with its path: {error}");
+            assert!(error.to_string().contains("Input/output error"), "{error}");
+            assert_eq!(files(dir.path()), before, "nothing is left at budget {budget}");
+            assert!(!store.contains(&hash(&contents[0])));
+        }
+        assert!(failures > total / 997, "every write was made to fail once ({failures})");
+        let before = files(dir.path());
+        store.fail_writes_after(Some(10));
+        assert!(store.put(b"a loose object too long for the budget").is_err());
+        store.fail_writes_after(None);
+        assert_eq!(files(dir.path()), before, "no cut loose object, no temporary file");
+        let mut pack = store.pack();
+        let ids: Vec<String> = contents.iter().map(|b| pack.add_bytes(b).unwrap()).collect();
+        pack.finish().unwrap();
+        for (id, bytes) in ids.iter().zip(&contents) {
+            assert_eq!(&store.get(id).unwrap(), bytes);
+        }
+        assert_eq!(store.get(&kept).unwrap(), b"there before");
+    }
+
+    /// A truncated pack, a missing one and a cut index line make those objects absent, not
+    /// present and unreadable: the next pack stores them again and they read back.
+    #[test]
+    fn truncated_packs_and_cut_indexes_are_ignored_and_stored_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().to_path_buf());
+        let mut pack = store.pack();
+        let ids: Vec<String> = ["first", "second", "third"]
+            .iter()
+            .map(|t| pack.add_bytes(t.as_bytes()).unwrap())
+            .collect();
+        pack.finish().unwrap();
+        let idx = store.index_files().remove(0);
+        let packed = idx.with_extension("pack");
+        // Cut in the middle of the third object.
+        let file = std::fs::OpenOptions::new().write(true).open(&packed).unwrap();
+        file.set_len(("first".len() + "second".len() + 2) as u64).unwrap();
+        // A cut line naming an object this pack does not hold.
+        let other = hash(b"other");
+        let mut text = std::fs::read_to_string(&idx).unwrap();
+        text.push_str(&format!("{other} 0 3"));
+        std::fs::write(&idx, text).unwrap();
+        // A process opening the store now.
+        let reopened = ObjectStore::new(dir.path().to_path_buf());
+        assert_eq!(reopened.get(&ids[0]).unwrap(), b"first");
+        assert_eq!(reopened.get(&ids[1]).unwrap(), b"second");
+        assert!(!reopened.contains(&ids[2]) && !reopened.contains(&other));
+        let mut pack = reopened.pack();
+        assert_eq!(pack.add_bytes(b"third").unwrap(), ids[2]);
+        pack.finish().unwrap();
+        assert_eq!(reopened.get(&ids[2]).unwrap(), b"third", "stored again");
+        // An index whose pack is gone names nothing.
+        std::fs::remove_file(&packed).unwrap();
+        let reopened = ObjectStore::new(dir.path().to_path_buf());
+        assert!(!reopened.contains(&ids[0]));
+        assert_eq!(reopened.get(&ids[2]).unwrap(), b"third");
+    }
+
+    /// A pack without an index is discarded when its writer is gone, and kept while its
+    /// writer (holding its lock) is still adding to it.
+    #[test]
+    fn partial_packs_of_dead_writers_go_and_those_being_written_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectStore::new(dir.path().to_path_buf());
+        let mut live = store.pack();
+        let id = live.add_bytes(b"being written").unwrap();
+        live.file.as_mut().unwrap().1.flush().unwrap();
+        let dead = store.pack_dir().join("1-0badf00d.pack");
+        std::fs::write(&dead, b"left by a killed brute").unwrap();
+        assert_eq!(store.discard_partial().unwrap(), 1);
+        assert!(!dead.exists());
+        live.finish().unwrap();
+        assert_eq!(store.get(&id).unwrap(), b"being written");
+        assert_eq!(store.discard_partial().unwrap(), 0, "a finished pack stays");
+        // A writer that gives up (an error while adding) takes its pack with it.
+        let mut given_up = store.pack();
+        given_up.add_bytes(b"never finished").unwrap();
+        drop(given_up);
+        assert_eq!(store.pack_count(), 1);
+        assert_eq!(files(&store.pack_dir()).len(), 2, "one pack and its index");
     }
 }
