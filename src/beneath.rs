@@ -27,15 +27,19 @@ pub struct Root {
     path: PathBuf,
 }
 
+/// A path that changed into a link (or out of the root) since it was checked.
+#[derive(Debug, thiserror::Error)]
+#[error("{} changed while brute worked on it (a link appeared in its path); nothing was changed there", .0.display())]
+pub struct Changed(PathBuf);
+
 /// The error for a path that changed into a link (or out of the root) since it was checked.
 fn changed(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!(
-            "{} changed while brute worked on it (a link appeared in its path); nothing was changed there",
-            path.display()
-        ),
-    )
+    io::Error::new(io::ErrorKind::PermissionDenied, Changed(path.to_path_buf()))
+}
+
+/// Whether `error` says a path changed into a link since it was checked (see [`Changed`]).
+pub fn is_changed(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<Changed>())
 }
 
 fn is(e: &io::Error, errno: i32) -> bool {

@@ -824,3 +824,412 @@ fn a_file_replaced_by_a_directory_is_not_restored_over_the_persons_file_in_it() 
         "{message}"
     );
 }
+
+/// Property: random trees (names of any bytes but `/` and NUL, chains to 150 levels and past
+/// PATH_MAX, file and directory modes, links to anywhere), a random turn of built-in tool
+/// writes (through the tools' own descriptor code, recorded as the turn's) and command effects
+/// (plain calls while a command span is open), then undo: the tree is the start tree byte for
+/// byte; redo: the end tree. `BRUTE_PROPTEST_CASES` sets the number of cases (10,000 by
+/// default), `BRUTE_PROPTEST_SEED` the first seed.
+#[test]
+fn any_tree_and_any_turn_undo_and_redo_byte_for_byte() {
+    let cases: u64 = std::env::var("BRUTE_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let first: u64 = std::env::var("BRUTE_PROPTEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4) as u64;
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            scope.spawn(move || {
+                // One session for all of a thread's cases: each case is one more turn of it.
+                let project = Project::in_memory();
+                let mut recorder = project.recorder();
+                let mut seed = first + t;
+                while seed < first + cases {
+                    property_case(&project, &mut recorder, seed);
+                    seed += threads;
+                }
+            });
+        }
+    });
+}
+
+mod fdtree {
+    //! Changes to a tree by relative byte paths at any depth, through descriptors.
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+    pub fn root(path: &Path) -> OwnedFd {
+        rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap()
+    }
+
+    /// The directory holding `rel` (its parents must exist) and `rel`'s last name.
+    pub fn parent(root: &OwnedFd, rel: &[u8]) -> (OwnedFd, Vec<u8>) {
+        let mut names: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+        let last = names.pop().unwrap().to_vec();
+        let mut dir = rustix::fs::openat(root, ".", OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        for name in names {
+            dir = rustix::fs::openat(
+                &dir,
+                name,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW,
+                Mode::empty(),
+            )
+            .unwrap();
+        }
+        (dir, last)
+    }
+
+    pub fn kind(root: &OwnedFd, rel: &[u8]) -> Option<FileType> {
+        let (dir, name) = parent(root, rel);
+        rustix::fs::statat(&dir, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|s| FileType::from_raw_mode(s.st_mode))
+    }
+
+    pub fn write(root: &OwnedFd, rel: &[u8], bytes: &[u8], mode: u32) {
+        let (dir, name) = parent(root, rel);
+        let fd = rustix::fs::openat(
+            &dir,
+            name.as_slice(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW,
+            Mode::from_raw_mode(mode),
+        )
+        .unwrap();
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).unwrap();
+        std::io::Write::write_all(&mut std::fs::File::from(fd), bytes).unwrap();
+    }
+
+    pub fn mkdir(root: &OwnedFd, rel: &[u8], mode: u32) {
+        let (dir, name) = parent(root, rel);
+        rustix::fs::mkdirat(&dir, name.as_slice(), Mode::from_raw_mode(mode)).unwrap();
+        chmod(root, rel, mode);
+    }
+
+    pub fn chmod(root: &OwnedFd, rel: &[u8], mode: u32) {
+        let (dir, name) = parent(root, rel);
+        rustix::fs::chmodat(&dir, name.as_slice(), Mode::from_raw_mode(mode), AtFlags::empty()).unwrap();
+    }
+
+    pub fn symlink(root: &OwnedFd, rel: &[u8], target: &[u8]) {
+        let (dir, name) = parent(root, rel);
+        rustix::fs::symlinkat(target, &dir, name.as_slice()).unwrap();
+    }
+
+    /// Removes `rel`, everything in it first when it is a directory.
+    pub fn remove(root: &OwnedFd, rel: &[u8]) {
+        if kind(root, rel) == Some(FileType::Directory) {
+            let (dir, name) = parent(root, rel);
+            let inner = rustix::fs::openat(
+                &dir,
+                name.as_slice(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW,
+                Mode::empty(),
+            )
+            .unwrap();
+            let mut children = Vec::new();
+            let mut listing = rustix::fs::Dir::read_from(&inner).unwrap();
+            while let Some(entry) = listing.read() {
+                let child = entry.unwrap().file_name().to_bytes().to_vec();
+                if child != b"." && child != b".." {
+                    children.push(child);
+                }
+            }
+            for child in children {
+                let mut path = rel.to_vec();
+                path.push(b'/');
+                path.extend_from_slice(&child);
+                remove(root, &path);
+            }
+            rustix::fs::unlinkat(&dir, name.as_slice(), AtFlags::REMOVEDIR).unwrap();
+        } else {
+            let (dir, name) = parent(root, rel);
+            rustix::fs::unlinkat(&dir, name.as_slice(), AtFlags::empty()).unwrap();
+        }
+    }
+
+    pub fn rename(root: &OwnedFd, from: &[u8], to: &[u8]) {
+        let (from_dir, from_name) = parent(root, from);
+        let (to_dir, to_name) = parent(root, to);
+        rustix::fs::renameat(&from_dir, from_name.as_slice(), &to_dir, to_name.as_slice()).unwrap();
+    }
+}
+
+/// A random name: any bytes but `/` and NUL, never `.`, `..` or one the checkpoint rules
+/// treat specially (`.git`, ignore files); mostly short, sometimes long (chains past PATH_MAX).
+fn random_name(rng: &mut fastrand::Rng, long: bool) -> Vec<u8> {
+    loop {
+        let len = if long { rng.usize(30..60) } else { rng.usize(1..8) };
+        let name: Vec<u8> = (0..len)
+            .map(|_| match rng.usize(0..4) {
+                0 => rng.u8(b'a'..=b'z'),
+                _ => loop {
+                    let b = rng.u8(1..=255);
+                    if b != b'/' {
+                        break b;
+                    }
+                },
+            })
+            .collect();
+        let special = name == b"." || name == b".." || name.starts_with(b".git") || name.starts_with(b".ignore");
+        if !special {
+            return name;
+        }
+    }
+}
+
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    if dir.is_empty() {
+        return name.to_vec();
+    }
+    let mut path = dir.to_vec();
+    path.push(b'/');
+    path.extend_from_slice(name);
+    path
+}
+
+/// Paths of `kind` in the tree now.
+fn of_kind(tree: &BTreeMap<Vec<u8>, support::bytes_tree::Node>, dirs: bool) -> Vec<Vec<u8>> {
+    tree.iter()
+        .filter(|(_, n)| matches!(n, support::bytes_tree::Node::Dir { .. }) == dirs)
+        .map(|(p, _)| p.clone())
+        .collect()
+}
+
+/// Grows a random tree (or changes one, as a turn does): files, chains of directories, links.
+fn random_effect(
+    rng: &mut fastrand::Rng,
+    root: &std::os::fd::OwnedFd,
+    at: &Path,
+    tool: Option<&brute::beneath::Root>,
+) -> Option<Vec<u8>> {
+    use support::bytes_tree::{self, Node};
+    let tree = bytes_tree::read(at);
+    let dirs = of_kind(&tree, true);
+    let others = of_kind(&tree, false);
+    let any_dir = |rng: &mut fastrand::Rng| {
+        if dirs.is_empty() || rng.usize(0..3) == 0 {
+            Vec::new()
+        } else {
+            dirs[rng.usize(0..dirs.len())].clone()
+        }
+    };
+    let content = |rng: &mut fastrand::Rng| -> Vec<u8> { (0..rng.usize(0..48)).map(|_| rng.u8(..)).collect() };
+    let file_mode = |rng: &mut fastrand::Rng| [0o600, 0o644, 0o755, 0o400, 0o4755][rng.usize(0..5)];
+    let dir_mode = |rng: &mut fastrand::Rng| [0o700, 0o755, 0o750, 0o500][rng.usize(0..4)];
+    let free = |rng: &mut fastrand::Rng, dir: &[u8]| loop {
+        let path = join(dir, &random_name(rng, false));
+        if !tree.contains_key(&path) {
+            break path;
+        }
+    };
+    // A tool writes (0..=2) or removes (4); everything else is a command's.
+    let pick = if tool.is_some() {
+        [0, 1, 2, 4][rng.usize(0..4)]
+    } else {
+        rng.usize(0..12)
+    };
+    match pick {
+        // A file written by a built-in tool (new or over an existing file).
+        0..=2 if tool.is_some() => {
+            let path = match others
+                .iter()
+                .filter(|p| matches!(tree[*p], Node::File { .. }))
+                .nth(rng.usize(0..4))
+            {
+                Some(existing) if rng.bool() => existing.clone(),
+                _ => {
+                    let dir = any_dir(rng);
+                    free(rng, &dir)
+                }
+            };
+            let rel = std::path::PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&path));
+            tool?.write(&rel, &content(rng)).unwrap();
+            return Some(path);
+        }
+        0..=2 => {
+            let dir = any_dir(rng);
+            let path = free(rng, &dir);
+            fdtree::write(root, &path, &content(rng), file_mode(rng));
+        }
+        // A chain of directories, sometimes deep, sometimes past PATH_MAX, with a leaf.
+        3 => {
+            let (depth, long) = match rng.usize(0..100) {
+                0 => (rng.usize(100..=150), true),
+                1..=3 => (rng.usize(20..=150), false),
+                _ => (rng.usize(1..4), false),
+            };
+            let parent = any_dir(rng);
+            let mut path = free(rng, &parent);
+            fdtree::mkdir(root, &path, 0o755);
+            for _ in 1..depth {
+                path = join(&path, &random_name(rng, long));
+                fdtree::mkdir(root, &path, dir_mode(rng) | 0o700);
+            }
+            fdtree::write(
+                root,
+                &join(&path, &random_name(rng, false)),
+                &content(rng),
+                file_mode(rng),
+            );
+        }
+        _ if tool.is_some() && others.is_empty() => {}
+        4 if !others.is_empty() => {
+            let victim = &others[rng.usize(0..others.len())];
+            if let Some(tool) = tool {
+                let rel =
+                    std::path::PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(victim));
+                tool.remove(&rel, false).unwrap();
+                return Some(victim.clone());
+            }
+            fdtree::remove(root, victim);
+        }
+        5 if !dirs.is_empty() => fdtree::remove(root, &dirs[rng.usize(0..dirs.len())]),
+        6 if !others.is_empty() => {
+            let from = &others[rng.usize(0..others.len())];
+            let parent = any_dir(rng);
+            let to = free(rng, &parent);
+            if !to.starts_with(from) {
+                fdtree::rename(root, from, &to);
+            }
+        }
+        7 if !dirs.is_empty() => fdtree::chmod(root, &dirs[rng.usize(0..dirs.len())], dir_mode(rng)),
+        8 if !others.is_empty() => {
+            let file = &others[rng.usize(0..others.len())];
+            if matches!(tree[file], Node::File { .. }) {
+                fdtree::chmod(root, file, file_mode(rng));
+            }
+        }
+        9 => {
+            let target: Vec<u8> = match rng.usize(0..4) {
+                0 => b"../outside".to_vec(),
+                1 => b"/etc/passwd".to_vec(),
+                2 => random_name(rng, false),
+                _ => (0..rng.usize(1..30)).map(|_| rng.u8(1..=255)).collect(),
+            };
+            let parent = any_dir(rng);
+            let path = free(rng, &parent);
+            fdtree::symlink(root, &path, &target);
+        }
+        // A file replaced by a directory, or a directory by a file.
+        10 if !others.is_empty() => {
+            let path = &others[rng.usize(0..others.len())];
+            fdtree::remove(root, path);
+            fdtree::mkdir(root, path, 0o755);
+            fdtree::write(root, &join(path, b"inside"), &content(rng), 0o644);
+        }
+        11 if !dirs.is_empty() => {
+            let path = &dirs[rng.usize(0..dirs.len())];
+            fdtree::remove(root, path);
+            fdtree::write(root, path, &content(rng), file_mode(rng));
+        }
+        _ => {}
+    }
+    None
+}
+
+/// One case of [`any_tree_and_any_turn_undo_and_redo_byte_for_byte`].
+fn property_case(p: &Project, recorder: &mut Recorder, seed: u64) {
+    use support::bytes_tree;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    // A fresh tree for each case, made between turns.
+    let fd = fdtree::root(p.root());
+    for (name, _) in bytes_tree::read(p.root())
+        .into_iter()
+        .filter(|(n, _)| !n.contains(&b'/'))
+    {
+        fdtree::remove(&fd, &name);
+    }
+    for _ in 0..rng.usize(0..12) {
+        random_effect(&mut rng, &fd, p.root(), None);
+    }
+    let start = bytes_tree::read(p.root());
+    let mut history = Vec::new();
+    recorder.begin_turn(&format!("case {seed}"), 0).unwrap();
+    let real = p.root().canonicalize().unwrap();
+    let tool = brute::beneath::Root::open(&real).unwrap();
+    let spans = std::sync::Arc::new(brute::busy::Spans::default());
+    let mut work = brute::session::TurnWork::default();
+    for _ in 0..rng.usize(1..8) {
+        if rng.bool() {
+            if let Some(path) = random_effect(&mut rng, &fd, p.root(), Some(&tool)) {
+                let abs = real.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&path));
+                // Through descriptors: the path may be longer than PATH_MAX.
+                let (dir, name) = fdtree::parent(&fd, &path);
+                let ctime = rustix::fs::statat(&dir, name.as_slice(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()
+                    .map(|s| s.st_ctime as u64 * 1_000_000_000 + s.st_ctime_nsec as u64);
+                work.wrote.push(abs.clone());
+                work.last_writes.push((abs, ctime));
+            }
+        } else {
+            let _busy = spans.open();
+            random_effect(&mut rng, &fd, p.root(), None);
+        }
+    }
+    work.busy = spans.since(0);
+    let end = bytes_tree::read(p.root());
+    recorder.end_turn(&work).unwrap();
+    recorder.undo(&mut history, false, false, false).unwrap().unwrap();
+    let undone = bytes_tree::read(p.root());
+    assert!(
+        undone == start,
+        "seed {seed} (BRUTE_PROPTEST_SEED={seed} BRUTE_PROPTEST_CASES=1 reruns it): undo: {}",
+        difference(&start, &undone)
+    );
+    recorder.redo(&mut history, false, false).unwrap().unwrap();
+    let redone = bytes_tree::read(p.root());
+    assert!(
+        redone == end,
+        "seed {seed} (BRUTE_PROPTEST_SEED={seed} BRUTE_PROPTEST_CASES=1 reruns it): redo: {}",
+        difference(&end, &redone)
+    );
+}
+
+/// The first few paths where two trees differ, and how (for failure messages).
+fn difference(
+    expected: &BTreeMap<Vec<u8>, support::bytes_tree::Node>,
+    found: &BTreeMap<Vec<u8>, support::bytes_tree::Node>,
+) -> String {
+    let shown = |p: &[u8]| {
+        let text = p.escape_ascii().to_string();
+        if text.len() > 120 {
+            format!("…{}", &text[text.len() - 100..])
+        } else {
+            text
+        }
+    };
+    let mut lines = Vec::new();
+    for (path, node) in expected {
+        match found.get(path) {
+            None => lines.push(format!(
+                "missing {} ({} levels)",
+                shown(path),
+                path.split(|b| *b == b'/').count()
+            )),
+            Some(other) if other != node => lines.push(format!("differs {}: {node:?} / {other:?}", shown(path))),
+            _ => {}
+        }
+    }
+    for path in found.keys().filter(|p| !expected.contains_key(*p)) {
+        lines.push(format!(
+            "extra {} ({} levels)",
+            shown(path),
+            path.split(|b| *b == b'/').count()
+        ));
+    }
+    let total = lines.len();
+    lines.truncate(8);
+    format!("{total} paths differ:\n  {}", lines.join("\n  "))
+}

@@ -307,6 +307,7 @@ impl Scanner {
         let ctx = self.ctx();
         let own = own_data_dir(&self.root, &self.objects);
         let mut found = Manifest::new();
+        let mut links: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
         for rel in paths {
             // What a walk never records: `.git`, and brute's own data directory.
             if rel.is_empty()
@@ -318,12 +319,19 @@ impl Scanner {
                 continue;
             }
             // Under a directory that is a link now, the path is not in the tree (a walk
-            // would not enter the link either).
-            if under_a_link(
-                |dir| ctx.deep.lstat(&super::relpath::under(&self.root, dir)),
-                rel,
-                |_| false,
-            ) {
+            // would not enter the link either). Each directory is looked at once.
+            let mut dir = rel;
+            let mut under_link = false;
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                let link = *links.entry(parent.to_owned()).or_insert_with(|| {
+                    ctx.deep
+                        .lstat(&super::relpath::under(&self.root, parent))
+                        .is_some_and(|m| m.file_type().is_symlink())
+                });
+                under_link |= link;
+                dir = parent;
+            }
+            if under_link {
                 continue;
             }
             let path = super::relpath::under(&self.root, rel);
@@ -1649,7 +1657,13 @@ impl Target {
     }
 
     fn at<T>(&self, rel: &str, result: std::io::Result<T>) -> std::io::Result<T> {
-        result.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.shown(rel).display())))
+        result.map_err(|e| {
+            if crate::beneath::is_changed(&e) {
+                e // names its path already, and is told apart (see `moved_or_conflict`)
+            } else {
+                std::io::Error::new(e.kind(), format!("{}: {e}", self.shown(rel).display()))
+            }
+        })
     }
 
     fn make_dir(&self, rel: &str) -> std::io::Result<()> {
@@ -1762,21 +1776,6 @@ fn apply_or_preview(
             }
             continue;
         }
-        // A directory on the way that is a link now would carry the write out of the tree:
-        // never, forced or not (the directory's own change restores it first where it can).
-        if under_a_link(
-            |dir| tree.lstat(dir),
-            &change.path,
-            |dir| {
-                changes.iter().any(|c| {
-                    let to = if reverse { &c.before } else { &c.after };
-                    c.path == dir && to.as_ref().is_some_and(|s| s.dir)
-                })
-            },
-        ) {
-            report.conflicts.push(change.path.clone());
-            continue;
-        }
         let (from, to) = if reverse {
             (&change.after, &change.before)
         } else {
@@ -1793,6 +1792,39 @@ fn apply_or_preview(
             continue;
         }
         plan.push((change.path.as_str(), to.as_ref()));
+    }
+    // A path under an entry that is not a directory now and that this move does not make one
+    // (a link, which would carry the write out of the tree; a file that is left alone, the
+    // person's say) cannot be reached: left alone too, forced or not. Leaving one alone may
+    // leave what is under it alone in turn, so until nothing changes.
+    let mut kinds: BTreeMap<&str, bool> = BTreeMap::new();
+    loop {
+        let creating: BTreeSet<&str> = plan
+            .iter()
+            .filter(|(_, to)| to.is_some_and(|s| s.dir))
+            .map(|(p, _)| *p)
+            .collect();
+        let before = plan.len();
+        plan.retain(|(path, to)| {
+            let mut dir = *path;
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                let not_a_dir = *kinds
+                    .entry(parent)
+                    .or_insert_with(|| tree.lstat(parent).is_some_and(|m| !m.is_dir()));
+                if not_a_dir && !creating.contains(parent) {
+                    // What is to go cannot be there; what is to be made is left alone, listed.
+                    if to.is_some() {
+                        report.conflicts.push((*path).to_owned());
+                    }
+                    return false;
+                }
+                dir = parent;
+            }
+            true
+        });
+        if plan.len() == before {
+            break;
+        }
     }
     // A path that cannot be made stops the move before anything changes.
     if let Some((path, why)) = plan
@@ -1841,10 +1873,6 @@ fn apply_or_preview(
     }
     for (path, to) in plan.iter().filter(|(_, to)| to.is_some_and(|s| !s.dir)) {
         let Some(state) = to else { continue };
-        if !dry_run && under_a_link(|dir| tree.lstat(dir), path, |_| false) {
-            report.conflicts.push((*path).to_owned());
-            continue;
-        }
         let now_link = tree.is_link(path);
         // A link's +/- counts would read what it points to: never.
         let old = if now_link { None } else { tree.bytes(path) };
@@ -1862,8 +1890,11 @@ fn apply_or_preview(
             }
         }
         let bytes = objects.get(&state.id)?;
-        if !dry_run {
-            tree.write(path, state, &bytes)?;
+        // A link that appeared on the way since the check above is refused by the write:
+        // the path is left alone, as one under a link is.
+        if !dry_run && changed_since(tree.write(path, state, &bytes))? {
+            report.conflicts.push((*path).to_owned());
+            continue;
         }
         if state.link {
             report.moved.push(Moved {
@@ -1890,10 +1921,6 @@ fn apply_or_preview(
     let mut removals: Vec<&str> = plan.iter().filter(|(_, to)| to.is_none()).map(|(p, _)| *p).collect();
     removals.sort_by(|a, b| b.cmp(a));
     for path in removals {
-        if !dry_run && under_a_link(|dir| tree.lstat(dir), path, |_| false) {
-            report.conflicts.push(path.to_owned());
-            continue;
-        }
         match tree.lstat(path) {
             Some(meta) if meta.is_dir() => {
                 // Only an empty directory goes (anything left in it is not ours to delete).
@@ -1918,8 +1945,9 @@ fn apply_or_preview(
                 } else {
                     tree.bytes(path).unwrap_or_default()
                 };
-                if !dry_run {
-                    tree.remove(path)?;
+                if !dry_run && changed_since(tree.remove(path))? {
+                    report.conflicts.push(path.to_owned());
+                    continue;
                 }
                 let (_, removed) = line_counts(&old, b"");
                 report.moved.push(Moved {
@@ -1953,21 +1981,14 @@ fn apply_or_preview(
     Ok(report)
 }
 
-/// Whether a parent directory of `rel` (spelled) is a symbolic link now (`lstat` of a spelled
-/// directory), unless `becomes_dir` says this move turns it back into a directory first.
-fn under_a_link(
-    lstat: impl Fn(&str) -> Option<std::fs::Metadata>,
-    rel: &str,
-    becomes_dir: impl Fn(&str) -> bool,
-) -> bool {
-    let mut dir = rel;
-    while let Some((parent, _)) = dir.rsplit_once('/') {
-        if lstat(parent).is_some_and(|m| m.file_type().is_symlink()) && !becomes_dir(parent) {
-            return true;
-        }
-        dir = parent;
+/// Whether an operation found a link in its path that was not there when the move was planned
+/// (`Ok(true)`: it changed nothing); other errors stay errors.
+fn changed_since(result: std::io::Result<()>) -> std::io::Result<bool> {
+    match result {
+        Ok(()) => Ok(false),
+        Err(e) if crate::beneath::is_changed(&e) => Ok(true),
+        Err(e) => Err(e),
     }
-    false
 }
 
 /// The tree by path where the kernel takes the path at once, else through directory

@@ -45,18 +45,21 @@ pub fn bytes(spelled: &str) -> Vec<u8> {
         return raw.to_vec();
     }
     let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        if raw[i] == 0
-            && let (Some(high), Some(low)) = (raw.get(i + 1).and_then(hex), raw.get(i + 2).and_then(hex))
-        {
-            out.push(high << 4 | low);
-            i += 3;
-            continue;
+    let mut rest = raw;
+    while let Some(nul) = rest.iter().position(|b| *b == 0) {
+        out.extend_from_slice(&rest[..nul]);
+        match (rest.get(nul + 1).and_then(hex), rest.get(nul + 2).and_then(hex)) {
+            (Some(high), Some(low)) => {
+                out.push(high << 4 | low);
+                rest = &rest[nul + 3..];
+            }
+            _ => {
+                out.push(0);
+                rest = &rest[nul + 1..];
+            }
         }
-        out.push(raw[i]);
-        i += 1;
     }
+    out.extend_from_slice(rest);
     out
 }
 

@@ -271,7 +271,14 @@ impl Snapshots {
         } else {
             entry_key(path)
         };
-        let ctime = std::fs::symlink_metadata(&key).ok().map(|meta| {
+        // Through descriptors where the path is longer than the kernel takes at once.
+        let meta = std::fs::symlink_metadata(&key).or_else(|e| match key.strip_prefix("/") {
+            Ok(rel) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+                crate::beneath::Root::open(Path::new("/")).and_then(|root| root.lstat(rel))
+            }
+            _ => Err(e),
+        });
+        let ctime = meta.ok().map(|meta| {
             use std::os::unix::fs::MetadataExt;
             (meta.ctime().max(0) as u64)
                 .saturating_mul(1_000_000_000)
