@@ -2188,6 +2188,44 @@ mod cursor_tests {
 mod tests {
     use super::*;
 
+    /// A damaged record naming a path no filesystem takes (a NUL byte, a 300-byte name)
+    /// stops the whole move before anything changes, and the error names it.
+    #[test]
+    fn a_path_that_cannot_be_made_stops_the_move_before_anything_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "now\n").unwrap();
+        let objects = ObjectStore::new(dir.path().join("objects"));
+        let before = FileState {
+            id: objects.put(b"before\n").unwrap(),
+            size: 7,
+            mode: 0o100644,
+            ..Default::default()
+        };
+        for bad in ["bad\0zz/b".to_owned(), "n".repeat(300)] {
+            let changes = [
+                Change {
+                    path: "a.txt".into(),
+                    before: Some(before.clone()),
+                    after: None,
+                },
+                Change {
+                    path: bad.clone(),
+                    before: Some(before.clone()),
+                    after: None,
+                },
+            ];
+            let error = apply(&root, &objects, &changes, &Held::default(), &Manifest::new(), true, true, false)
+                .unwrap_err();
+            let message = error.to_string();
+            assert!(message.contains("cannot be restored") && message.contains("nothing was changed"), "{message}");
+            assert!(!message.contains('\0'), "the path is shown escaped: {message:?}");
+            assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "now\n", "{bad:?}");
+            assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
+        }
+    }
+
     fn file(id: &str) -> FileState {
         FileState {
             id: id.to_owned(),

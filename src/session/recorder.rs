@@ -53,7 +53,8 @@ impl TurnMove {
     /// a name cannot forge a line.
     pub fn describe(&self, verb: &str) -> String {
         let shown = super::relpath::shown;
-        let undo = verb == "undid";
+        // "undo"/"redo" in a preview, "undid"/"redid" after.
+        let undo = verb.starts_with("und");
         let first = self.prompt.lines().next().unwrap_or("");
         let mut out = if self.forced_left {
             format!("{verb} what the undo of turn {} (\"{first}\") had left:", self.turn)
@@ -780,6 +781,27 @@ impl Recorder {
     /// What [`Recorder::undo`] (or, with `redo`, [`Recorder::redo`]) would do now, changing
     /// nothing: for the confirmation dialog. `None` when there is nothing to move.
     pub fn preview(&mut self, redo: bool, force: bool) -> std::io::Result<Option<TurnMove>> {
+        if !redo
+            && force
+            && let Some(index) = self.redo_index()
+            && !self.turns[index].left.is_empty()
+        {
+            let turn = self.turns[index].clone();
+            let changes = self.left_changes(&turn)?;
+            let current = self.current_of(&changes)?;
+            let report = checkpoint::preview(
+                self.store.root(),
+                self.store.objects(),
+                &changes,
+                &turn.held,
+                &current,
+                true,
+                true,
+            )?;
+            let mut moved = TurnMove::of(turn, report, false);
+            moved.forced_left = true;
+            return Ok(Some(moved));
+        }
         let Some(index) = (if redo { self.redo_index() } else { self.undo_index() }) else {
             return Ok(None);
         };
@@ -1052,16 +1074,21 @@ impl Recorder {
         Ok(Some(TurnMove { rewound, ..moved }))
     }
 
+    /// The changes of `turn` its undo left alone (see [`Turn::left`]).
+    fn left_changes(&self, turn: &Turn) -> std::io::Result<Vec<checkpoint::Change>> {
+        let end = turn.end.clone().unwrap_or_default();
+        let start = self.manifest_of(turn, &turn.start)?;
+        let end = only_made(turn, &start, self.manifest_of(turn, &end)?);
+        Ok(checkpoint::diff(&start, &end)
+            .into_iter()
+            .filter(|c| turn.left.binary_search(&c.path).is_ok())
+            .collect())
+    }
+
     /// Takes back, forced, what the undo of turn `index` left alone (see [`Turn::left`]).
     fn force_left(&mut self, index: usize, partial: bool) -> std::io::Result<TurnMove> {
         let turn = self.turns[index].clone();
-        let end = turn.end.clone().unwrap_or_default();
-        let start = self.manifest_of(&turn, &turn.start)?;
-        let end = only_made(&turn, &start, self.manifest_of(&turn, &end)?);
-        let changes: Vec<checkpoint::Change> = checkpoint::diff(&start, &end)
-            .into_iter()
-            .filter(|c| turn.left.binary_search(&c.path).is_ok())
-            .collect();
+        let changes = self.left_changes(&turn)?;
         let current = self.current_of(&changes)?;
         let report = checkpoint::apply(
             self.store.root(),
