@@ -1167,9 +1167,18 @@ fn property_case(p: &Project, recorder: &mut Recorder, seed: u64) {
                 let abs = real.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&path));
                 // Through descriptors: the path may be longer than PATH_MAX.
                 let (dir, name) = fdtree::parent(&fd, &path);
-                let ctime = rustix::fs::statat(&dir, name.as_slice(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                    .ok()
-                    .map(|s| s.st_ctime as u64 * 1_000_000_000 + s.st_ctime_nsec as u64);
+                let ctime = rustix::fs::openat(
+                    &dir,
+                    name.as_slice(),
+                    rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW,
+                    rustix::fs::Mode::empty(),
+                )
+                .ok()
+                .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+                .map(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    m.ctime() as u64 * 1_000_000_000 + m.ctime_nsec() as u64
+                });
                 work.wrote.push(abs.clone());
                 work.last_writes.push((abs, ctime));
             }

@@ -9,7 +9,6 @@ mod support;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
@@ -435,7 +434,9 @@ fn a_swapped_link_never_redirects_writes_patches_or_removes_outside() {
             .collect();
         server.push(Reply::sse(openai_sse("", &borrowed)));
     }
-    server.push(Reply::sse(openai_sse("done", &[])));
+    // Held until the swapping has stopped: its request says every batch was answered.
+    let last = support::Gate::default();
+    server.push(Reply::sse(openai_sse("done", &[])).after(&last));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let swaps = swapper(sb.path("d"), sb.path("l"), stop.clone());
     let child = sb
@@ -445,16 +446,14 @@ fn a_swapped_link_never_redirects_writes_patches_or_removes_outside() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let _deadline = support::deadline(&child, 180);
     // The swapping stops once the last batch is answered: a tree that changes without end
     // under the end-of-turn checkpoint is another test's matter.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while server.requests().len() <= rounds {
-        assert!(std::time::Instant::now() < deadline, "the batches never finished");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    last.arrived();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let output = child.wait_with_output().unwrap();
     let swaps = swaps.join().unwrap();
+    last.release();
+    let output = child.wait_with_output().unwrap();
     assert!(swaps > 0, "the swapper never swapped");
     assert!(output.status.code().is_some(), "{output:?}");
     assert_eq!(
@@ -476,21 +475,19 @@ fn a_swapped_link_never_redirects_writes_patches_or_removes_outside() {
     }
 }
 
-/// Waits (bounded) for `go` in the project, then tries to type `y` into the terminal and
-/// leaves `pushed` behind: the approval dialog of its sibling call is open by then.
+/// Waits for a line on the FIFO `go` (the approval dialog of its sibling call is open by
+/// then), tries to type `y` into the terminal, and says so on the FIFO `pushed`.
 const PUSH_Y_PY: &str = r#"
-import fcntl, os, sys, termios, time
-for _ in range(1200):
-    if os.path.exists("go"):
-        break
-    time.sleep(0.05)
+import fcntl, os, sys, termios
+open("go").read()
 try:
     fd = os.open("/dev/tty", os.O_RDWR)
     fcntl.ioctl(fd, termios.TIOCSTI, b"y")
     print("pushed-y")
 except OSError as e:
     print("no-tty", e.errno)
-open("pushed", "w").close()
+with open("pushed", "w") as done:
+    done.write("done\n")
 "#;
 
 #[test]
@@ -513,6 +510,8 @@ fn a_command_cannot_answer_an_approval_dialog_for_its_sibling() {
         ],
     )));
     server.push(Reply::sse(openai_sse("Both answered.", &[])));
+    support::mkfifo(&sb.path("go"));
+    support::mkfifo(&sb.path("pushed"));
     let Some(tmux) = support::tmux::Tmux::start(&sb, &server, "dialog-tiocsti") else {
         return;
     };
@@ -522,15 +521,9 @@ fn a_command_cannot_answer_an_approval_dialog_for_its_sibling() {
     tmux.wait_for("the approval dialog", |s| {
         s.contains("Approve?") && s.contains("CANARY")
     });
-    std::fs::write(sb.path("go"), "").unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !sb.path("pushed").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the pushing command never finished"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Both block until the command opens its end (the test's own deadline bounds a hang).
+    std::fs::write(sb.path("go"), "go\n").unwrap();
+    assert_eq!(std::fs::read_to_string(sb.path("pushed")).unwrap(), "done\n");
     // Anything the command pushed is ahead of this key in the terminal's input.
     tmux.keys(&["n"]);
     tmux.wait_for("the reason field", |s| s.contains("why not?"));

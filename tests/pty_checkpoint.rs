@@ -54,7 +54,10 @@ fn the_ui_takes_a_prompt_while_the_first_checkpoint_is_held_and_the_write_waits_
     tmux.keys(&["Enter"]);
     tmux.wait_for("the undo dialog", |s| s.contains("Undo the last turn"));
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the undo report", |s| s.contains("restored notes.txt (+1 -1)"));
+    // "undid", not the dialog's "undo": the move is done, not only previewed.
+    tmux.wait_for("the undo report", |s| {
+        s.contains("undid turn 1") && s.contains("restored notes.txt (+1 -1)")
+    });
     assert_eq!(std::fs::read_to_string(sb.path("notes.txt")).unwrap(), "original\n");
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);

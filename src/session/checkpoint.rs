@@ -1797,7 +1797,8 @@ fn apply_or_preview(
     // (a link, which would carry the write out of the tree; a file that is left alone, the
     // person's say) cannot be reached: left alone too, forced or not. Leaving one alone may
     // leave what is under it alone in turn, so until nothing changes.
-    let mut kinds: BTreeMap<&str, bool> = BTreeMap::new();
+    // For each directory looked at: `Some(is a link)` when it is there but no directory.
+    let mut kinds: BTreeMap<&str, Option<bool>> = BTreeMap::new();
     loop {
         let creating: BTreeSet<&str> = plan
             .iter()
@@ -1808,12 +1809,17 @@ fn apply_or_preview(
         plan.retain(|(path, to)| {
             let mut dir = *path;
             while let Some((parent, _)) = dir.rsplit_once('/') {
-                let not_a_dir = *kinds
-                    .entry(parent)
-                    .or_insert_with(|| tree.lstat(parent).is_some_and(|m| !m.is_dir()));
-                if not_a_dir && !creating.contains(parent) {
-                    // What is to go cannot be there; what is to be made is left alone, listed.
-                    if to.is_some() {
+                let not_a_dir = *kinds.entry(parent).or_insert_with(|| {
+                    tree.lstat(parent)
+                        .filter(|m| !m.is_dir())
+                        .map(|m| m.file_type().is_symlink())
+                });
+                if let Some(link) = not_a_dir
+                    && !creating.contains(parent)
+                {
+                    // Left alone and listed; only what is to go from under a file is not
+                    // listed (it cannot be there).
+                    if to.is_some() || link {
                         report.conflicts.push((*path).to_owned());
                     }
                     return false;
@@ -2216,10 +2222,22 @@ mod tests {
                     after: None,
                 },
             ];
-            let error = apply(&root, &objects, &changes, &Held::default(), &Manifest::new(), true, true, false)
-                .unwrap_err();
+            let error = apply(
+                &root,
+                &objects,
+                &changes,
+                &Held::default(),
+                &Manifest::new(),
+                true,
+                true,
+                false,
+            )
+            .unwrap_err();
             let message = error.to_string();
-            assert!(message.contains("cannot be restored") && message.contains("nothing was changed"), "{message}");
+            assert!(
+                message.contains("cannot be restored") && message.contains("nothing was changed"),
+                "{message}"
+            );
             assert!(!message.contains('\0'), "the path is shown escaped: {message:?}");
             assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "now\n", "{bad:?}");
             assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);

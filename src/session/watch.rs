@@ -1,25 +1,48 @@
-//! Watches the project tree (inotify, through `notify`) so a checkpoint re-stats only the
-//! directories touched since the last one (O(changes), not O(tree)). One watch per directory
-//! the checkpoint walk recorded, added before that directory is listed. Anything that makes
-//! the watcher's picture incomplete — a queue overflow, a watcher error, the watch limit
-//! (`max_user_watches`) — is remembered, and the next checkpoint walks the whole tree.
+//! Watches the project tree (inotify) so a checkpoint re-stats only the directories touched
+//! since the last one (O(changes), not O(tree)). One watch per directory the checkpoint walk
+//! recorded, added before that directory is listed. Anything that makes the watcher's picture
+//! incomplete — a queue overflow, a read error, the watch limit (`max_user_watches`) — is
+//! remembered, and the next checkpoint walks the whole tree.
 //!
-//! Events reach the watcher's own thread some time after the change: before the touched paths
-//! are taken, a fence (a file written in a private directory watched by the same inotify
-//! instance, whose events come in order) makes sure every earlier event has arrived.
+//! Watches are added by the walk's own threads, each a plain `inotify_add_watch` call on the
+//! shared descriptor: nothing waits on the reader thread, so a flood of events (a command
+//! renaming files without end) cannot stall a walk. Events reach the reader thread some time
+//! after the change: before the touched paths are taken, a fence (a file written in a private
+//! directory watched by the same inotify instance, whose events come in order) makes sure every
+//! earlier event has arrived.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use notify::Watcher as _;
+use std::os::unix::ffi::OsStrExt;
+
+use rustix::fs::inotify::{self, ReadFlags, WatchFlags};
 
 /// How long a fence may take before the watcher counts as broken (then a full walk).
 const FENCE_WAIT: Duration = Duration::from_secs(5);
 
 /// Fence directories are `brute-fence-<pid>-<random>` in the temp directory.
 const FENCE_PREFIX: &str = "brute-fence-";
+
+/// What a watched directory reports: what changes an entry or the directory itself (opening
+/// and reading, the walk's own among them, change nothing).
+fn watch_flags() -> WatchFlags {
+    WatchFlags::MODIFY
+        | WatchFlags::ATTRIB
+        | WatchFlags::CLOSE_WRITE
+        | WatchFlags::MOVED_FROM
+        | WatchFlags::MOVED_TO
+        | WatchFlags::CREATE
+        | WatchFlags::DELETE
+        | WatchFlags::DELETE_SELF
+        | WatchFlags::MOVE_SELF
+        | WatchFlags::ONLYDIR
+        | WatchFlags::DONT_FOLLOW
+}
 
 /// Removes the fence directories of brute processes that are gone (a killed brute cannot
 /// remove its own): only directories of this user, named for a process that no longer
@@ -83,14 +106,96 @@ struct Shared {
     fence_seen: u64,
 }
 
+/// What the reader thread and the watching threads share.
+struct Inner {
+    fd: OwnedFd,
+    /// Each watch's directory, by watch descriptor.
+    dirs: Mutex<HashMap<i32, PathBuf>>,
+    shared: (Mutex<Shared>, Condvar),
+    /// Set when the watcher is dropped: the reader thread ends at its next event.
+    stop: AtomicBool,
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Reads events until the watcher is dropped, a batch (one `read`) at a time.
+    fn read_events(&self, fence_wd: i32) {
+        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
+        let mut reader = inotify::Reader::new(&self.fd, &mut buffer);
+        let mut paths = Vec::new();
+        let mut fence = 0u64;
+        let mut overflow = false;
+        loop {
+            let event = match reader.next() {
+                Ok(event) => event,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(error) => {
+                    self.lock().gap.get_or_insert(Gap::Failed(error.to_string()));
+                    return;
+                }
+            };
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let flags = event.events();
+            let name = event
+                .file_name()
+                .map(|n| std::ffi::OsStr::from_bytes(n.to_bytes()).to_owned());
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                overflow = true;
+            } else if event.wd() == fence_wd {
+                let seq = name
+                    .as_ref()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix('f')?.parse::<u64>().ok());
+                fence = fence.max(seq.unwrap_or(0));
+            } else {
+                let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+                if flags.contains(ReadFlags::IGNORED) {
+                    dirs.remove(&event.wd());
+                } else if let Some(dir) = dirs.get(&event.wd()) {
+                    paths.push(match &name {
+                        Some(name) => dir.join(name),
+                        None => dir.clone(),
+                    });
+                }
+            }
+            if reader.is_buffer_empty() {
+                // The batch is read: hand it over under one lock.
+                let mut shared = self.lock();
+                shared.touched.extend(paths.drain(..));
+                if overflow {
+                    shared.gap.get_or_insert(Gap::Overflow);
+                    overflow = false;
+                }
+                if fence > shared.fence_seen {
+                    shared.fence_seen = fence;
+                    self.shared.1.notify_all();
+                }
+            }
+        }
+    }
+}
+
 /// The paths touched under a project root since they were last taken.
 pub struct TreeWatch {
-    watcher: Mutex<notify::INotifyWatcher>,
-    shared: Arc<(Mutex<Shared>, Condvar)>,
+    inner: Arc<Inner>,
     fence_dir: tempfile::TempDir,
+    fence_wd: i32,
     fence_seq: Mutex<u64>,
     /// The watch limit was hit once: watching is given up for the session.
-    given_up: std::sync::atomic::AtomicBool,
+    given_up: AtomicBool,
+}
+
+impl Drop for TreeWatch {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Relaxed);
+        // Removing the fence's watch queues an event: the reader thread wakes and ends.
+        let _ = inotify::remove_watch(&self.inner.fd, self.fence_wd);
+    }
 }
 
 impl TreeWatch {
@@ -101,49 +206,26 @@ impl TreeWatch {
             .prefix(&format!("{FENCE_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| Gap::Failed(e.to_string()))?;
-        let fences = fence_dir.path().to_path_buf();
-        let shared: Arc<(Mutex<Shared>, Condvar)> = Arc::default();
-        let for_events = shared.clone();
-        let handler = move |event: notify::Result<notify::Event>| {
-            let (lock, fenced) = &*for_events;
-            let mut shared = lock.lock().unwrap_or_else(|e| e.into_inner());
-            match event {
-                Ok(event) if event.need_rescan() => {
-                    shared.gap.get_or_insert(Gap::Overflow);
-                }
-                // Opening and reading (the walk's own reads among them) change nothing.
-                Ok(event)
-                    if matches!(event.kind, notify::EventKind::Access(kind)
-                        if kind != notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {}
-                Ok(event) => {
-                    for path in event.paths {
-                        if let Ok(name) = path.strip_prefix(&fences) {
-                            let seq = name.to_str().and_then(|n| n.strip_prefix('f')?.parse::<u64>().ok());
-                            if let Some(seq) = seq {
-                                shared.fence_seen = shared.fence_seen.max(seq);
-                                fenced.notify_all();
-                            }
-                        } else {
-                            shared.touched.insert(path);
-                        }
-                    }
-                }
-                Err(error) => {
-                    shared.gap.get_or_insert(Gap::Failed(error.to_string()));
-                }
-            }
-        };
-        let mut watcher =
-            notify::INotifyWatcher::new(handler, notify::Config::default()).map_err(|e| Gap::Failed(e.to_string()))?;
-        watcher
-            .watch(fence_dir.path(), notify::RecursiveMode::NonRecursive)
+        let fd = inotify::init(inotify::CreateFlags::CLOEXEC).map_err(|e| Gap::Failed(e.to_string()))?;
+        let fence_wd = inotify::add_watch(&fd, fence_dir.path(), WatchFlags::CLOSE_WRITE | WatchFlags::ONLYDIR)
+            .map_err(|e| Gap::Failed(format!("{}: {e}", fence_dir.path().display())))?;
+        let inner = Arc::new(Inner {
+            fd,
+            dirs: Mutex::default(),
+            shared: Default::default(),
+            stop: AtomicBool::new(false),
+        });
+        let reader = inner.clone();
+        std::thread::Builder::new()
+            .name("brute-watch".into())
+            .spawn(move || reader.read_events(fence_wd))
             .map_err(|e| Gap::Failed(e.to_string()))?;
         Ok(Self {
-            watcher: Mutex::new(watcher),
-            shared,
+            inner,
             fence_dir,
+            fence_wd,
             fence_seq: Mutex::new(0),
-            given_up: Default::default(),
+            given_up: AtomicBool::new(false),
         })
     }
 
@@ -153,25 +235,22 @@ impl TreeWatch {
         if self.given_up() {
             return;
         }
-        let added = self
-            .watcher
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .watch(dir, notify::RecursiveMode::NonRecursive);
-        let gap = match added {
-            Ok(()) => return,
-            Err(error) if matches!(error.kind, notify::ErrorKind::MaxFilesWatch) => {
-                self.given_up.store(true, std::sync::atomic::Ordering::Relaxed);
-                Gap::Limit
-            }
-            // Gone meanwhile: its parent's event says so.
-            Err(error) if matches!(&error.kind, notify::ErrorKind::PathNotFound) => return,
-            Err(error) if matches!(&error.kind, notify::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::NotFound) =>
-            {
+        // Held across the call: an event of the new watch waits for its directory.
+        let mut dirs = self.inner.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let gap = match inotify::add_watch(&self.inner.fd, dir, watch_flags()) {
+            Ok(wd) => {
+                dirs.insert(wd, dir.to_path_buf());
                 return;
             }
+            Err(rustix::io::Errno::NOSPC) => {
+                self.given_up.store(true, Ordering::Relaxed);
+                Gap::Limit
+            }
+            // Gone meanwhile (or no directory now): its parent's event says so.
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return,
             Err(error) => Gap::Failed(format!("{}: {error}", dir.display())),
         };
+        drop(dirs);
         self.lock().gap.get_or_insert(gap);
     }
 
@@ -181,7 +260,7 @@ impl TreeWatch {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock()
     }
 
     /// Forgets what was touched and any gap: a full walk starts now and sees the tree as it
@@ -227,7 +306,7 @@ impl TreeWatch {
         };
         let path = self.fence_dir.path().join(format!("f{seq}"));
         std::fs::write(&path, b"").map_err(|e| Gap::Failed(format!("{}: {e}", path.display())))?;
-        let (lock, fenced) = &*self.shared;
+        let (lock, fenced) = &self.inner.shared;
         let shared = lock.lock().unwrap_or_else(|e| e.into_inner());
         let (shared, timeout) = fenced
             .wait_timeout_while(shared, FENCE_WAIT, |s| s.fence_seen < seq && s.gap.is_none())
