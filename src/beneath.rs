@@ -317,12 +317,7 @@ impl Root {
             if name == c"." || name == c".." {
                 continue;
             }
-            let kind = match entry.file_type() {
-                FileType::Unknown => {
-                    FileType::from_raw_mode(rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
-                }
-                known => known,
-            };
+            let kind = entry_kind(&fd, &entry)?;
             names.push((
                 OsString::from_vec(name.to_bytes().to_vec()),
                 kind == FileType::Directory,
@@ -372,12 +367,7 @@ fn empty_tree(dir: OwnedFd) -> io::Result<()> {
             if name == c"." || name == c".." {
                 continue;
             }
-            let kind = match entry.file_type() {
-                FileType::Unknown => {
-                    FileType::from_raw_mode(rustix::fs::statat(top, name, AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
-                }
-                known => known,
-            };
+            let kind = entry_kind(top, &entry)?;
             if kind != FileType::Directory {
                 rustix::fs::unlinkat(top, name, AtFlags::empty())?;
                 continue;
@@ -406,6 +396,17 @@ fn empty_tree(dir: OwnedFd) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The kind of a listed entry of `dir` (never following a link), asked of the filesystem
+/// where the listing does not say.
+fn entry_kind(dir: &OwnedFd, entry: &rustix::fs::DirEntry) -> io::Result<FileType> {
+    Ok(match entry.file_type() {
+        FileType::Unknown => {
+            FileType::from_raw_mode(rustix::fs::statat(dir, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)?.st_mode)
+        }
+        known => known,
+    })
 }
 
 /// Creates a new, empty temporary file in `dir` (`O_EXCL`, not following links).

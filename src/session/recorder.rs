@@ -786,21 +786,7 @@ impl Recorder {
             && let Some(index) = self.redo_index()
             && !self.turns[index].left.is_empty()
         {
-            let turn = self.turns[index].clone();
-            let changes = self.left_changes(&turn)?;
-            let current = self.current_of(&changes)?;
-            let report = checkpoint::preview(
-                self.store.root(),
-                self.store.objects(),
-                &changes,
-                &turn.held,
-                &current,
-                true,
-                true,
-            )?;
-            let mut moved = TurnMove::of(turn, report, false);
-            moved.forced_left = true;
-            return Ok(Some(moved));
+            return self.move_left(index, false, true).map(Some);
         }
         let Some(index) = (if redo { self.redo_index() } else { self.undo_index() }) else {
             return Ok(None);
@@ -1085,23 +1071,27 @@ impl Recorder {
             .collect())
     }
 
-    /// Takes back, forced, what the undo of turn `index` left alone (see [`Turn::left`]).
-    fn force_left(&mut self, index: usize, partial: bool) -> std::io::Result<TurnMove> {
+    /// Takes back, forced, what the undo of turn `index` left alone (see [`Turn::left`]), or
+    /// with `dry_run` says what that would do.
+    fn move_left(&self, index: usize, partial: bool, dry_run: bool) -> std::io::Result<TurnMove> {
         let turn = self.turns[index].clone();
         let changes = self.left_changes(&turn)?;
         let current = self.current_of(&changes)?;
-        let report = checkpoint::apply(
-            self.store.root(),
-            self.store.objects(),
-            &changes,
-            &turn.held,
-            &current,
-            true,
-            true,
-            partial,
-        )?;
-        let mut moved = TurnMove::of(turn.clone(), report, false);
+        let (root, objects) = (self.store.root(), self.store.objects());
+        let report = if dry_run {
+            checkpoint::preview(root, objects, &changes, &turn.held, &current, true, true)?
+        } else {
+            checkpoint::apply(root, objects, &changes, &turn.held, &current, true, true, partial)?
+        };
+        let mut moved = TurnMove::of(turn, report, false);
         moved.forced_left = true;
+        Ok(moved)
+    }
+
+    /// Takes back, forced, what the undo of turn `index` left alone, and records it.
+    fn force_left(&mut self, index: usize, partial: bool) -> std::io::Result<TurnMove> {
+        let moved = self.move_left(index, partial, false)?;
+        let turn = self.turns[index].clone();
         let left = moved.left(&turn.held);
         self.file.append(&Record::Undo {
             turn: turn.turn,
