@@ -43,7 +43,7 @@ fn stats(name: &str, mut times: Vec<Duration>, target_ms: f64) {
 
 fn session() -> SessionInfo {
     SessionInfo {
-        sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        sandbox: brute::permission::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
         effort: None,

@@ -119,7 +119,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
+            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -171,6 +171,10 @@ _brute() {
                     ;;
                 --sandbox)
                     COMPREPLY=($(compgen -W "read-only workspace-write full-access" -- "${cur}"))
+                    return 0
+                    ;;
+                --permission-mode)
+                    COMPREPLY=($(compgen -W "default acceptEdits plan bypassPermissions" -- "${cur}"))
                     return 0
                     ;;
                 --effort)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo effort= add-dir= output-format= c/continue r/resume= q/quiet h/help V/version
+    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= output-format= c/continue r/resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -35,6 +35,10 @@ complete -c brute -n "__fish_brute_needs_command" -l tools -d 'Only offer these 
 complete -c brute -n "__fish_brute_needs_command" -l sandbox -d 'What commands may do: read-only, workspace-write (default) or full-access' -r -f -a "read-only\t''
 workspace-write\t''
 full-access\t''"
+complete -c brute -n "__fish_brute_needs_command" -l permission-mode -d 'Claude Code\'s permission modes, mapped onto brute\'s (plan: read-only, ends with a plan)' -r -f -a "default\t'The configured sandbox mode (workspace-write unless config says otherwise)'
+acceptEdits\t'workspace-write: edits in the project and confined commands need no approval'
+plan\t'Plan mode: read-only tools and commands; the model ends with a plan'
+bypassPermissions\t'The same as --yolo: full access, no approval prompts'"
 complete -c brute -n "__fish_brute_needs_command" -l effort -d 'How hard reasoning models think (Claude\'s extended thinking, OpenAI\'s reasoning effort)' -r -f -a "low\t''
 medium\t''
 high\t''"

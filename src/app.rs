@@ -107,6 +107,7 @@ pub fn builtin_tools() -> Registry {
     registry.register(Arc::new(QuestionTool));
     registry.register(Arc::new(skill::SkillTool));
     registry.register(Arc::new(subagent::SubAgentTool::task()));
+    registry.register(Arc::new(crate::tool::plan::ExitPlanModeTool));
     registry
 }
 
@@ -213,7 +214,13 @@ pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
         rules.append(crate::permission::approvals::load(file));
     }
     crate::agent::state::Access {
-        policy: crate::sandbox::Policy::for_project(settings.sandbox_mode(), root, &extra_roots, &own_dirs),
+        policy: crate::sandbox::Policy::for_project(
+            settings.permission_mode().sandbox(),
+            root,
+            &extra_roots,
+            &own_dirs,
+        ),
+        plan: settings.plan.then(|| settings.sandbox_mode()),
         yolo: settings.yolo,
         sandbox_available: None,
         extra_roots,

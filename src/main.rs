@@ -75,6 +75,8 @@ fn main() -> ExitCode {
 }
 
 fn flags(cli: &Cli) -> Flags {
+    // `--permission-mode` conflicts with `--sandbox` and `--yolo` (clap says so).
+    let (sandbox, yolo, plan) = cli.permission_mode.map_or((None, false, false), |m| m.flags());
     Flags {
         provider: cli.provider.clone(),
         model: cli.model.clone(),
@@ -84,8 +86,9 @@ fn flags(cli: &Cli) -> Flags {
         no_stream: cli.no_stream,
         tools: cli.tools.clone(),
         no_tools: cli.no_tools,
-        sandbox: cli.sandbox.clone(),
-        yolo: cli.yolo,
+        sandbox: cli.sandbox.clone().or(sandbox.map(|m| m.as_str().to_owned())),
+        yolo: cli.yolo || yolo,
+        plan,
         // Absolute now, so they mean the same to every tool and to the sandbox (relative ones
         // start in -C's directory, like every other path).
         add_dirs: cli

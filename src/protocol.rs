@@ -41,9 +41,9 @@ pub enum Op {
     Clear,
     /// Use another model from the next request on.
     SetModel { model: String },
-    /// Switch the sandbox mode (`read-only`, `workspace-write`, `full-access`) from the next
-    /// tool call on.
-    SetSandbox { mode: crate::sandbox::Mode },
+    /// Switch the mode (`read-only`, `workspace-write`, `full-access`, or `plan`) from the
+    /// next tool call on.
+    SetSandbox { mode: crate::permission::Mode },
     /// Set how hard a reasoning model thinks from the next request on (`None`: the model's
     /// default).
     SetEffort { effort: Option<crate::provider::Effort> },
@@ -155,13 +155,22 @@ pub enum RequestKind {
         yes: String,
         no: String,
     },
+    /// The model's plan, made in plan mode, to run or to keep working on. Default: nobody is
+    /// there (the plan is the run's result, and nothing changes).
+    Plan {
+        plan: String,
+        /// The sandbox mode running it goes back to.
+        back_to: crate::sandbox::Mode,
+    },
 }
 
 impl RequestKind {
     /// The answer taken when no person can give one.
     pub fn default_response(&self) -> Response {
         match self {
-            RequestKind::Question { .. } | RequestKind::Approval { .. } => Response::NoPerson,
+            RequestKind::Question { .. } | RequestKind::Approval { .. } | RequestKind::Plan { .. } => {
+                Response::NoPerson
+            }
             RequestKind::Undo { .. } => Response::Declined,
             RequestKind::Consent { .. } => Response::Consent { yes: false },
         }
@@ -189,6 +198,24 @@ pub enum Response {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// An answer to a [`RequestKind::Plan`]; keeping on planning may say what to change.
+    Plan {
+        decision: PlanDecision,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+}
+
+/// What the person does with a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanDecision {
+    /// Run it in the mode the session was in before planning.
+    Run,
+    /// Run it with edits in the project allowed without asking (`workspace-write`).
+    RunAcceptingEdits,
+    /// Not yet: the model keeps planning (with the note, if any).
+    KeepPlanning,
 }
 
 /// How far an approval reaches.
@@ -280,8 +307,8 @@ pub enum Event {
     QueueReturned { prompts: Vec<String> },
     /// The model requests use from now on (also mid-turn, from the next request).
     ModelChanged { model: String },
-    /// The sandbox mode tool calls run under from now on.
-    SandboxChanged { mode: crate::sandbox::Mode },
+    /// The mode tool calls run under from now on (a sandbox mode, or plan).
+    SandboxChanged { mode: crate::permission::Mode },
     /// The reasoning effort requests use from now on (`None`: the model's default).
     EffortChanged { effort: Option<crate::provider::Effort> },
     /// What the session cost so far, in USD (only when the model's price is known).

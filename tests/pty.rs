@@ -506,7 +506,7 @@ fn a_blocked_command_is_offered_a_retry_and_without_a_sandbox_every_command_asks
 }
 
 #[test]
-fn shift_tab_to_full_access_applies_to_the_next_command() {
+fn permissions_full_access_applies_to_the_next_command() {
     let sb = Sandbox::new();
     let outside =
         std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pty-mode-{}", std::process::id()));
@@ -523,7 +523,8 @@ fn shift_tab_to_full_access_applies_to_the_next_command() {
     tmux.wait_for("the composer", |s| {
         s.contains("Ask brute to do something") && s.contains("workspace-write")
     });
-    tmux.keys(&["BTab"]);
+    tmux.text("/permissions full-access");
+    tmux.keys(&["Enter"]);
     tmux.wait_for("the full-access confirmation", |s| s.contains("Switch to full access?"));
     tmux.keys(&["y"]);
     tmux.wait_for("the new mode", |s| s.contains("sandbox: full-access"));
@@ -535,6 +536,47 @@ fn shift_tab_to_full_access_applies_to_the_next_command() {
         "full\n",
         "no sandbox, no question"
     );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+/// Shift-Tab from the default is plan mode: the model's write is refused and its plan shown;
+/// running it goes back to workspace-write, where the same write goes through.
+#[test]
+fn shift_tab_plans_and_running_the_plan_leaves_plan_mode() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let write = r#"{"file_path":"done.txt","content":"built\n"}"#;
+    server.push(Reply::sse(openai_sse("", &[("w1", "write", write)])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("x1", "exit_plan_mode", r#"{"plan":"PLAN-STEP write done.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("", &[("w2", "write", write)])));
+    server.push(Reply::sse(openai_sse("Built.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "plan") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| {
+        s.contains("Ask brute to do something") && s.contains("workspace-write")
+    });
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("plan mode", |s| s.contains("mode: plan") && s.contains(" plan │"));
+    tmux.text("build it");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the plan", |s| s.contains("Plan ready") && s.contains("PLAN-STEP"));
+    assert!(!sb.path("done.txt").exists(), "nothing changed while planning");
+    tmux.keys(&["y"]);
+    tmux.wait_for("the answer", |s| s.contains("Built.") && s.contains(" idle │"));
+    let requests = server.requests();
+    assert!(tool_results(&requests[1])[0].1.starts_with("Error: PlanMode: "));
+    assert!(
+        tool_results(&requests[2])[1]
+            .1
+            .contains("the mode is now workspace-write")
+    );
+    assert_eq!(std::fs::read_to_string(sb.path("done.txt")).unwrap(), "built\n");
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));

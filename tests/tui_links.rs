@@ -23,7 +23,7 @@ const H: u16 = 24;
 
 fn app(hyperlinks: bool) -> App {
     let session = SessionInfo {
-        sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        sandbox: brute::permission::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
         effort: None,

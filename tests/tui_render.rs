@@ -14,7 +14,7 @@ use serde_json::json;
 
 fn app() -> App {
     let session = SessionInfo {
-        sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        sandbox: brute::permission::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
         effort: None,
@@ -675,46 +675,164 @@ fn a_scrolled_view_stays_put_while_the_last_answer_streams() {
     assert_eq!(body(&before), body(&after));
 }
 
+/// Shift-Tab goes the way a Claude Code user expects: from the default to plan first, then
+/// read-only, then back; full access is never a step of it (only `/permissions full-access`,
+/// confirmed first), and from full access Shift-Tab goes to plan.
 #[test]
-fn shift_tab_cycles_the_sandbox_mode_and_full_access_is_confirmed() {
+fn shift_tab_reaches_plan_first_and_never_full_access() {
+    use brute::permission::Mode;
     use brute::protocol::Op;
-    use brute::sandbox::Mode;
     use brute::tui::app::Action;
+    let shift_tab = |a: &mut App| a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
     let mut a = app();
     assert_eq!(a.session.sandbox, Mode::WorkspaceWrite);
-    assert!(
-        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT))
-            .is_empty(),
-        "full access is confirmed first"
+    let mut steps = Vec::new();
+    for _ in 0..7 {
+        let actions = shift_tab(&mut a);
+        assert!(a.modals.is_empty(), "no confirmation on the way");
+        let [Action::Op(Op::SetSandbox { mode })] = actions.as_slice() else {
+            panic!("one mode switch, got {actions:?}")
+        };
+        // The core applies it and says so.
+        a.on_event(Event::SandboxChanged { mode: *mode });
+        steps.push(*mode);
+    }
+    assert_eq!(
+        steps,
+        [
+            Mode::Plan,
+            Mode::ReadOnly,
+            Mode::WorkspaceWrite,
+            Mode::Plan,
+            Mode::ReadOnly,
+            Mode::WorkspaceWrite,
+            Mode::Plan
+        ]
     );
+    assert!(
+        render(&mut a, 100, 3).contains(" plan "),
+        "the status line shows the mode"
+    );
+    typed(&mut a, "/status");
+    key(&mut a, KeyCode::Enter);
+    assert!(
+        a.transcript_text().contains("sandbox:  plan — planning"),
+        "{}",
+        a.transcript_text()
+    );
+
+    // Full access: only through /permissions, confirmed first.
+    typed(&mut a, "/permissions full-access");
+    assert!(press(&mut a, KeyCode::Enter).is_empty(), "confirmed first");
     assert!(render(&mut a, 80, 16).contains("Switch to full access?"));
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
         vec![Action::Op(Op::SetSandbox { mode: Mode::FullAccess })]
     );
     a.on_event(Event::SandboxChanged { mode: Mode::FullAccess });
-    assert!(
-        render(&mut a, 100, 3).contains("full-access"),
-        "the status line shows the mode"
-    );
-    assert_eq!(
-        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
-        vec![Action::Op(Op::SetSandbox { mode: Mode::ReadOnly })]
-    );
+    assert!(render(&mut a, 100, 3).contains("full-access"));
+    assert_eq!(shift_tab(&mut a), vec![Action::Op(Op::SetSandbox { mode: Mode::Plan })]);
     // Declining the confirmation changes nothing.
-    a.on_event(Event::SandboxChanged {
-        mode: Mode::WorkspaceWrite,
-    });
-    key(&mut a, KeyCode::BackTab);
+    typed(&mut a, "/permissions full-access");
+    key(&mut a, KeyCode::Enter);
     assert!(
         a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE))
             .is_empty()
     );
     typed(&mut a, "/permissions read-only");
     assert_eq!(
-        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        press(&mut a, KeyCode::Enter),
         vec![Action::Op(Op::SetSandbox { mode: Mode::ReadOnly })]
     );
+    // /plan switches to plan mode; /plan TASK sends the task too.
+    a.on_event(Event::SandboxChanged { mode: Mode::ReadOnly });
+    typed(&mut a, "/plan");
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        vec![Action::Op(Op::SetSandbox { mode: Mode::Plan })]
+    );
+    typed(&mut a, "/plan add a flag");
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        vec![
+            Action::Op(Op::SetSandbox { mode: Mode::Plan }),
+            Action::Op(Op::UserTurn {
+                text: "add a flag".into()
+            })
+        ]
+    );
+}
+
+fn plan_request(app: &mut App, id: &str, back_to: brute::sandbox::Mode) {
+    app.on_event(Event::Request {
+        id: id.into(),
+        kind: RequestKind::Plan {
+            plan: "# Add --verbose\n1. Parse the flag in src/cli.rs\n2. Log more in src/run.rs\n3. cargo test".into(),
+            back_to,
+        },
+    });
+}
+
+/// The plan is shown (and kept in the transcript) with its choices: run it in the mode from
+/// before, run it with edits auto-approved, or keep planning with a note.
+#[test]
+fn the_plan_dialog_runs_the_plan_or_keeps_planning_with_a_note() {
+    use brute::protocol::PlanDecision;
+    use brute::sandbox::Mode;
+    let mut a = app();
+    plan_request(&mut a, "p1", Mode::ReadOnly);
+    let screen = render(&mut a, 80, 24);
+    assert!(
+        screen.contains("Plan ready")
+            && screen.contains("Parse the flag in src/cli.rs")
+            && screen.contains("(y) run it (back to read-only)")
+            && screen.contains("(a) run it with edits auto-approved (workspace-write)")
+            && screen.contains("(n) keep planning"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("plan_dialog_80x24", screen);
+    assert!(
+        a.transcript_text().contains("3. cargo test"),
+        "the plan stays in the transcript"
+    );
+    let answer = |decision, note: Option<&str>| {
+        Some(Response::Plan {
+            decision,
+            note: note.map(str::to_owned),
+        })
+    };
+    assert_eq!(
+        approval_answer(&press(&mut a, KeyCode::Char('y'))),
+        answer(PlanDecision::Run, None)
+    );
+    plan_request(&mut a, "p2", Mode::ReadOnly);
+    render(&mut a, 80, 24);
+    assert_eq!(
+        approval_answer(&press(&mut a, KeyCode::Char('a'))),
+        answer(PlanDecision::RunAcceptingEdits, None)
+    );
+    plan_request(&mut a, "p3", Mode::ReadOnly);
+    render(&mut a, 80, 24);
+    assert!(press(&mut a, KeyCode::Char('n')).is_empty(), "n asks for a note");
+    typed(&mut a, "use tabs");
+    assert!(render(&mut a, 80, 24).contains("what should change? use tabs"));
+    assert_eq!(
+        approval_answer(&press(&mut a, KeyCode::Enter)),
+        answer(PlanDecision::KeepPlanning, Some("use tabs"))
+    );
+    // From workspace-write, running it is already with edits auto-approved: one choice.
+    plan_request(&mut a, "p4", Mode::WorkspaceWrite);
+    let screen = render(&mut a, 80, 24);
+    assert!(
+        screen.contains("(y) run it (back to workspace-write)") && !screen.contains("(a) run it"),
+        "{screen}"
+    );
+    assert!(approval_answer(&press(&mut a, KeyCode::Char('y'))).is_some());
+    // Running waits until the whole plan has been on screen.
+    plan_request(&mut a, "p5", Mode::ReadOnly);
+    assert_eq!(approval_answer(&press(&mut a, KeyCode::Char('y'))), None);
+    render(&mut a, 80, 24);
+    assert!(approval_answer(&press(&mut a, KeyCode::Char('y'))).is_some());
 }
 
 #[test]

@@ -19,7 +19,7 @@ const WIDTH: u16 = 80;
 
 fn app() -> App {
     let session = SessionInfo {
-        sandbox: brute::sandbox::Mode::WorkspaceWrite,
+        sandbox: brute::permission::Mode::WorkspaceWrite,
         base_url: "http://127.0.0.1:1/v1".into(),
         session_id: None,
         effort: None,

@@ -46,6 +46,7 @@ pub const RESERVED: &[&str] = &[
     "status",
     "cost",
     "permissions",
+    "plan",
     "todo",
     "copy",
     "mouse",

@@ -15,7 +15,7 @@
 //! | `Interrupt` | nothing | stops the turn |
 //! | `Respond` | answers a request | answers a request |
 //! | `SetModel` | from the next request | from the next request |
-//! | `SetSandbox` | from the next tool call | from the next tool call |
+//! | `SetSandbox` (a mode, plan included) | from the next tool call (plan's tools and prompt: the next request) | likewise |
 //! | `SetEffort` | from the next request | from the next request |
 //! | `Undo` / `Redo` | asks for confirmation (a request), then moves | refused with a notice |
 //! | `Resume` / `Clear` | done | refused with a notice |
@@ -271,11 +271,69 @@ impl Conversation {
         };
         match resumer(id, &self.requests) {
             Ok(agent) => {
+                // The mode the person chose stays (plan mode with the mode it goes back to).
+                let access = self.agent.state().access();
+                if let Some(before) = access.plan {
+                    agent.state().set_mode(before.into());
+                }
+                agent.state().set_mode(access.mode());
                 self.agent = agent;
                 self.events.emit(self.agent.history_event());
                 self.notice(format!("resumed session {id}"));
             }
             Err(message) => self.events.emit(Event::Error { message }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::permission::Mode;
+
+    fn agent() -> super::super::Agent {
+        let provider = Arc::new(crate::provider::replay::ReplayProvider::from_script("").unwrap());
+        let state = Arc::new(crate::agent::state::AgentState::new(
+            provider,
+            "m".into(),
+            100,
+            std::env::temp_dir(),
+        ));
+        let (events, _) = EventSink::channel();
+        let registry = Arc::new(crate::tool::Registry::new());
+        let executor = crate::tool::exec::Executor::new(registry, Arc::default(), state.clone(), events.clone());
+        let config = super::super::AgentConfig {
+            system_prompt: String::new(),
+            max_turns: 1,
+        };
+        super::super::Agent::new(state, executor, config, events)
+    }
+
+    /// `/resume` swaps the agent, not the person's choice of mode: plan mode stays, and so
+    /// does the mode an approved plan goes back to.
+    #[tokio::test]
+    async fn a_resumed_session_keeps_plan_mode() {
+        let first = agent();
+        first.state().set_mode(Mode::ReadOnly);
+        let second = agent();
+        let resumed = second.state().clone();
+        let slot = Mutex::new(Some(second));
+        let resumer: Resumer = Box::new(move |_, _| {
+            slot.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .ok_or_else(|| "resumed once".to_owned())
+        });
+        let (events, _rx) = EventSink::channel();
+        let (mut conversation, _ops) = Conversation::new(first, events, Requests::headless(), Some(resumer));
+        conversation.handle(Op::SetSandbox { mode: Mode::Plan }).await;
+        conversation.handle(Op::Resume { id: "s".into() }).await;
+        let access = resumed.access();
+        assert_eq!(
+            (access.mode(), access.plan),
+            (Mode::Plan, Some(crate::sandbox::Mode::ReadOnly))
+        );
     }
 }

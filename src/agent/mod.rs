@@ -33,6 +33,9 @@ use state::AgentState;
 /// The default cap on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 
+/// Added to the system prompt while the session is in plan mode.
+pub const PLAN_PROMPT: &str = include_str!("../../assets/plan_mode.md");
+
 /// Settings of one agent (the model and provider live in its [`AgentState`]).
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -93,7 +96,9 @@ pub(crate) fn apply_setting(op: Op, state: &AgentState, events: &EventSink) {
         }
         Op::SetSandbox { mode } => {
             state.set_mode(mode);
-            events.emit(Event::SandboxChanged { mode });
+            events.emit(Event::SandboxChanged {
+                mode: state.access().mode(),
+            });
         }
         Op::SetEffort { effort } => {
             state.set_effort(effort);
@@ -484,7 +489,7 @@ impl Agent {
     /// words, the todo list and the files changed verbatim). A failed summary leaves the
     /// conversation as pruning left it.
     pub async fn compact_now(&mut self, focus: Option<String>) {
-        let tools = self.executor.registry().specs();
+        let tools = self.executor.registry().specs_for(self.state.access().planning());
         self.pre_compact_hooks(true, focus.as_deref()).await;
         self.compact(focus.as_deref(), true, &tools).await;
     }
@@ -670,11 +675,12 @@ impl Agent {
 
     /// The names of the tools offered to the model.
     pub fn tool_names(&self) -> Vec<String> {
+        let planning = self.state.access().planning();
         self.executor
             .registry()
-            .names()
+            .specs_for(planning)
             .into_iter()
-            .map(str::to_owned)
+            .map(|spec| spec.name)
             .collect()
     }
 
@@ -927,15 +933,17 @@ impl Agent {
         scope: &TurnScope,
     ) -> TurnEnd {
         let end = |outcome, text: String, error: Option<String>| TurnEnd { outcome, text, error };
-        let mut tools = self.executor.registry().specs();
-        if let Some(allowed) = &scope.allowed_tools {
-            tools.retain(|t| allowed.contains(&t.name));
-        }
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
         let mut retried_too_long = false;
         loop {
             iteration += 1;
+            // Per request: an approved plan leaves plan mode within the turn.
+            let planning = self.state.access().planning();
+            let mut tools = self.executor.registry().specs_for(planning);
+            if let Some(allowed) = &scope.allowed_tools {
+                tools.retain(|t| allowed.contains(&t.name));
+            }
             self.learn_window().await;
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
@@ -971,9 +979,14 @@ impl Agent {
                 }),
             };
             let model = scope.model.clone().unwrap_or_else(|| self.state.model());
+            // The model is told it is planning, for as long as it is.
+            let system = match planning {
+                true => std::borrow::Cow::Owned(format!("{}\n\n{PLAN_PROMPT}", self.config.system_prompt.trim_end())),
+                false => std::borrow::Cow::Borrowed(self.config.system_prompt.as_str()),
+            };
             let request = ChatRequest {
                 model: &model,
-                system: &self.config.system_prompt,
+                system: &system,
                 messages: &self.history,
                 tools: &tools,
                 max_tokens: self.state.max_tokens,
@@ -1063,6 +1076,7 @@ impl Agent {
             self.settle_checkpoint(ops, inbox, cancel).await;
             let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
+            let ends_turn = records.iter().find_map(|r| r.ends_turn.clone());
             for record in records {
                 let result = record.result;
                 self.durations.insert(result.call_id.clone(), result.duration_ms);
@@ -1083,6 +1097,19 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 return end(TurnOutcome::Interrupted, text, None);
+            }
+            if let Some(answer) = ends_turn {
+                // The answer (a plan nobody could approve) is the turn's last message, shown
+                // and kept like one the model wrote.
+                if !answer.is_empty() {
+                    self.events.emit(Event::TextDelta { text: answer.clone() });
+                    self.push_message(Message::Assistant {
+                        text: answer.clone(),
+                        tool_calls: Vec::new(),
+                        reasoning: Vec::new(),
+                    });
+                }
+                return end(TurnOutcome::Done, answer, None);
             }
             if step == Step::RunToolsThenStop {
                 self.events.emit(Event::Notice {
@@ -1113,6 +1140,13 @@ impl Agent {
             let known = self.executor.registry().get(&call.name).is_some();
             pending.push(if cancel.is_cancelled() {
                 Err(self.executor.never_ran(call, &interrupted()))
+            } else if let Some(error) = self
+                .executor
+                .registry()
+                .get(&call.name)
+                .and_then(|tool| crate::tool::plan::refusal(tool.as_ref(), &args_of(call), &self.state.access()))
+            {
+                Err(self.executor.never_ran(call, &error))
             } else if known && !offered.iter().any(|t| t.name == call.name) {
                 let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
                 let error = ToolError::new(
@@ -1170,6 +1204,11 @@ fn describe_restore(
 /// command and its (already truncated) output.
 fn person_command_message(command: &str, output: &str) -> String {
     format!("I ran this command myself:\n$ {command}\n{}", output.trim_end())
+}
+
+/// A call's arguments as JSON (`null` when they are not JSON: the executor says so).
+fn args_of(call: &ToolCall) -> serde_json::Value {
+    serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null)
 }
 
 fn interrupted() -> ToolError {

@@ -22,6 +22,11 @@ impl Tool for QuestionTool {
         "question"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "Ask the user one or more questions and wait for the answers. Use only when you cannot proceed without a decision; offer options when there are clear choices. Free text is always allowed."
     }

@@ -53,9 +53,25 @@ pub struct Access {
     /// Where "always allow in this project" approvals are saved (the person's data, keyed by
     /// the project; never the project itself).
     pub approvals_file: Option<PathBuf>,
+    /// `Some` while planning (the policy is then read-only): the sandbox mode an approved
+    /// plan goes back to.
+    pub plan: Option<crate::sandbox::Mode>,
 }
 
 impl Access {
+    /// Whether the session is in plan mode.
+    pub fn planning(&self) -> bool {
+        self.plan.is_some()
+    }
+
+    /// The mode as the person picked it.
+    pub fn mode(&self) -> crate::permission::Mode {
+        match self.plan {
+            Some(_) => crate::permission::Mode::Plan,
+            None => self.policy.mode.into(),
+        }
+    }
+
     /// Whether commands can be confined here (see [`Access::sandbox_available`]).
     pub fn can_confine(&self) -> bool {
         self.sandbox_available
@@ -109,10 +125,17 @@ impl AgentState {
         self.access.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Switches the sandbox mode from the next call on.
-    pub fn set_mode(&self, mode: crate::sandbox::Mode) {
+    /// Switches the mode from the next call on. Entering plan mode keeps the sandbox mode to
+    /// go back to; any other mode leaves plan mode.
+    pub fn set_mode(&self, mode: crate::permission::Mode) {
         let mut access = self.access.lock().unwrap_or_else(|e| e.into_inner());
-        access.policy = crate::sandbox::Policy::for_project(mode, &self.root, &access.extra_roots, &access.own_dirs);
+        access.plan = match (mode, access.plan) {
+            (crate::permission::Mode::Plan, Some(before)) => Some(before),
+            (crate::permission::Mode::Plan, None) => Some(access.policy.mode),
+            _ => None,
+        };
+        access.policy =
+            crate::sandbox::Policy::for_project(mode.sandbox(), &self.root, &access.extra_roots, &access.own_dirs);
     }
 
     /// Whether the person allowed calls like this one for the session.

@@ -139,6 +139,10 @@ pub struct Cli {
     #[arg(long, conflicts_with = "sandbox")]
     pub yolo: bool,
 
+    /// Claude Code's permission modes, mapped onto brute's (plan: read-only, ends with a plan)
+    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["sandbox", "yolo"])]
+    pub permission_mode: Option<PermissionMode>,
+
     /// How hard reasoning models think (Claude's extended thinking, OpenAI's reasoning effort)
     #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"])]
     pub effort: Option<String>,
@@ -165,6 +169,35 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `--permission-mode`: Claude Code's names, mapped onto brute's modes (see [`PermissionMode::flags`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PermissionMode {
+    /// The configured sandbox mode (workspace-write unless config says otherwise)
+    #[value(name = "default")]
+    Default,
+    /// workspace-write: edits in the project and confined commands need no approval
+    #[value(name = "acceptEdits")]
+    AcceptEdits,
+    /// Plan mode: read-only tools and commands; the model ends with a plan
+    #[value(name = "plan")]
+    Plan,
+    /// The same as --yolo: full access, no approval prompts
+    #[value(name = "bypassPermissions")]
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// What the mode sets of brute's own flags: `--sandbox`, `--yolo`, and plan mode.
+    pub fn flags(self) -> (Option<crate::sandbox::Mode>, bool, bool) {
+        match self {
+            Self::Default => (None, false, false),
+            Self::AcceptEdits => (Some(crate::sandbox::Mode::WorkspaceWrite), false, false),
+            Self::Plan => (None, false, true),
+            Self::BypassPermissions => (None, true, false),
+        }
+    }
 }
 
 /// How `brute -p` prints.

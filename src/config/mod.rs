@@ -129,6 +129,8 @@ settings! {
         config_changed: bool,
         /// `--yolo`: full access and no approval prompts.
         yolo: bool,
+        /// `--permission-mode plan`: start in plan mode (leaving it goes back to `sandbox`).
+        plan: bool,
         /// `--add-dir`: more roots commands and tools may write.
         add_dirs: Vec<PathBuf>,
         /// Permission rules from every config file, each with its file.
@@ -302,6 +304,8 @@ pub struct Flags {
     pub no_tools: bool,
     pub sandbox: Option<String>,
     pub yolo: bool,
+    /// Start in plan mode (`--permission-mode plan`).
+    pub plan: bool,
     pub add_dirs: Vec<PathBuf>,
     /// `--effort`.
     pub effort: Option<String>,
@@ -319,6 +323,14 @@ impl Settings {
     /// The sandbox mode (checked at load).
     pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
         crate::sandbox::Mode::parse(&self.sandbox.value).unwrap_or_default()
+    }
+
+    /// The mode the session starts in: plan mode, or the sandbox mode.
+    pub fn permission_mode(&self) -> crate::permission::Mode {
+        match self.plan {
+            true => crate::permission::Mode::Plan,
+            false => self.sandbox_mode().into(),
+        }
     }
 
     /// Roots commands and tools may write besides the project: `--add-dir`s and
@@ -524,6 +536,7 @@ struct Layers {
     /// The project was trusted, but its config changed since.
     config_changed: bool,
     yolo: bool,
+    plan: bool,
     add_dirs: Vec<PathBuf>,
     rules: crate::permission::Rules,
     models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
@@ -663,6 +676,7 @@ impl Layers {
             ));
         }
         self.yolo = flags.yolo;
+        self.plan = flags.plan;
         self.add_dirs = flags.add_dirs.clone();
     }
 }
@@ -758,6 +772,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         untrusted_ignored,
         config_changed,
         yolo,
+        plan,
         add_dirs,
         rules,
         models,
@@ -813,6 +828,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         untrusted_ignored,
         config_changed,
         yolo,
+        plan,
         add_dirs,
         rules,
         models,

@@ -229,7 +229,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     let started = Instant::now();
     // A confined mode that cannot be enforced here is a usage error at start, not a run where
     // every command is denied.
-    if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
+    if settings.permission_mode().sandbox() != crate::sandbox::Mode::FullAccess
         && let Err(unavailable) = crate::sandbox::available()
     {
         crate::sanitize::eprint_line(&format!(
@@ -263,7 +263,8 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             &conversation.tools,
             &place.cwd,
             &conversation.provider,
-            settings.sandbox_mode().as_str(),
+            settings.permission_mode(),
+            settings.yolo,
         );
         if let Ok(line) = serde_json::to_string(&init) {
             let _ = writeln!(std::io::stdout(), "{line}");

@@ -153,17 +153,22 @@ pub struct InitLine<'a> {
     tools: &'a [String],
     cwd: String,
     provider: &'a str,
+    /// brute's mode: a sandbox mode, or `plan`.
     sandbox: &'a str,
+    /// The same in Claude Code's words (`default`, `plan`, `bypassPermissions`).
+    #[serde(rename = "permissionMode")]
+    permission_mode: &'static str,
 }
 
-/// The init line of a run.
+/// The init line of a run; `yolo` is `--yolo` (or `bypassPermissions`).
 pub fn init<'a>(
     session_id: Option<&'a str>,
     model: &'a str,
     tools: &'a [String],
     cwd: &Path,
     provider: &'a str,
-    sandbox: &'a str,
+    mode: crate::permission::Mode,
+    yolo: bool,
 ) -> InitLine<'a> {
     InitLine {
         kind: "system",
@@ -173,7 +178,12 @@ pub fn init<'a>(
         tools,
         cwd: cwd.display().to_string(),
         provider,
-        sandbox,
+        sandbox: mode.as_str(),
+        permission_mode: match (mode, yolo) {
+            (crate::permission::Mode::Plan, _) => "plan",
+            (_, true) => "bypassPermissions",
+            _ => "default",
+        },
     }
 }
 

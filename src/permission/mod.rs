@@ -2,8 +2,12 @@
 //!
 //! [`rules`] holds the person's allow / deny / ask rules (Claude-Code style, such as
 //! `shell(cargo test*)`); the approval step consults them before the sandbox mode decides.
+//! [`mode`] is the mode the person picks: a sandbox mode, or plan mode.
 
 pub mod approvals;
+pub mod mode;
 pub mod rules;
+
+pub use mode::Mode;
 
 pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, Rules, Source};

@@ -45,15 +45,6 @@ impl Mode {
             Self::FullAccess => "full-access",
         }
     }
-
-    /// The next mode for Shift-Tab: read-only → workspace-write → full-access → read-only.
-    pub fn next(self) -> Self {
-        match self {
-            Self::ReadOnly => Self::WorkspaceWrite,
-            Self::WorkspaceWrite => Self::FullAccess,
-            Self::FullAccess => Self::ReadOnly,
-        }
-    }
 }
 
 /// A mode made concrete for one project.
@@ -263,8 +254,7 @@ mod tests {
     }
 
     #[test]
-    fn modes_cycle_and_parse() {
-        assert_eq!(Mode::ReadOnly.next().next().next(), Mode::ReadOnly);
+    fn modes_parse() {
         for name in Mode::NAMES {
             assert_eq!(Mode::parse(name).map(Mode::as_str), Some(*name));
         }

@@ -109,6 +109,12 @@ impl Tool for Pipeline {
     fn runs_commands(&self) -> bool {
         self.tool.runs_commands()
     }
+    fn reach(&self) -> super::Reach {
+        self.tool.reach()
+    }
+    fn only_while_planning(&self) -> bool {
+        self.tool.only_while_planning()
+    }
     fn follows_links(&self) -> bool {
         self.tool.follows_links()
     }

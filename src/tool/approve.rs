@@ -35,6 +35,9 @@
 //! an allow rule it never lets a call out of the sandbox: a hook is a script, and leaving the
 //! sandbox is the person's word only.
 //!
+//! In plan mode a call that could change anything is refused before any of this
+//! ([`super::plan::refusal`]).
+//!
 //! An external tool ([`super::Tool::external`], e.g. an MCP server's) is allowed without
 //! asking when it declares itself read-only; otherwise it is asked about once per tool per
 //! session (its arguments mean nothing brute could judge), and an allow rule on its name
@@ -288,6 +291,10 @@ impl Middleware for Approve {
         Box::pin(async move {
             let tool = next.tool();
             let access = ctx.agent.access();
+            // Plan mode first: no rule, hook, approval or `--yolo` lets a change through.
+            if let Some(refused) = super::plan::refusal(tool, &args, &access) {
+                return Err(refused);
+            }
             let call = Call::of(tool, &args, ctx, &access);
             // The path judged here (by the rules, the mode or the person) is the one the tool
             // may act on: `place` refuses if it leads elsewhere by then.
@@ -864,6 +871,46 @@ mod tests {
         let kept = |kind| -> Vec<String> { rules.list(kind).iter().map(|(r, _)| r.to_string()).collect() };
         assert_eq!(kept(RuleKind::AllowUnsandboxed), [format!("write({outside})")]);
         assert_eq!(kept(RuleKind::Allow), ["shell(git push)"]);
+    }
+
+    /// Plan mode refuses a change before any rule, approval or `--yolo` is asked; commands run
+    /// (confined) unless they ask to leave the sandbox. Leaving plan mode lifts it.
+    #[tokio::test]
+    async fn plan_mode_refuses_changes_whatever_allows_them() {
+        let s = setup(
+            Mode::WorkspaceWrite,
+            &[
+                (RuleKind::AllowUnsandboxed, "write(**)"),
+                (RuleKind::AllowUnsandboxed, "shell(*)"),
+            ],
+            Some(ApprovalDecision::Once),
+        );
+        s.ctx.agent.set_mode(crate::permission::Mode::Plan);
+        assert_eq!(s.ctx.agent.access().policy.mode, Mode::ReadOnly);
+        let (write, writing) = probe("write");
+        let message = refused(&writing, json!({"file_path": "a.txt"}), &s.ctx).await;
+        assert!(
+            message.contains("would change a.txt") && message.contains("plan mode"),
+            "{message}"
+        );
+        let (shell, pipeline) = probe("shell");
+        let escalated = json!({"command": "ls", "sandbox": "full"});
+        assert!(
+            refused(&pipeline, escalated, &s.ctx)
+                .await
+                .contains("read-only sandbox")
+        );
+        pipeline.call(json!({"command": "ls"}), &s.ctx).await.unwrap();
+        assert_eq!(
+            (write.runs.load(Ordering::SeqCst), shell.runs.load(Ordering::SeqCst)),
+            (0, 1)
+        );
+        assert_eq!(s.asked.load(Ordering::SeqCst), 0, "nobody was asked");
+        // Back to the mode before planning: the rule lets the write through again.
+        assert_eq!(s.ctx.agent.access().plan, Some(Mode::WorkspaceWrite));
+        s.ctx.agent.set_mode(crate::permission::Mode::WorkspaceWrite);
+        writing.call(json!({"file_path": "a.txt"}), &s.ctx).await.unwrap();
+        assert_eq!(write.runs.load(Ordering::SeqCst), 1);
     }
 
     /// A session approval of a confined call does not cover the same call out of the sandbox.

@@ -31,6 +31,8 @@ pub struct CallRecord {
     pub result: ToolResult,
     /// Set when the tool failed critically: the turn must stop.
     pub critical: Option<String>,
+    /// Set when the tool ended the turn ([`super::ToolContext::end_turn`]): its answer.
+    pub ends_turn: Option<String>,
 }
 
 /// Where finished results go as soon as they exist (the session recorder).
@@ -214,6 +216,7 @@ impl Executor {
             ticket: Arc::new(std::sync::Mutex::new(ticket)),
             beyond_roots: Arc::default(),
             approved_target: Arc::default(),
+            ends_turn: Arc::default(),
         };
         let overflow_dir = self.agent.overflow_dir.clone();
         let events = self.events.clone();
@@ -243,6 +246,7 @@ impl Executor {
                         },
                         call: call_for_task,
                         critical: None,
+                        ends_turn: None,
                     }
                 }
                 Ok(Err(error)) => failed(&call_for_task, &error, started, display),
@@ -265,6 +269,7 @@ impl Executor {
             // A key a command printed (`env`, a config file) never reaches the model, the
             // screen or the session file.
             let mut record = record;
+            record.ends_turn = ctx.take_end_turn();
             if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.result.content) {
                 record.result.content = clean;
             }
@@ -298,6 +303,7 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
     CallRecord {
         call: call.clone(),
         critical: error.critical.then(|| message.clone()),
+        ends_turn: None,
         result: ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),

@@ -150,6 +150,11 @@ impl Tool for FetchTool {
         "fetch"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "HTTP GET a URL (http or https) and return it as text: HTML becomes Markdown, JSON is pretty-printed. Use for documentation and APIs."
     }

@@ -68,6 +68,11 @@ impl Tool for SearchTool {
         "fs_search"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "Search file contents with a regular expression (Rust regex syntax), respecting .gitignore and skipping hidden and binary files. Returns `path:line:text`, newest files first, at most 100 matches. With only `glob`, lists matching files."
     }

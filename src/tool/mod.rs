@@ -15,6 +15,7 @@ pub mod mutation;
 pub mod params;
 pub mod patch;
 pub mod place;
+pub mod plan;
 pub mod read;
 pub mod registry;
 pub mod remove;
@@ -58,6 +59,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "question",
     "skill",
     "task",
+    "exit_plan_mode",
 ];
 
 /// Which end of an over-long output the universal truncation keeps.
@@ -183,6 +185,8 @@ pub struct ToolContext {
     pub(crate) beyond_roots: Arc<std::sync::atomic::AtomicBool>,
     /// Where the path of a call the person approved led when they approved it.
     pub(crate) approved_target: Arc<std::sync::Mutex<Option<PathBuf>>>,
+    /// Set by [`ToolContext::end_turn`]: the turn's answer, with no further model request.
+    pub(crate) ends_turn: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl ToolContext {
@@ -202,7 +206,19 @@ impl ToolContext {
             ticket: Arc::default(),
             beyond_roots: Arc::default(),
             approved_target: Arc::default(),
+            ends_turn: Arc::default(),
         }
+    }
+
+    /// Ends the turn once this message's calls are done, with `answer` as its final text
+    /// (no further model request): a plan nobody can approve is the run's result.
+    pub fn end_turn(&self, answer: impl Into<String>) {
+        *self.ends_turn.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer.into());
+    }
+
+    /// The answer [`ToolContext::end_turn`] left, if any.
+    pub(crate) fn take_end_turn(&self) -> Option<String> {
+        self.ends_turn.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Whether this call was approved beyond the sandbox mode (see [`ToolContext::beyond_roots`]).
@@ -268,6 +284,18 @@ pub fn resolve(root: &Path, path: &str) -> PathBuf {
     if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
 }
 
+/// What a tool's calls can change, for plan mode ([`plan`]): it offers and runs only tools
+/// that change nothing outside the read-only sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Reads, searches, asks; changes at most the session's own state (the todo list).
+    Reads,
+    /// Its commands run in the session's sandbox: they change what its mode lets them.
+    Sandbox,
+    /// Files, or anything else: what a tool that says nothing is taken to do.
+    Anything,
+}
+
 /// What an external tool (one brute does not implement, e.g. an MCP server's) declares, for
 /// the approval step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,6 +337,18 @@ pub trait Tool: Send + Sync {
     /// Whether calls start processes (they run in the sandbox; where none is available each
     /// call needs the person's approval).
     fn runs_commands(&self) -> bool {
+        false
+    }
+    /// What calls can change (see [`Reach`]): a tool that runs commands runs them in the
+    /// session's sandbox, any other may change anything unless it says otherwise.
+    fn reach(&self) -> Reach {
+        match self.runs_commands() {
+            true => Reach::Sandbox,
+            false => Reach::Anything,
+        }
+    }
+    /// Offered only in plan mode (the tool that hands the plan over).
+    fn only_while_planning(&self) -> bool {
         false
     }
     /// The justification when a call asks to run beyond the sandbox (an approval request).

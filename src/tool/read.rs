@@ -34,6 +34,11 @@ impl Tool for ReadTool {
         "read"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "Read a text file as numbered lines (`<n>\\t<line>`), or list a directory. Returns up to 2000 lines; use start_line/end_line (1-based, inclusive) for other parts. Prefer reading the relevant range over whole large files."
     }

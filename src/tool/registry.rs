@@ -172,7 +172,21 @@ impl Registry {
         self.entries.is_empty()
     }
 
-    /// The definitions advertised to the model.
+    /// The definitions advertised to the model in plan mode or out of it (see
+    /// [`super::plan::offered`]).
+    pub fn specs_for(&self, planning: bool) -> Vec<ToolSpec> {
+        self.entries
+            .iter()
+            .filter(|e| super::plan::offered(e.tool.as_ref(), planning))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_owned(),
+                description: e.tool.description().to_owned(),
+                parameters: e.tool.parameters(),
+            })
+            .collect()
+    }
+
+    /// The definitions of every tool, whatever the mode.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.entries
             .iter()

@@ -184,7 +184,8 @@ pub async fn run_process(
 /// approved to run unconfined (escalated, or approved because no sandbox is available here).
 pub fn command_policy(ctx: &ToolContext, unconfined: bool) -> crate::sandbox::Policy {
     let access = ctx.agent.access();
-    if unconfined || !access.can_confine() {
+    // While planning, a command runs read-only or not at all.
+    if (unconfined || !access.can_confine()) && !access.planning() {
         crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], &[])
     } else {
         access.policy
@@ -319,7 +320,8 @@ async fn run(
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
     let (first, blocked) = run_once(command, cwd, timeout, unconfined, ctx).await?;
-    if !blocked || unconfined || !ctx.agent.requests.has_person() || ctx.agent.access().yolo {
+    let access = ctx.agent.access();
+    if !blocked || unconfined || !ctx.agent.requests.has_person() || access.yolo || access.planning() {
         return Ok(first);
     }
     let kind = crate::protocol::RequestKind::Consent {

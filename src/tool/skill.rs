@@ -14,6 +14,11 @@ impl Tool for SkillTool {
         "skill"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "Load a skill listed in the system prompt: returns its instructions and the files in its folder."
     }

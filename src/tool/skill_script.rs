@@ -470,6 +470,12 @@ impl Tool for SkillScriptTool {
         true
     }
 
+    /// Its script runs with the skill's own grant, not the session's sandbox: it may write
+    /// what the grant allows whatever the mode, so plan mode leaves it out.
+    fn reach(&self) -> super::Reach {
+        super::Reach::Anything
+    }
+
     fn escalation(&self, _args: &Value) -> Option<String> {
         self.would_escape().then(|| {
             format!(

@@ -23,6 +23,8 @@ pub struct SubAgentTool {
     system_prompt: String,
     tools: RegistryFactory,
     max_turns: u32,
+    /// The least its tools can change (plan mode offers it only when that is nothing).
+    reach: super::Reach,
 }
 
 /// The system prompt of the built-in `task` sub-agent.
@@ -31,7 +33,17 @@ const TASK_PROMPT: &str = "You are a research sub-agent of brute, a coding agent
 impl SubAgentTool {
     /// A sub-agent tool named `name`, with its own prompt, tools and iteration limit.
     pub fn new(name: &str, description: &str, system_prompt: &str, tools: RegistryFactory, max_turns: u32) -> Self {
+        let registry = tools();
+        let reads_only = registry.names().into_iter().all(|name| {
+            registry
+                .get(name)
+                .is_some_and(|tool| tool.reach() == super::Reach::Reads)
+        });
         Self {
+            reach: match reads_only {
+                true => super::Reach::Reads,
+                false => super::Reach::Anything,
+            },
             name: name.to_owned(),
             description: description.to_owned(),
             system_prompt: system_prompt.to_owned(),
@@ -71,6 +83,10 @@ impl Tool for SubAgentTool {
 
     fn display(&self) -> crate::protocol::Display {
         crate::protocol::Display::Agent
+    }
+
+    fn reach(&self) -> super::Reach {
+        self.reach
     }
 
     fn parameters(&self) -> Value {

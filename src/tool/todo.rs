@@ -35,6 +35,11 @@ impl Tool for TodoWriteTool {
         "todo_write"
     }
 
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
+    }
+
     fn description(&self) -> &str {
         "Replace the session's todo list (shown to the user). Use it to plan multi-step work and keep statuses current; keep at most one item in_progress."
     }
@@ -77,6 +82,11 @@ pub struct TodoReadTool;
 impl Tool for TodoReadTool {
     fn name(&self) -> &str {
         "todo_read"
+    }
+
+    /// It changes nothing outside the session: offered in plan mode.
+    fn reach(&self) -> crate::tool::Reach {
+        crate::tool::Reach::Reads
     }
 
     fn description(&self) -> &str {

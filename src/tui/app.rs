@@ -38,8 +38,8 @@ pub struct SessionInfo {
     pub provider: String,
     pub model: String,
     pub cwd: String,
-    /// The sandbox mode tool calls run under (shown in the status line).
-    pub sandbox: crate::sandbox::Mode,
+    /// The mode tool calls run under, a sandbox mode or plan (shown in the status line).
+    pub sandbox: crate::permission::Mode,
     /// Where requests go, and the session's id (for `/status`).
     pub base_url: String,
     pub session_id: Option<String>,
@@ -396,9 +396,13 @@ impl App {
             }
             Event::SandboxChanged { mode } => {
                 self.session.sandbox = mode;
+                let what = match mode {
+                    crate::permission::Mode::Plan => "mode",
+                    _ => "sandbox",
+                };
                 self.notice(
                     NoticeKind::Info,
-                    format!("sandbox: {} ({})", mode.as_str(), mode_help(mode)),
+                    format!("{what}: {} ({})", mode.as_str(), mode_help(mode)),
                 );
             }
             Event::EffortChanged { effort } => {
@@ -468,8 +472,12 @@ impl App {
 
     /// Opens the dialog for a request (queued behind any already open).
     fn open_request(&mut self, id: String, kind: RequestKind) {
-        if matches!(kind, RequestKind::Approval { .. }) {
+        if matches!(kind, RequestKind::Approval { .. } | RequestKind::Plan { .. }) {
             self.call_person(super::notify::Reason::ApprovalWaiting);
+        }
+        // The plan stays in the transcript, whatever the person does with it.
+        if let RequestKind::Plan { plan, .. } = &kind {
+            self.push(Entry::Assistant(sanitize(plan)));
         }
         let modal = match &kind {
             RequestKind::Question { questions } if !questions.is_empty() => Modal::Question {
@@ -653,7 +661,7 @@ impl App {
                 self.scroll = 0;
                 return Vec::new();
             }
-            // Shift-Tab cycles the sandbox mode; full access asks first.
+            // Shift-Tab cycles the modes (plan first from the default); never to full access.
             (KeyCode::BackTab, _) => return self.cycle_sandbox(),
             // Up on an empty composer takes the newest queued prompt back to edit or drop.
             (KeyCode::Up, false) if self.composer.is_empty() && !self.queued.is_empty() => {
@@ -698,15 +706,16 @@ impl App {
         Vec::new()
     }
 
-    /// Shift-Tab: read-only → workspace-write → full-access (confirmed first) → read-only.
+    /// Shift-Tab: read-only → workspace-write → plan → read-only (full access only through
+    /// `/permissions full-access`; see [`crate::permission::Mode::next`]).
     fn cycle_sandbox(&mut self) -> Vec<Action> {
         let next = self.session.sandbox.next();
         self.set_sandbox(next)
     }
 
-    /// Asks the core to switch the sandbox mode; full access is confirmed in a dialog first.
-    pub(super) fn set_sandbox(&mut self, mode: crate::sandbox::Mode) -> Vec<Action> {
-        if mode == crate::sandbox::Mode::FullAccess {
+    /// Asks the core to switch the mode; full access is confirmed in a dialog first.
+    pub(super) fn set_sandbox(&mut self, mode: crate::permission::Mode) -> Vec<Action> {
+        if mode == crate::permission::Mode::FullAccess {
             let kind = RequestKind::Consent {
                 title: "Full access".to_owned(),
                 message: format!("Switch to full access? {}.", mode_help(mode)),
@@ -768,7 +777,8 @@ impl App {
 
     /// Keys for the dialog in front.
     fn modal_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        let approval = matches!(self.modals.front(), Some(Modal::Confirm(c)) if c.approval);
+        // An approval, or a text field being typed in, handles Esc itself.
+        let approval = matches!(self.modals.front(), Some(Modal::Confirm(c)) if c.approval || c.reason.is_some());
         if key.code == KeyCode::Esc && !approval {
             // Esc declines the dialog, and a question dialog's turn is interrupted with it.
             let Some(modal) = self.modals.pop_front() else {
@@ -847,7 +857,7 @@ impl App {
             // The UI's own confirmation, not a request of the core.
             return match response {
                 Response::Consent { yes: true } => vec![Action::Op(Op::SetSandbox {
-                    mode: crate::sandbox::Mode::FullAccess,
+                    mode: crate::permission::Mode::FullAccess,
                 })],
                 _ => Vec::new(),
             };
@@ -1155,16 +1165,19 @@ pub fn context_label(context: Option<(u64, Option<u64>)>) -> Option<String> {
 /// The id of the UI's own "switch to full access?" confirmation.
 const FULL_ACCESS_CONFIRM: &str = "ui:full-access";
 
-/// What a sandbox mode lets commands do, in a few words.
-pub fn mode_help(mode: crate::sandbox::Mode) -> &'static str {
+/// What a mode lets the model do, in a few words.
+pub fn mode_help(mode: crate::permission::Mode) -> &'static str {
     match mode {
-        crate::sandbox::Mode::ReadOnly => {
+        crate::permission::Mode::ReadOnly => {
             "commands may read but not write files, and have no network; edits need your approval"
         }
-        crate::sandbox::Mode::WorkspaceWrite => {
+        crate::permission::Mode::WorkspaceWrite => {
             "commands may write inside the project (not .git/ or .brute/) and have no network; more needs your approval"
         }
-        crate::sandbox::Mode::FullAccess => "commands run unconfined, with the network, as you",
+        crate::permission::Mode::FullAccess => "commands run unconfined, with the network, as you",
+        crate::permission::Mode::Plan => {
+            "planning: read-only tools and commands, nothing changes; the model ends with a plan for you to run or send back"
+        }
     }
 }
 

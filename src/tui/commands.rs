@@ -35,17 +35,18 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/mcp",
         "the MCP servers: starting, ready with their tools, or why they failed",
     ),
-    (
-        "/status",
-        "model, provider, base URL, context, usage, session and sandbox mode",
-    ),
+    ("/status", "model, provider, base URL, context, usage, session and mode"),
     (
         "/cost",
         "what this session cost so far (where the model's price is known)",
     ),
     (
         "/permissions",
-        "show the sandbox mode, or set it: /permissions read-only|workspace-write|full-access",
+        "show the mode, or set it: /permissions read-only|workspace-write|full-access|plan",
+    ),
+    (
+        "/plan",
+        "plan mode: read-only tools and commands, the model ends with a plan; /plan TASK sends TASK too",
     ),
     ("/todo", "show the todo list"),
     ("/copy", "copy the last answer to the clipboard"),
@@ -153,23 +154,40 @@ impl App {
                 self.notice(
                     NoticeKind::Info,
                     format!(
-                        "sandbox: {} — {}\nShift-Tab cycles read-only → workspace-write → full-access; `brute permissions` lists the rules",
+                        "mode: {} — {}\nShift-Tab cycles read-only → workspace-write → plan; full access only with /permissions full-access (confirmed first); `brute permissions` lists the rules",
                         mode.as_str(),
                         super::app::mode_help(mode)
                     ),
                 );
                 Vec::new()
             }
-            "/permissions" => match crate::sandbox::Mode::parse(arg) {
+            "/permissions" => match crate::permission::Mode::parse(arg) {
                 Some(mode) => self.set_sandbox(mode),
                 None => {
                     self.notice(
                         NoticeKind::Info,
-                        "usage: /permissions read-only|workspace-write|full-access",
+                        "usage: /permissions read-only|workspace-write|full-access|plan",
                     );
                     Vec::new()
                 }
             },
+            "/plan" => {
+                let mut actions = Vec::new();
+                if self.session.sandbox == crate::permission::Mode::Plan {
+                    if arg.is_empty() {
+                        self.notice(
+                            NoticeKind::Info,
+                            "already in plan mode (Shift-Tab or /permissions MODE leaves it)",
+                        );
+                    }
+                } else {
+                    actions = self.set_sandbox(crate::permission::Mode::Plan);
+                }
+                if !arg.is_empty() {
+                    actions.extend(self.submit_text(arg));
+                }
+                actions
+            }
             "/cost" => {
                 let text = match self.cost_usd {
                     Some(cost) => format!(

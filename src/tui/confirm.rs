@@ -10,8 +10,12 @@
 //! moves between the choices; until the last row has been drawn, Enter only scrolls and the
 //! allow keys (`y`, `a`, `p`, or Enter on an allow choice) do nothing but say why. Denying
 //! always works. Once everything has been seen, the dialog behaves as for a short command.
+//!
+//! A plan (plan mode's end) is shown the same way: the plan is the payload, and running it
+//! waits until all of it has been on screen; keeping on planning opens a note field for what
+//! should change.
 
-use crate::protocol::{ApprovalDecision, RequestKind, Response};
+use crate::protocol::{ApprovalDecision, PlanDecision, RequestKind, Response};
 
 /// What a key did to a confirmation.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +45,9 @@ pub struct Confirm {
     pub reason: Option<String>,
     /// Whether this is an approval (`n`/Esc open the reason field instead of closing).
     pub approval: bool,
+    /// Whether this is a plan (`n` opens the field for a note, in `reason`, sent with
+    /// "keep planning").
+    pub plan: bool,
     /// An approval's payload, to be seen in full before it can be allowed.
     pub payload: Option<Payload>,
 }
@@ -213,7 +220,40 @@ impl Confirm {
                     selected: 0,
                     reason: None,
                     approval: true,
+                    plan: false,
                     payload: (!payload.is_empty()).then(|| Payload::new(payload)),
+                });
+            }
+            RequestKind::Plan { plan, back_to } => {
+                let answer = |decision| Response::Plan { decision, note: None };
+                let mut choices = vec![choice(
+                    'y',
+                    &format!("run it (back to {})", back_to.as_str()),
+                    answer(PlanDecision::Run),
+                )];
+                // Running it in workspace-write is a choice of its own only from another mode.
+                if *back_to != crate::sandbox::Mode::WorkspaceWrite {
+                    choices.push(choice(
+                        'a',
+                        "run it with edits auto-approved (workspace-write)",
+                        answer(PlanDecision::RunAcceptingEdits),
+                    ));
+                }
+                choices.push(choice(
+                    'n',
+                    "keep planning (and say what to change)",
+                    answer(PlanDecision::KeepPlanning),
+                ));
+                return Some(Self {
+                    id: id.to_owned(),
+                    title: " Plan ready ".to_owned(),
+                    body: "The model's plan (nothing has changed yet):".to_owned(),
+                    choices,
+                    selected: 0,
+                    reason: None,
+                    approval: false,
+                    plan: true,
+                    payload: Some(Payload::new(plan)),
                 });
             }
             RequestKind::Question { .. } => return None,
@@ -227,6 +267,7 @@ impl Confirm {
             selected,
             reason: None,
             approval: false,
+            plan: false,
             payload: None,
         })
     }
@@ -236,11 +277,28 @@ impl Confirm {
         self.payload.as_ref().is_some_and(|p| !p.seen)
     }
 
-    /// Whether choice `index` lets the call run.
+    /// Whether choice `index` lets the call (or the plan) run.
     fn allows(&self, index: usize) -> bool {
-        self.choices.get(index).is_some_and(
-            |c| matches!(&c.response, Response::Approval { decision, .. } if *decision != ApprovalDecision::Deny),
-        )
+        self.choices.get(index).is_some_and(|c| match &c.response {
+            Response::Approval { decision, .. } => *decision != ApprovalDecision::Deny,
+            Response::Plan { decision, .. } => *decision != PlanDecision::KeepPlanning,
+            _ => false,
+        })
+    }
+
+    /// What the text field sends: an approval's denial with its reason, or a plan's "keep
+    /// planning" with its note (`None`: nothing typed).
+    fn with_text(&self, text: Option<String>) -> Response {
+        match self.plan {
+            true => Response::Plan {
+                decision: PlanDecision::KeepPlanning,
+                note: text,
+            },
+            false => Response::Approval {
+                decision: ApprovalDecision::Deny,
+                reason: text,
+            },
+        }
     }
 
     /// The response for a choice: an approval's denial first asks for a reason; an allow
@@ -255,21 +313,18 @@ impl Confirm {
         let Some(choice) = self.choices.get(index) else {
             return ConfirmOutcome::Open;
         };
-        if self.approval && choice.key == 'n' {
+        if (self.approval || self.plan) && choice.key == 'n' {
             self.reason = Some(String::new());
             return ConfirmOutcome::Open;
         }
         ConfirmOutcome::Done(choice.response.clone())
     }
 
-    /// Esc: an approval opens the reason field (Esc there denies without one); any other
-    /// confirmation is cancelled.
+    /// Esc: an approval opens the reason field (Esc there denies without one; in a plan's
+    /// note field it keeps planning without a note); any other confirmation is cancelled.
     pub fn escape(&mut self) -> ConfirmOutcome {
         match (&self.reason, self.approval) {
-            (Some(_), _) => ConfirmOutcome::Done(Response::Approval {
-                decision: ApprovalDecision::Deny,
-                reason: None,
-            }),
+            (Some(_), _) => ConfirmOutcome::Done(self.with_text(None)),
             (None, true) => {
                 self.reason = Some(String::new());
                 ConfirmOutcome::Open
@@ -329,10 +384,7 @@ impl Confirm {
     pub fn enter(&mut self) -> ConfirmOutcome {
         if let Some(reason) = &self.reason {
             let reason = reason.trim().to_owned();
-            return ConfirmOutcome::Done(Response::Approval {
-                decision: ApprovalDecision::Deny,
-                reason: (!reason.is_empty()).then_some(reason),
-            });
+            return ConfirmOutcome::Done(self.with_text((!reason.is_empty()).then_some(reason)));
         }
         if self.allows(self.selected)
             && self.unseen()

@@ -79,7 +79,7 @@ pub async fn run(
         provider: started.provider.clone(),
         model: settings.model.value.clone(),
         cwd: shorten_home(&place.cwd),
-        sandbox: settings.sandbox_mode(),
+        sandbox: settings.permission_mode(),
         base_url: settings.base_url.value.clone(),
         session_id: started.session_id.clone(),
         effort: settings.reasoning_effort(),
@@ -105,7 +105,7 @@ pub async fn run(
     for notice in started.notices.into_iter().chain(settings.untrusted_notice(root)) {
         app.notice(transcript::NoticeKind::Info, notice);
     }
-    if settings.sandbox_mode() != crate::sandbox::Mode::FullAccess
+    if settings.permission_mode().sandbox() != crate::sandbox::Mode::FullAccess
         && let Err(unavailable) = crate::sandbox::available()
     {
         app.notice(

@@ -268,14 +268,36 @@ pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &mut Confirm, open: usize, a
             )
         })
         .collect();
+    let ask = if confirm.plan {
+        "› what should change? "
+    } else {
+        "› why not? "
+    };
     let foot = match &confirm.reason {
         Some(reason) => wrap(
-            &Line::from(vec![Span::styled("› why not? ", SELECTED), Span::raw(reason.clone())]),
+            &Line::from(vec![Span::styled(ask, SELECTED), Span::raw(reason.clone())]),
             inner,
         ),
         None => Vec::new(),
     };
+    // A plan offers "with edits auto-approved" only when it is not what running it means.
+    let plan_accepts = confirm.plan && confirm.choices.iter().any(|c| c.key == 'a');
     let hints: &[&str] = match (&confirm.reason, confirm.approval) {
+        (Some(_), _) if confirm.plan => &[
+            "type what should change (optional) · Enter sends it, planning goes on · Esc without a note",
+            "type a note · Enter sends · Esc skips",
+            "Enter send · Esc",
+        ],
+        (None, _) if plan_accepts => &[
+            "Enter or y runs it · a with edits auto-approved · n keep planning · Esc stops",
+            "y run · a edits auto-approved · n keep planning",
+            "y/a run · n plan on",
+        ],
+        (None, _) if confirm.plan => &[
+            "Enter or y runs it · n keep planning (with a note) · Esc stops",
+            "y run · n keep planning",
+            "y run · n plan on",
+        ],
         (Some(_), _) => &[
             "type why (optional) · Enter denies with it · Esc denies without",
             "type why · Enter denies · Esc skips",
@@ -304,6 +326,18 @@ pub fn draw_confirm(frame: &mut Frame<'_>, confirm: &mut Confirm, open: usize, a
         Some(payload) => {
             let scroll_hints: &[&str] = if confirm.reason.is_some() {
                 hints
+            } else if plan_accepts {
+                &[
+                    "↑↓ PgUp PgDn scroll · Tab choice · y run · a edits auto-approved · n keep planning",
+                    "↑↓ PgDn scroll · Tab · y/a run · n plan on",
+                    "↑↓ scroll · y/a · n",
+                ]
+            } else if confirm.plan {
+                &[
+                    "↑↓ PgUp PgDn scroll · Tab choice · y run · n keep planning",
+                    "↑↓ PgDn scroll · Tab · y run · n plan on",
+                    "↑↓ scroll · y · n",
+                ]
             } else {
                 &[
                     "↑↓ PgUp PgDn scroll · Tab choice · y once · a session · p project · n deny",

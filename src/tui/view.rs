@@ -285,7 +285,8 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Span::styled(
             format!("{} ", app.session.sandbox.as_str()),
             match app.session.sandbox {
-                crate::sandbox::Mode::FullAccess => Style::new().fg(Color::Red),
+                crate::permission::Mode::FullAccess => Style::new().fg(Color::Red),
+                crate::permission::Mode::Plan => Style::new().fg(Color::Magenta),
                 _ => Style::new().fg(Color::Cyan),
             },
         ),
