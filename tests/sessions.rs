@@ -1066,7 +1066,13 @@ fn names_that_are_not_utf8_come_back_byte_for_byte() {
         ] {
             assert!(out.contains(shown), "in git: {in_git}: {shown} is listed: {out}");
         }
-        sb.bare().arg("redo").assert().success();
+        // A redo says what it did, not what an undo did.
+        sb.bare().arg("redo").assert().success().stdout(
+            predicate::str::contains("redid turn 1")
+                .and(predicate::str::contains("the conversation is back as it was after that turn"))
+                .and(predicate::str::contains("`brute undo` (/undo) takes it back again"))
+                .and(predicate::str::contains("rewound").not()),
+        );
         assert_eq!(bytes_tree::read(sb.project.path()), after, "in git: {in_git}: redo");
     }
 }
