@@ -1169,7 +1169,7 @@ fn property_case(p: &Project, recorder: &mut Recorder, seed: u64) {
                 let (dir, name) = fdtree::parent(&fd, &path);
                 let ctime = rustix::fs::statat(&dir, name.as_slice(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
                     .ok()
-                    .map(|s| s.st_ctime as u64 * 1_000_000_000 + s.st_ctime_nsec as u64);
+                    .map(|s| s.st_ctime as u64 * 1_000_000_000 + s.st_ctime_nsec);
                 work.wrote.push(abs.clone());
                 work.last_writes.push((abs, ctime));
             }
@@ -1178,7 +1178,7 @@ fn property_case(p: &Project, recorder: &mut Recorder, seed: u64) {
             random_effect(&mut rng, &fd, p.root(), None);
         }
     }
-    work.busy = spans.since(0);
+    work.busy = spans.since(brute::busy::Mark::ORIGIN);
     let end = bytes_tree::read(p.root());
     recorder.end_turn(&work).unwrap();
     recorder.undo(&mut history, false, false, false).unwrap().unwrap();

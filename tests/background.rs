@@ -1,0 +1,181 @@
+//! Background processes through the real binary against the mock provider: `shell` with
+//! `run_in_background` returns at once with an id, `shell_output` reads what it printed,
+//! `shell_kill` stops its whole group, and `brute -p` ends without waiting for one and leaves
+//! none behind. Processes are found by a unique argument in /proc (commands run in their own
+//! PID namespace, so their pids mean nothing here).
+
+mod support;
+
+use serde_json::json;
+use support::{Gate, MockServer, Reply, Sandbox, openai_sse, tool_results};
+
+/// A token no other process's command line holds.
+fn token(n: u32) -> String {
+    format!("{}{n}", std::process::id())
+}
+
+/// Processes (not zombies) whose command line holds `token`.
+fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
+            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline)));
+        }
+    }
+    found
+}
+
+/// Waits until no process holds `token`, each one through a pidfd (readable when it exits;
+/// no polling). One still there after a minute fails the test instead of hanging it.
+fn wait_gone(token: &str) {
+    loop {
+        let left = processes_with(token);
+        if left.is_empty() {
+            return;
+        }
+        for line in &left {
+            let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd < 0 {
+                continue;
+            }
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the fd is ours and closed right after.
+            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
+            // SAFETY: closing the pidfd opened above.
+            unsafe { libc::close(fd) };
+            assert!(ready == 1, "still running after a minute: {left:?}");
+        }
+    }
+}
+
+/// The content of the result of call `id` in the `n`th request.
+fn result_of(server: &MockServer, n: usize, id: &str) -> String {
+    let requests = server.requests();
+    tool_results(&requests[n])
+        .into_iter()
+        .find(|(call, _)| call == id)
+        .map(|(_, content)| content)
+        .unwrap_or_else(|| panic!("no result for {id} in request {n}: {:?}", requests[n].body))
+}
+
+#[test]
+fn a_background_command_is_read_while_it_runs_and_killed_with_its_group() {
+    let sb = Sandbox::new();
+    let marker = format!("30.{}", token(1));
+    let command = format!("for i in 1 2 3; do echo tick$i; sleep 1; done; sleep {marker}");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "start",
+            "shell",
+            // A background command has no timeout: this one only cuts a run that was not.
+            &json!({"command": command, "run_in_background": true, "timeout": 5}).to_string(),
+        )],
+    )));
+    let (read, kill, done) = (Gate::default(), Gate::default(), Gate::default());
+    server.push(Reply::sse(openai_sse("", &[("read", "shell_output", r#"{"id":"bg1","wait":30}"#)])).after(&read));
+    server.push(Reply::sse(openai_sse("", &[("kill", "shell_kill", r#"{"id":"bg1"}"#)])).after(&kill));
+    server.push(Reply::sse(openai_sse("Stopped it.", &[])).after(&done));
+    let out = sb.home.path().join("out.jsonl");
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "run the ticker", "--output-format", "stream-json"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _deadline = support::deadline(&child, 120);
+
+    // `shell` came back at once, while the command runs on.
+    read.arrived();
+    let started = result_of(&server, 1, "start");
+    assert!(started.starts_with("Started in the background as bg1."), "{started}");
+    assert!(started.contains("[bg1 is still running"), "{started}");
+    assert!(!processes_with(&marker).is_empty(), "the command runs");
+    read.release();
+
+    // `shell_output` waited for what it printed next.
+    kill.arrived();
+    let output = result_of(&server, 2, "read");
+    assert!(output.contains("tick"), "{output}");
+    assert!(output.contains("[bg1 is still running"), "{output}");
+    assert!(
+        format!("{started}{output}").contains("tick1\n"),
+        "tick1 in the first output or the read: {started} / {output}"
+    );
+    kill.release();
+
+    // `shell_kill` stopped the whole group, while brute still runs.
+    done.arrived();
+    let killed = result_of(&server, 3, "kill");
+    assert!(killed.contains("[bg1 was stopped (TERM, then KILL"), "{killed}");
+    assert_eq!(processes_with(&marker), Vec::<String>::new(), "nothing of it is left");
+    done.release();
+
+    assert!(child.wait().unwrap().success());
+    let events = std::fs::read_to_string(&out).unwrap();
+    for name in [
+        "\"shell_output\"",
+        "\"shell_kill\"",
+        r#"{"type":"background_changed","running":1}"#,
+        r#"{"type":"background_changed","running":0}"#,
+    ] {
+        assert!(events.contains(name), "{name} in the stream-json output:\n{events}");
+    }
+}
+
+#[test]
+fn brute_p_ends_with_a_background_command_running_and_leaves_none() {
+    let sb = Sandbox::new();
+    // Far longer than the run's deadline: brute must not wait for it.
+    let marker = format!("1000.{}", token(2));
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "start",
+            "shell",
+            &json!({"command": format!("sleep {marker} & sleep {marker}"), "run_in_background": true, "timeout": 5})
+                .to_string(),
+        )],
+    )));
+    let done = Gate::default();
+    server.push(Reply::sse(openai_sse("Started it.", &[])).after(&done));
+    let mut child = sb
+        .std_brute(&server)
+        .args(["-p", "start a server", "--output-format", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _deadline = support::deadline(&child, 60);
+    done.arrived();
+    assert!(result_of(&server, 1, "start").contains("[bg1 is still running"));
+    assert!(processes_with(&marker).len() >= 2, "both sleeps run");
+    done.release();
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "{status:?} (killed by the deadline: brute waited for it)"
+    );
+    wait_gone(&marker);
+}
