@@ -179,3 +179,98 @@ fn brute_p_ends_with_a_background_command_running_and_leaves_none() {
     );
     wait_gone(&marker);
 }
+
+/// What a background process writes belongs to the turn running when it writes: started in
+/// turn 1, it writes `during.txt` while turn 2 runs (turn 2's undo takes it back, listed as
+/// changed while a command ran, never kept as the person's edit), and `between.txt` while
+/// brute is idle between the turns (no turn's: turn 2 starts from it, and turn 1's undo
+/// leaves it alone as changed since). FIFOs order the writes; nothing sleeps.
+#[test]
+fn a_background_process_writes_are_the_turns_in_which_they_happen() {
+    use brute::protocol::Event;
+    use brute::session::{Recorder, SessionStore};
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::write(r.join("during.txt"), "before\n").unwrap();
+    std::fs::write(r.join("between.txt"), "before\n").unwrap();
+    for fifo in ["a.fifo", "b.fifo", "c.fifo"] {
+        support::mkfifo(&r.join(fifo));
+    }
+    let store = SessionStore::new(data.path(), r);
+    let recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    let command = "read x < a.fifo; echo from-bg > between.txt; echo written > b.fifo; read y < c.fifo; echo from-bg > during.txt";
+    let script = format!(
+        "{}\n{}\n{}\n{}",
+        json!({"tool_calls": [
+            {"name": "shell", "arguments": {"command": command, "run_in_background": true}},
+            {"name": "write", "arguments": {"file_path": "between.txt", "content": "turn 1\n"}},
+        ]}),
+        json!({"text": "started"}),
+        json!({"tool_calls": [{"name": "shell_output", "arguments": {"id": "bg1", "wait": 60}}]}),
+        json!({"text": "done"}),
+    );
+    let (mut agent, mut events) = support::replay_agent(r, recorder, &script);
+    // One runtime for both turns: the process lives as long as the session.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
+    let fifo = |name: &str| r.join(name);
+    runtime.block_on(async {
+        agent.run_turn("start it".into(), &mut ops).await;
+        // Between the turns: it writes between.txt, and says so through b.fifo.
+        let (a, b) = (fifo("a.fifo"), fifo("b.fifo"));
+        tokio::task::spawn_blocking(move || {
+            std::fs::write(a, "go\n").unwrap();
+            assert_eq!(std::fs::read_to_string(b).unwrap(), "written\n");
+        })
+        .await
+        .unwrap();
+        // During turn 2 (once its shell_output call runs): it writes during.txt and exits.
+        let c = fifo("c.fifo");
+        let release = async move {
+            while let Some(event) = events.recv().await {
+                if matches!(&event, Event::ToolCallStarted { name, .. } if name == "shell_output") {
+                    tokio::task::spawn_blocking(move || std::fs::write(c, "go\n").unwrap())
+                        .await
+                        .unwrap();
+                    return;
+                }
+            }
+        };
+        tokio::join!(agent.run_turn("wait for it".into(), &mut ops), release);
+    });
+    assert_eq!(std::fs::read_to_string(r.join("during.txt")).unwrap(), "from-bg\n");
+    let output = agent.history().iter().rev().find_map(|m| match m {
+        brute::provider::Message::Tool { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    assert!(
+        output
+            .as_deref()
+            .is_some_and(|o| o.contains("[bg1 has exited (code 0)]")),
+        "{output:?}"
+    );
+
+    let (undid, _) = agent.undo(false, false, false);
+    assert!(
+        undid.contains("changed while a command of the turn ran, so taken as the turn's: during.txt"),
+        "{undid}"
+    );
+    assert_eq!(std::fs::read_to_string(r.join("during.txt")).unwrap(), "before\n");
+    assert_eq!(
+        std::fs::read_to_string(r.join("between.txt")).unwrap(),
+        "from-bg\n",
+        "turn 2 started from it: {undid}"
+    );
+
+    let (undid, _) = agent.undo(false, false, false);
+    assert!(
+        undid.contains("skipped between.txt: changed since the agent's turn"),
+        "{undid}"
+    );
+    assert_eq!(std::fs::read_to_string(r.join("between.txt")).unwrap(), "from-bg\n");
+}

@@ -254,7 +254,8 @@ impl Proc {
                 None => "running".to_owned(),
                 Some(_) => self.ending(&state),
             },
-            last_line: state.last_line.clone(),
+            // A key it printed (`env`) never reaches the screen.
+            last_line: crate::secrets::redact(&state.last_line).into_owned(),
             running: state.ended.is_none(),
         }
     }
