@@ -274,3 +274,59 @@ fn a_background_process_writes_are_the_turns_in_which_they_happen() {
     );
     assert_eq!(std::fs::read_to_string(r.join("between.txt")).unwrap(), "from-bg\n");
 }
+
+/// Output that piles up unread is kept as a foreground command's is: the end in memory, the
+/// rest in a file of the overflow directory that the read names, and the result cut to the
+/// universal caps keeping the end.
+#[test]
+fn unread_output_past_the_memory_cap_spills_to_a_file_the_read_names() {
+    let h = support::Harness::new(Vec::new());
+    support::mkfifo(&h.path("go.fifo"));
+    support::mkfifo(&h.path("done.fifo"));
+    let (started, err) = h.call(
+        "shell",
+        json!({"command": "read x < go.fifo; yes 0123456789abcdefghij | head -n 200000; echo done > done.fifo; echo the-end", "run_in_background": true}),
+    );
+    assert!(!err && started.contains("[bg1 is still running"), "{started}");
+    std::fs::write(h.path("go.fifo"), "go\n").unwrap();
+    // All but what the pipe and the channel still hold has been read by brute now.
+    assert_eq!(std::fs::read_to_string(h.path("done.fifo")).unwrap(), "done\n");
+    let (read, err) = h.call("shell_output", json!({"id": "bg1"}));
+    assert!(!err, "{read}");
+    assert!(
+        read.starts_with("[Output truncated: showing the last"),
+        "{}",
+        &read[..200]
+    );
+    let note = read
+        .lines()
+        .find(|l| l.starts_with("[output: ") && l.contains("too long to keep"))
+        .unwrap_or_else(|| panic!("a spill note in {}", &read[read.len() - 600..]));
+    let saved = note
+        .split("All of it was saved to ")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{note}"));
+    let saved = std::fs::read_to_string(saved).unwrap();
+    assert!(saved.len() > 1024 * 1024, "{}", saved.len());
+    // What had arrived at the read, from its start: whole lines, the last maybe cut short.
+    let lines: Vec<&str> = saved.lines().collect();
+    let (last, whole) = lines.split_last().unwrap();
+    assert!(
+        whole.iter().all(|l| *l == "0123456789abcdefghij" || *l == "the-end"),
+        "{}",
+        &saved[..200]
+    );
+    assert!(
+        ["0123456789abcdefghij", "the-end"].iter().any(|l| l.starts_with(last)),
+        "{last:?}"
+    );
+    // The rest, and the exit, come with later reads if they had not yet.
+    let mut all = read.clone();
+    while !all.contains("[bg1 has exited (code 0)]") {
+        let (more, err) = h.call("shell_output", json!({"id": "bg1", "wait": 60}));
+        assert!(!err, "{more}");
+        all.push_str(&more);
+    }
+    assert!(all.contains("the-end\n"), "{}", &all[all.len() - 300..]);
+}

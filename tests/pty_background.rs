@@ -51,6 +51,15 @@ fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
         )],
     )));
     server.push(Reply::sse(openai_sse("Both started.", &[])));
+    let left_running = format!("1000.{tok}8");
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s3",
+            "shell",
+            &json!({"command": format!("sleep {left_running}"), "run_in_background": true}).to_string(),
+        )],
+    )));
     server.push(Reply::sse(openai_sse("Noted.", &[])));
     let Some(tmux) = Tmux::start(&sb, &server, "ps") else {
         return;
@@ -92,7 +101,7 @@ fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
     });
     tmux.text("anything new?");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the answer", |s| s.contains("Noted."));
+    tmux.wait_for("the answer", |s| s.contains("Noted.") && s.contains(" idle │ 1 bg │"));
     let requests = server.requests();
     let prompt = requests[3].body["messages"]
         .as_array()
@@ -119,4 +128,59 @@ fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
     let screen = tmux.wait_for("the list again", |s| s.contains("exited 0"));
     assert!(screen.contains("stopped"), "{screen}");
     assert!(screen.contains(&format!("└ finished-{tok}")), "{screen}");
+
+    // Quitting the UI ends the one still running.
+    assert!(screen.contains(" idle │ 1 bg │"), "{screen}");
+    assert!(!processes_with(&left_running).is_empty());
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+    wait_gone(&left_running);
+}
+
+/// Waits until no process holds `token`, each one through a pidfd (readable when it exits;
+/// no polling). One still there after a minute fails the test instead of hanging it.
+fn wait_gone(token: &str) {
+    loop {
+        let left = pids_with(token);
+        if left.is_empty() {
+            return;
+        }
+        for pid in left {
+            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd < 0 {
+                continue;
+            }
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the fd is ours and closed right after.
+            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
+            // SAFETY: closing the pidfd opened above.
+            unsafe { libc::close(fd) };
+            assert!(ready == 1, "still running after a minute: {:?}", processes_with(token));
+        }
+    }
+}
+
+/// The pids of the processes (not zombies) whose command line holds `token`.
+fn pids_with(token: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+            let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+            let state = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmdline).contains(token)
+        })
+        .collect()
 }
