@@ -101,6 +101,8 @@ pub fn builtin_tools() -> Registry {
     registry.register(Arc::new(Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue)));
     registry.register(Arc::new(fs_search::SearchTool::default()));
     registry.register(Arc::new(shell::ShellTool));
+    registry.register(Arc::new(crate::tool::background::ShellOutputTool));
+    registry.register(Arc::new(crate::tool::background::ShellKillTool));
     registry.register(Arc::new(fetch::FetchTool::default()));
     registry.register(Arc::new(todo::TodoWriteTool));
     registry.register(Arc::new(todo::TodoReadTool));

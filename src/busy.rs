@@ -31,6 +31,18 @@ pub struct Spans {
     spans: Mutex<Vec<(u64, Option<u64>)>>,
 }
 
+/// A point in a session's spans (a turn's start), for [`Spans::since`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    index: usize,
+    at: u64,
+}
+
+impl Mark {
+    /// Before every span: [`Spans::since`] it gives them all.
+    pub const ORIGIN: Mark = Mark { index: 0, at: 0 };
+}
+
 /// A span being run; it ends when dropped (also when the call is interrupted or dropped).
 pub struct Busy {
     spans: Arc<Spans>,
@@ -58,20 +70,26 @@ impl Spans {
         }
     }
 
-    /// A mark: [`Spans::since`] it gives the spans opened after it.
-    pub fn mark(&self) -> usize {
-        self.spans.lock().unwrap_or_else(|e| e.into_inner()).len()
+    /// A mark: [`Spans::since`] it gives the spans that ran after it.
+    pub fn mark(&self) -> Mark {
+        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        Mark {
+            index: spans.len(),
+            at: now_ns(),
+        }
     }
 
-    /// The spans opened after `mark`, as `(from, to)`; one still running ends now.
-    pub fn since(&self, mark: usize) -> Vec<(u64, u64)> {
+    /// The spans that ran after `mark`, as `(from, to)`; one still running ends now. Those
+    /// opened before it count when they were still open at it: a background process started
+    /// in an earlier turn that writes during this one is a command's, not the person's.
+    pub fn since(&self, mark: Mark) -> Vec<(u64, u64)> {
         let now = now_ns();
         let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
         spans
-            .get(mark..)
-            .unwrap_or_default()
             .iter()
-            .map(|(from, to)| (*from, to.unwrap_or(now)))
+            .enumerate()
+            .filter(|(i, (_, to))| *i >= mark.index || to.is_none_or(|to| to > mark.at))
+            .map(|(_, (from, to))| (*from, to.unwrap_or(now)))
             .collect()
     }
 }
@@ -97,5 +115,20 @@ mod tests {
         assert_eq!(after.len(), 1);
         assert!(after[0].0 <= during && during <= after[0].1);
         assert!(spans.since(spans.mark()).is_empty());
+    }
+
+    #[test]
+    fn a_span_still_open_at_a_mark_counts_after_it() {
+        let spans = Arc::new(Spans::default());
+        let long = spans.open();
+        let ended = spans.open();
+        drop(ended);
+        let mark = spans.mark();
+        let during = now_ns();
+        let after = spans.since(mark);
+        assert_eq!(after.len(), 1, "only the span still open at the mark: {after:?}");
+        assert!(after[0].0 <= during && during <= after[0].1);
+        drop(long);
+        assert_eq!(spans.since(mark).len(), 1);
     }
 }

@@ -60,8 +60,28 @@ pub enum Op {
         #[serde(default)]
         session: bool,
     },
+    /// List the session's background processes: answered with [`Event::BackgroundList`].
+    ListProcesses,
+    /// Stop a background process (TERM, then KILL, its whole group); answered with a notice
+    /// and [`Event::BackgroundList`].
+    KillProcess { id: String },
     /// End the session.
     Shutdown,
+}
+
+/// One background process of the session, for `/ps`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessView {
+    /// What `shell_output` and `shell_kill` take (`bg1`, …).
+    pub id: String,
+    pub command: String,
+    /// Seconds since it started.
+    pub age_secs: u64,
+    /// `running`, `exited 0`, `killed by signal 9`, `stopped`.
+    pub state: String,
+    /// The last line it printed (cut short), or empty.
+    pub last_line: String,
+    pub running: bool,
 }
 
 /// How a user turn ended.
@@ -358,6 +378,11 @@ pub enum Event {
     TodosUpdated { todos: Vec<TodoItem> },
     /// An event of a sub-agent, shown inside the pane of the call that started it.
     Nested { parent_call_id: String, event: Box<Event> },
+    /// How many background processes run now (one started or ended); for the status line.
+    BackgroundChanged { running: usize },
+    /// The session's background processes, oldest first (the answer to
+    /// [`Op::ListProcesses`] and [`Op::KillProcess`]).
+    BackgroundList { processes: Vec<ProcessView> },
 }
 
 /// The state of a todo item.

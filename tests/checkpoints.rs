@@ -1187,7 +1187,7 @@ fn property_case(p: &Project, recorder: &mut Recorder, seed: u64) {
             random_effect(&mut rng, &fd, p.root(), None);
         }
     }
-    work.busy = spans.since(0);
+    work.busy = spans.since(brute::busy::Mark::ORIGIN);
     let end = bytes_tree::read(p.root());
     recorder.end_turn(&work).unwrap();
     recorder.undo(&mut history, false, false, false).unwrap().unwrap();

@@ -135,7 +135,7 @@ fn tool_errors_become_results() {
         results[0].1,
         "Error: NotFound: File not found: src/mian.rs. Did you mean: src/main.rs?"
     );
-    assert!(results[1].1.starts_with("Error: UnknownTool: no tool named `nosuchtool`. Available tools: read, write, patch, remove, undo, fs_search, shell, fetch, todo_write, todo_read, question, skill, task"), "{}", results[1].1);
+    assert!(results[1].1.starts_with("Error: UnknownTool: no tool named `nosuchtool`. Available tools: read, write, patch, remove, undo, fs_search, shell, shell_output, shell_kill, fetch, todo_write, todo_read, question, skill, task"), "{}", results[1].1);
     assert!(
         results[2].1.starts_with(
             "Error: InvalidArguments: arguments do not match the `read` schema: /file_path: 5 is not of type \"string\""

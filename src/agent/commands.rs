@@ -53,6 +53,7 @@ pub const RESERVED: &[&str] = &[
     "quit",
     "exit",
     "mcp",
+    "ps",
 ];
 
 /// Where a command file lives.

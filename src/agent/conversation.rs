@@ -20,7 +20,8 @@
 //! | `Undo` / `Redo` | asks for confirmation (a request), then moves | refused with a notice |
 //! | `Resume` / `Clear` | done | refused with a notice |
 //! | `Unqueue` | nothing to take | takes a queued prompt out |
-//! | `Shutdown` | ends | stops the turn, then ends |
+//! | `ListProcesses` / `KillProcess` | answered | answered |
+//! | `Shutdown` | ends | stops the turn, then ends; background processes are killed |
 
 use std::collections::HashMap;
 
@@ -114,6 +115,8 @@ impl Conversation {
                 break;
             }
         }
+        // Background processes end with the session; nothing waits for them.
+        self.agent.state().background.kill_all();
     }
 
     async fn handle(&mut self, op: Op) {
@@ -138,6 +141,9 @@ impl Conversation {
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
                 super::apply_setting(op, self.agent.state(), &self.events);
+            }
+            Op::ListProcesses | Op::KillProcess { .. } => {
+                super::background_op(op, self.agent.state(), &self.events);
             }
             Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Diff { session } => self.show_diff(session),

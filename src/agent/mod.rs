@@ -108,6 +108,32 @@ pub(crate) fn apply_setting(op: Op, state: &AgentState, events: &EventSink) {
     }
 }
 
+/// Answers an op about background processes (`/ps`): the same whether a turn runs or not.
+pub(crate) fn background_op(op: Op, state: &AgentState, events: &EventSink) {
+    let background = &state.background;
+    match op {
+        Op::ListProcesses => {}
+        Op::KillProcess { id } => match background.stop(&id) {
+            Ok(true) => events.emit(Event::Notice {
+                message: format!(
+                    "stopping {id}: TERM to its process group, KILL after {} s",
+                    crate::tool::shell::KILL_GRACE.as_secs()
+                ),
+            }),
+            Ok(false) => events.emit(Event::Notice {
+                message: format!("{id} has ended already"),
+            }),
+            Err(error) => events.emit(Event::Notice {
+                message: error.to_string(),
+            }),
+        },
+        _ => return,
+    }
+    events.emit(Event::BackgroundList {
+        processes: background.views(),
+    });
+}
+
 impl Inbox {
     /// Applies an op that arrived while a turn runs. Every op has a defined effect:
     /// interrupt and shutdown cancel the turn, answers reach their request, prompts are
@@ -140,6 +166,7 @@ impl Inbox {
                 }
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => apply_setting(op, state, events),
+            Op::ListProcesses | Op::KillProcess { .. } => background_op(op, state, events),
             Op::Undo { .. }
             | Op::Redo { .. }
             | Op::Clear
@@ -242,6 +269,9 @@ pub struct Agent {
     checkpoint: Option<PendingCheckpoint>,
     /// The session's first walk of the tree (started at start-up in the UI), until done.
     warm_up: Option<tokio::task::JoinHandle<()>>,
+    /// Whether a turn's prompt carries the note on background processes that ended (not a
+    /// sub-agent's: the notes are its parent's).
+    background_notes: bool,
 }
 
 /// A turn's checkpoint being taken on a blocking thread; recorded before the turn's first
@@ -262,6 +292,7 @@ struct TurnScope {
 impl Agent {
     pub fn new(state: Arc<AgentState>, executor: Executor, config: AgentConfig, events: EventSink) -> Self {
         state.hooks.set_spans(executor.snapshots().spans());
+        state.background.set_events(events.clone());
         Self {
             compaction: Compaction::for_model(&state.model()),
             window_probe: None,
@@ -281,7 +312,14 @@ impl Agent {
             live_tools: None,
             checkpoint: None,
             warm_up: None,
+            background_notes: true,
         }
+    }
+
+    /// Leaves the notes on ended background processes to the parent agent (a sub-agent).
+    pub fn without_background_notes(mut self) -> Self {
+        self.background_notes = false;
+        self
     }
 
     /// Starts the session's first walk of the tree now, in the background (the UI does at
@@ -749,7 +787,7 @@ impl Agent {
     }
 
     /// What this turn's tools did since the marks taken at its start, for its end record.
-    fn turn_work(&self, writes_from: u64, busy_from: usize) -> crate::session::TurnWork {
+    fn turn_work(&self, writes_from: u64, busy_from: crate::busy::Mark) -> crate::session::TurnWork {
         let snapshots = self.executor.snapshots();
         crate::session::TurnWork {
             wrote: snapshots.paths_since(writes_from),
@@ -827,6 +865,15 @@ impl Agent {
                 (prepared.text, scope)
             }
             None => (prompt, TurnScope::default()),
+        };
+        // Background processes that ended while the model was idle: it hears of it now.
+        let text = match self
+            .background_notes
+            .then(|| self.state.background.exit_notes())
+            .flatten()
+        {
+            Some(note) => format!("{text}\n\n{note}"),
+            None => text,
         };
         self.push_message(Message::User {
             text: hook_events::with_context(text, &hook_context),

@@ -32,6 +32,8 @@ pub struct AgentState {
     approved: Mutex<std::collections::HashSet<(String, String)>>,
     /// The session's hooks (none by default; see [`crate::hooks`]).
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// The session's background processes (shared with its sub-agents).
+    pub background: Arc<crate::tool::background::Background>,
 }
 
 /// What the sandbox and approvals allow right now (the mode can change mid-session).
@@ -105,7 +107,14 @@ impl AgentState {
             }),
             approved: Mutex::default(),
             hooks: Arc::default(),
+            background: Arc::default(),
         }
+    }
+
+    /// Shares `background` (a sub-agent's processes are its parent's).
+    pub fn with_background(mut self, background: Arc<crate::tool::background::Background>) -> Self {
+        self.background = background;
+        self
     }
 
     /// Runs these hooks in this agent's session (and its sub-agents').

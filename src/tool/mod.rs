@@ -4,6 +4,7 @@
 pub mod adapter;
 pub mod approve;
 pub mod argv;
+pub mod background;
 pub mod capture;
 pub mod command;
 pub mod exec;
@@ -53,6 +54,8 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "undo",
     "fs_search",
     "shell",
+    "shell_output",
+    "shell_kill",
     "fetch",
     "todo_write",
     "todo_read",

@@ -24,7 +24,7 @@ impl Tool for ShellTool {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command (bash -c) in the working directory; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files."
+        "Run a shell command (bash -c) in the working directory; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files. With run_in_background (servers, watchers, long jobs) it returns at once with an id and the first output; read more with shell_output, stop it with shell_kill."
     }
 
     fn display(&self) -> crate::protocol::Display {
@@ -38,6 +38,7 @@ impl Tool for ShellTool {
             .schema("timeout", serde_json::json!({"type": "integer", "minimum": 1, "description": "Seconds before the command is killed (default 300)"}), false)
             .schema("sandbox", serde_json::json!({"type": "string", "enum": ["full"], "description": "Only when the sandbox blocks what the task needs (network, writing outside the project): \"full\" runs without it, after the user approves"}), false)
             .string("justification", "With sandbox=full: why the command needs it, shown to the user", false)
+            .schema("run_in_background", serde_json::json!({"type": "boolean", "description": "Start it and return at once with an id (no timeout; it runs until it exits, shell_kill stops it, or the session ends)"}), false)
             .build()
     }
 
@@ -68,12 +69,16 @@ impl Tool for ShellTool {
             let timeout = Duration::from_secs(args["timeout"].as_u64().unwrap_or(DEFAULT_TIMEOUT_SECS));
             // The approval step let an escalated call through only with the person's consent.
             let unconfined = self.escalation(&args).is_some();
+            if args["run_in_background"].as_bool() == Some(true) {
+                let policy = command_policy(ctx, unconfined);
+                return ctx.agent.background.start(command, &cwd, &policy, ctx).await;
+            }
             run(command, &cwd, timeout, unconfined, ctx).await
         })
     }
 }
 
-fn shell_program() -> &'static str {
+pub(crate) fn shell_program() -> &'static str {
     static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {
         let has_bash = std::env::var_os("PATH")
@@ -83,12 +88,12 @@ fn shell_program() -> &'static str {
 }
 
 #[derive(Debug)]
-enum Chunk {
+pub(crate) enum Chunk {
     Out(Vec<u8>),
     Err(Vec<u8>),
 }
 
-async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::Sender<Chunk>, is_err: bool) {
+pub(crate) async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::Sender<Chunk>, is_err: bool) {
     let mut buf = vec![0u8; 64 * 1024];
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {

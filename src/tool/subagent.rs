@@ -117,7 +117,8 @@ impl Tool for SubAgentTool {
                 .with_skills(parent.skills.clone())
                 .with_overflow_dir(parent.overflow_dir.clone())
                 .with_requests(parent.requests.clone())
-                .with_hooks(parent.hooks.for_subagent()),
+                .with_hooks(parent.hooks.for_subagent())
+                .with_background(parent.background.clone()),
             );
             let skills: Vec<_> = parent.skills.iter().map(|s| s.summary()).collect();
             let executor = Executor::new(
@@ -138,7 +139,7 @@ impl Tool for SubAgentTool {
                 ),
                 max_turns: self.max_turns,
             };
-            let mut agent = Agent::new(state, executor, config, events);
+            let mut agent = Agent::new(state, executor, config, events).without_background_notes();
             // Nobody sends ops to a sub-agent; the parent's cancellation reaches it directly.
             let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
             let end = agent

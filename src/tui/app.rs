@@ -103,6 +103,8 @@ pub struct App {
     pub usage: Usage,
     pub busy: bool,
     pub running_tools: usize,
+    /// How many background processes run (the core's count, as last reported).
+    pub background: usize,
     /// A tool call waits for the turn's checkpoint (`Some(true)`: the session's first).
     pub checkpoint_wait: Option<bool>,
     pub tick: usize,
@@ -177,6 +179,7 @@ impl App {
             usage: Usage::default(),
             busy: false,
             running_tools: 0,
+            background: 0,
             checkpoint_wait: None,
             tick: 0,
             scroll: 0,
@@ -427,6 +430,10 @@ impl App {
                 files,
             }),
             Event::McpStatus { servers } => self.mcp = servers,
+            Event::BackgroundChanged { running } => self.background = running,
+            Event::BackgroundList { processes } => {
+                self.notice(NoticeKind::Info, super::commands::ps_report(&processes));
+            }
             Event::ToolsChanged { tools } => self.tools = tools,
             Event::Error { message } => self.notice(NoticeKind::Error, format!("error: {}", sanitize(&message))),
             Event::TurnFinished { outcome, text } => {

@@ -48,6 +48,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/plan",
         "plan mode: read-only tools and commands, the model ends with a plan; /plan TASK sends TASK too",
     ),
+    (
+        "/ps",
+        "the background processes: command, age, state, last line; /ps kill ID stops one",
+    ),
     ("/todo", "show the todo list"),
     ("/copy", "copy the last answer to the clipboard"),
     (
@@ -64,6 +68,34 @@ pub const HELP_KEYS: &str = "keys: Enter send (queued while a turn runs; Up on a
       Up/Down history · Ctrl-R search history · Ctrl-G edit in $EDITOR · @path mention a file · !cmd run a command yourself
       PgUp/PgDn or the mouse wheel scroll · Shift+drag selects text (/mouse turns reporting off)
       Ctrl-O expand tool output · Ctrl-T show thinking";
+
+/// The `/ps` listing: one line per background process, oldest first.
+pub(super) fn ps_report(processes: &[crate::protocol::ProcessView]) -> String {
+    use super::sanitize::sanitize;
+    if processes.is_empty() {
+        return "no background processes (shell with run_in_background starts one)".to_owned();
+    }
+    let mut text = String::from("background processes (/ps kill ID stops one):");
+    for p in processes {
+        let command: String = p.command.lines().next().unwrap_or_default().chars().take(60).collect();
+        let age = match p.age_secs {
+            s @ 0..60 => format!("{s}s"),
+            s @ 60..3600 => format!("{}m{}s", s / 60, s % 60),
+            s => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        };
+        text.push_str(&format!(
+            "\n  {:<5} {:<8} {:<10} {}",
+            sanitize(&p.id),
+            age,
+            sanitize(&p.state),
+            sanitize(&command)
+        ));
+        if !p.last_line.is_empty() {
+            text.push_str(&format!("\n        └ {}", sanitize(&p.last_line)));
+        }
+    }
+    text
+}
 
 impl App {
     /// Runs a slash command typed in the composer.
@@ -240,6 +272,14 @@ impl App {
                 self.notice(NoticeKind::Info, text);
                 Vec::new()
             }
+            "/ps" => match arg.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [] => vec![Action::Op(Op::ListProcesses)],
+                ["kill", id] => vec![Action::Op(Op::KillProcess { id: (*id).to_owned() })],
+                _ => {
+                    self.notice(NoticeKind::Info, "usage: /ps, or /ps kill ID (e.g. /ps kill bg1)");
+                    Vec::new()
+                }
+            },
             "/todo" => {
                 let rendered = crate::tool::todo::render(&self.todos);
                 self.notice(NoticeKind::Info, rendered.trim_end().to_owned());

@@ -310,6 +310,11 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }),
     ]);
     let mut line = line;
+    // Beside the state, where a narrow terminal still shows it.
+    if app.background > 0 {
+        let count = Span::styled(format!("{} bg ", app.background), Style::new().fg(Color::Yellow));
+        line.spans.splice(2..2, [count, Span::styled("│ ", dim)]);
+    }
     if let Some(context) = super::app::context_label(app.context) {
         line.spans.push(Span::styled(" │ ", dim));
         line.spans.push(Span::raw(context));
@@ -318,6 +323,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         line.spans.push(Span::styled(" │ ", dim));
         line.spans.push(Span::raw(format!("${cost:.4}")));
     }
+
     line.spans.push(Span::styled(format!(" │ {hints}"), dim));
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
