@@ -48,13 +48,14 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// Blocks until the reply's request has arrived.
+    /// Blocks until the reply's request has arrived. A run that ends before sending it (a
+    /// failure) would leave the test waiting: past [`RUN_DEADLINE`] it fails instead (a bound on
+    /// a hang, never a timing assertion).
     pub fn arrived(&self) {
         let (state, signal) = &*self.0;
-        let mut state = state.lock().unwrap();
-        while !state.0 {
-            state = signal.wait(state).unwrap();
-        }
+        let state = state.lock().unwrap();
+        let (state, _) = signal.wait_timeout_while(state, RUN_DEADLINE, |s| !s.0).unwrap();
+        assert!(state.0, "the gated request never arrived (the run ended or hung first)");
     }
 
     /// Lets the reply go.
