@@ -67,6 +67,7 @@ pub fn provider(settings: &Settings) -> Result<Arc<dyn Provider>, SetupError> {
         retry_max: std::time::Duration::from_secs(60),
         connect_timeout: settings.connect_timeout(),
         idle_timeout: settings.idle_timeout(),
+        web_search: settings.hosted_web_search(),
     };
     let text_calls = settings
         .text_tool_calls
@@ -364,6 +365,13 @@ fn run_registry(
     notices: &mut Vec<String>,
 ) -> Registry {
     let mut registry = builtin_tools();
+    // Before the configured tools, so none of them takes its name.
+    if let Some(url) = settings.web_search_endpoint() {
+        match crate::tool::web_search::WebSearchTool::new(url) {
+            Ok(tool) => registry.register(Arc::new(tool)),
+            Err(problem) => notices.push(format!("web_search tool skipped: {problem}")),
+        }
+    }
     for spec in &settings.command_tools {
         match CommandTool::new(spec.value.clone()).and_then(|tool| registry.register_new(Arc::new(tool))) {
             Ok(()) => {}

@@ -22,6 +22,7 @@ fn settings(base_url: String, attempts: u32) -> HttpSettings {
         retry_max: Duration::from_millis(20),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
+        web_search: false,
     }
 }
 

@@ -77,6 +77,43 @@ fn good_anthropic() -> Value {
     })
 }
 
+/// A Responses request with the hosted web search and a search sent back as Codex sends it.
+fn good_responses_search() -> Value {
+    with(good_responses(), |b| {
+        b["include"] = json!(["reasoning.encrypted_content", "web_search_call.action.sources"]);
+        if let Some(tools) = b["tools"].as_array_mut() {
+            tools.insert(0, json!({"type": "web_search"}));
+        }
+        if let Some(input) = b["input"].as_array_mut() {
+            input.insert(
+                1,
+                json!({"type": "web_search_call", "status": "completed",
+                "action": {"type": "search", "query": "q", "sources": [{"type": "url", "url": "https://e.test/"}]}}),
+            );
+        }
+    })
+}
+
+/// A Messages request with the hosted web search and a search sent back verbatim.
+fn good_anthropic_search() -> Value {
+    with(good_anthropic(), |b| {
+        if let Some(tools) = b["tools"].as_array_mut() {
+            tools.insert(
+                0,
+                json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 8}),
+            );
+        }
+        if let Some(blocks) = b["messages"][1]["content"].as_array_mut() {
+            blocks.insert(
+                1,
+                json!({"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search", "input": {"query": "q"}}),
+            );
+            blocks.insert(2, json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
+                {"type": "web_search_result", "url": "https://e.test/", "title": "E", "encrypted_content": "EqgfCioI", "page_age": null}]}));
+        }
+    })
+}
+
 /// One request that breaks `rule`.
 struct Case {
     rule: &'static str,
@@ -335,6 +372,68 @@ fn cases() -> Vec<Case> {
             }),
         ),
         case(
+            "responses.tool-type",
+            RESPONSES,
+            with(resp(), |b| b["tools"][0]["type"] = json!("web_search_20250305")),
+        ),
+        case(
+            "responses.include-value",
+            RESPONSES,
+            with(resp(), |b| b["include"] = json!(["web_search_call.sources"])),
+        ),
+        case(
+            "responses.web-search-call",
+            RESPONSES,
+            with(good_responses_search(), |b| b["input"][1]["id"] = json!("ws_01")),
+        ),
+        case(
+            "responses.web-search-call",
+            RESPONSES,
+            with(good_responses_search(), |b| remove(&mut b["input"][1], "action")),
+        ),
+        case(
+            "anthropic.server-tool",
+            MESSAGES,
+            with(good_anthropic_search(), |b| b["tools"][0]["name"] = json!("search")),
+        ),
+        case(
+            "anthropic.server-tool",
+            MESSAGES,
+            with(good_anthropic_search(), |b| b["tools"][0]["type"] = json!("web_search")),
+        ),
+        case(
+            "anthropic.server-tool-result",
+            MESSAGES,
+            with(good_anthropic_search(), |b| {
+                if let Some(blocks) = b["messages"][1]["content"].as_array_mut() {
+                    blocks.remove(2);
+                }
+            }),
+        ),
+        case(
+            "anthropic.server-tool-result",
+            MESSAGES,
+            with(good_anthropic_search(), |b| {
+                if let Some(blocks) = b["messages"][1]["content"].as_array_mut() {
+                    blocks.swap(1, 2);
+                }
+            }),
+        ),
+        case(
+            "anthropic.server-tool-verbatim",
+            MESSAGES,
+            with(good_anthropic_search(), |b| {
+                remove(&mut b["messages"][1]["content"][2]["content"][0], "encrypted_content")
+            }),
+        ),
+        case(
+            "anthropic.server-tool-verbatim",
+            MESSAGES,
+            with(good_anthropic_search(), |b| {
+                b["messages"][1]["content"][1]["id"] = json!("toolu_01A")
+            }),
+        ),
+        case(
             "anthropic.thinking-first",
             MESSAGES,
             with(anth(), |b| {
@@ -357,6 +456,16 @@ fn each_rule_fires_on_a_request_that_breaks_it() {
     }
     let good = strict.check(MESSAGES, &anthropic_headers(), &good_anthropic());
     assert!(good.is_ok(), "a good Messages request is refused: {good:?}");
+    let good = strict.check(RESPONSES, &[], &good_responses_search());
+    assert!(
+        good.is_ok(),
+        "a good Responses request with web search is refused: {good:?}"
+    );
+    let good = strict.check(MESSAGES, &anthropic_headers(), &good_anthropic_search());
+    assert!(
+        good.is_ok(),
+        "a good Messages request with web search is refused: {good:?}"
+    );
     let mut fired = Vec::new();
     for c in cases() {
         match strict.check(c.path, &c.headers, &c.body) {

@@ -730,3 +730,322 @@ fn the_comparer_names_each_difference() {
     // Values never count, and a JSON Schema is compared by type only.
     assert_eq!(got, want);
 }
+
+/// A streamed Messages answer that searched the web itself (synthetic, in the documented
+/// shapes of `web_search_20250305`: a `server_tool_use` whose input streams, its
+/// `web_search_tool_result` with encrypted content, cited text), then calls `read`.
+fn anthropic_search_reply(call_id: &str) -> Reply {
+    let mut out = String::new();
+    let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_s", "type": "message", "role": "assistant",
+        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+    event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Searching. "}}));
+    event(json!({"type": "content_block_stop", "index": 0}));
+    event(json!({"type": "content_block_start", "index": 1, "content_block":
+        {"type": "server_tool_use", "id": "srvtoolu_01Search", "name": "web_search", "input": {}}}));
+    event(
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"brute"}}),
+    );
+    event(
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " release\"}"}}),
+    );
+    event(json!({"type": "content_block_stop", "index": 1}));
+    event(json!({"type": "content_block_start", "index": 2, "content_block": ANTHROPIC_SEARCH_RESULT.clone()}));
+    event(json!({"type": "content_block_stop", "index": 2}));
+    event(
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "text", "text": "", "citations": []}}),
+    );
+    event(
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "citations_delta", "citation":
+        {"type": "web_search_result_location", "url": "https://brute.test/news", "title": "Brute news",
+         "encrypted_index": "Eo8BCioI", "cited_text": "brute 1.0 is out"}}}),
+    );
+    event(json!({"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "It is out."}}));
+    event(json!({"type": "content_block_stop", "index": 3}));
+    event(json!({"type": "content_block_start", "index": 4, "content_block":
+        {"type": "tool_use", "id": call_id, "name": "read", "input": {}}}));
+    event(
+        json!({"type": "content_block_delta", "index": 4, "delta": {"type": "input_json_delta", "partial_json": "{\"file_path\":\"notes.txt\"}"}}),
+    );
+    event(json!({"type": "content_block_stop", "index": 4}));
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+        "usage": {"output_tokens": 9, "server_tool_use": {"web_search_requests": 1}}}),
+    );
+    event(json!({"type": "message_stop"}));
+    Reply::sse(out)
+}
+
+static ANTHROPIC_SEARCH_RESULT: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01Search", "content": [
+        {"type": "web_search_result", "url": "https://brute.test/news", "title": "Brute news",
+         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2USDOPAQUEs", "page_age": "April 30, 2025"},
+        {"type": "web_search_result", "url": "https://brute.test/blog", "title": "Brute blog",
+         "encrypted_content": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm", "page_age": null}]})
+});
+
+/// The blocks of the assistant message in `body` of these types.
+fn assistant_blocks<'a>(body: &'a Value, kind: &str) -> Vec<&'a Value> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == kind)
+        .collect()
+}
+
+#[test]
+fn anthropic_hosted_web_search_is_advertised_shown_and_sent_back_verbatim_across_a_resume() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "hello from notes\n");
+    // The mock is no api.anthropic.com: the hosted search is asked for.
+    sb.write(".brute/config.toml", "web_search = true\n");
+    let server = MockServer::start();
+    server.push(anthropic_search_reply("toolu_01Read"));
+    server.push(Wire::Anthropic.reply("Done.", &[]));
+    server.push(Wire::Anthropic.reply("Still out.", &[]));
+    let out = Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Is brute out?", "--output-format", "json"])
+        .assert()
+        .success();
+    let result: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let search = result["tool_calls"]
+        .as_array()
+        .and_then(|calls| calls.iter().find(|c| c["name"] == "web_search"))
+        .unwrap_or_else(|| panic!("no web_search among the calls: {result}"));
+    assert_eq!(search["arguments"], json!({"query": "brute release"}));
+    let shown = search["result"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("https://brute.test/news") && shown.contains("Brute blog"),
+        "the sources are shown: {shown}"
+    );
+    Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Still?", "--continue"])
+        .assert()
+        .success()
+        .stdout("Still out.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for (n, request) in requests.iter().enumerate() {
+        assert_eq!(request.refused, None, "request {n} refused");
+        assert_eq!(
+            request.body["tools"][0],
+            json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 8}),
+            "request {n} offers the hosted search"
+        );
+    }
+    for n in [1, 2] {
+        let body = &requests[n].body;
+        let uses = assistant_blocks(body, "server_tool_use");
+        assert_eq!(
+            uses,
+            [
+                &json!({"type": "server_tool_use", "id": "srvtoolu_01Search", "name": "web_search", "input": {"query": "brute release"}})
+            ],
+            "request {n}: the search call goes back with its streamed input"
+        );
+        let results = assistant_blocks(body, "web_search_tool_result");
+        let mut sent = results.first().copied().cloned().unwrap_or_default();
+        if let Some(block) = sent.as_object_mut() {
+            block.remove("cache_control");
+        }
+        assert_eq!(
+            sent, *ANTHROPIC_SEARCH_RESULT,
+            "request {n}: the result goes back verbatim"
+        );
+    }
+}
+
+/// A streamed Responses answer that searched the web itself (synthetic, in the documented
+/// `web_search_call` shape with `web_search_call.action.sources` included), then calls `read`.
+fn responses_search_reply(call_id: &str) -> Reply {
+    let mut out = String::new();
+    let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    event(json!({"type": "response.created", "response": {"id": "resp_s", "status": "in_progress", "output": []}}));
+    event(json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "web_search_call", "id": "ws_01Search", "status": "in_progress"}}));
+    event(json!({"type": "response.web_search_call.searching", "output_index": 0, "item_id": "ws_01Search"}));
+    event(json!({"type": "response.output_item.done", "output_index": 0, "item": RESPONSES_SEARCH_CALL.clone()}));
+    let message = json!({"type": "message", "id": "msg_s", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "It is out.", "annotations": [
+            {"type": "url_citation", "start_index": 0, "end_index": 10, "url": "https://brute.test/news", "title": "Brute news"}]}]});
+    event(json!({"type": "response.output_item.added", "output_index": 1,
+        "item": {"type": "message", "id": "msg_s", "role": "assistant", "status": "in_progress", "content": []}}));
+    event(
+        json!({"type": "response.output_text.delta", "item_id": "msg_s", "output_index": 1, "content_index": 0, "delta": "It is out."}),
+    );
+    event(json!({"type": "response.output_item.done", "output_index": 1, "item": message}));
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": call_id, "name": "read",
+        "arguments": "{\"file_path\":\"notes.txt\"}", "status": "completed"});
+    event(json!({"type": "response.output_item.added", "output_index": 2, "item": call}));
+    event(json!({"type": "response.output_item.done", "output_index": 2, "item": call}));
+    event(
+        json!({"type": "response.completed", "response": {"id": "resp_s", "status": "completed",
+        "output": [RESPONSES_SEARCH_CALL.clone(), message, call], "usage": {"input_tokens": 12, "output_tokens": 9}}}),
+    );
+    Reply::sse(out)
+}
+
+static RESPONSES_SEARCH_CALL: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"type": "web_search_call", "id": "ws_01Search", "status": "completed",
+        "action": {"type": "search", "query": "brute release", "sources": [
+            {"type": "url", "url": "https://brute.test/news"}, {"type": "url", "url": "https://brute.test/blog"}]}})
+});
+
+#[test]
+fn responses_hosted_web_search_is_advertised_shown_and_sent_back_across_a_resume() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "hello from notes\n");
+    sb.write(".brute/config.toml", "web_search = true\n");
+    let server = MockServer::start();
+    server.push(responses_search_reply("call_Read1"));
+    server.push(Wire::Responses.reply("Done.", &[]));
+    server.push(Wire::Responses.reply("Still out.", &[]));
+    let out = Wire::Responses
+        .brute(&sb, &server)
+        .args(["-p", "Is brute out?", "--output-format", "stream-json"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let searched = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .any(|event| event.to_string().contains("web_search") && event.to_string().contains("https://brute.test/blog"));
+    assert!(
+        searched,
+        "the search and its sources are among the stream-json events:\n{stdout}"
+    );
+    Wire::Responses
+        .brute(&sb, &server)
+        .args(["-p", "Still?", "--continue"])
+        .assert()
+        .success()
+        .stdout("Still out.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let mut stateless = RESPONSES_SEARCH_CALL.clone();
+    if let Some(item) = stateless.as_object_mut() {
+        item.remove("id");
+    }
+    for (n, request) in requests.iter().enumerate() {
+        let body = &request.body;
+        assert_eq!(request.refused, None, "request {n} refused");
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "web_search"}),
+            "request {n} offers the hosted search"
+        );
+        assert!(
+            body["include"]
+                .as_array()
+                .is_some_and(|i| i.contains(&json!("web_search_call.action.sources"))),
+            "request {n} asks for the sources: {}",
+            body["include"]
+        );
+        let calls: Vec<&Value> = body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["type"] == "web_search_call")
+            .collect();
+        let expected: Vec<&Value> = if n == 0 { vec![] } else { vec![&stateless] };
+        assert_eq!(
+            calls, expected,
+            "request {n}: the search goes back, without its stored id"
+        );
+    }
+}
+
+#[test]
+fn the_configured_search_endpoint_backs_a_web_search_tool_on_chat_completions() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let results: Vec<Value> = (0..12)
+        .map(|i| {
+            json!({"title": format!("Result {i}"), "url": format!("https://brute.test/{i}"),
+            "content": format!("snippet {i} {}", "long ".repeat(300)), "engine": "mock"})
+        })
+        .collect();
+    server.route(
+        "/search",
+        Reply::json(200, json!({"query": "q", "results": results}).to_string()),
+    );
+    sb.write(
+        ".brute/config.toml",
+        &format!("web_search_url = \"{}\"\n", server.url("/search?language=en")),
+    );
+    sb.trust();
+    server.push(Wire::Chat.reply(
+        "",
+        &[("call_S1", "web_search", r#"{"query":"brute release","max_results":3}"#)],
+    ));
+    server.push(Wire::Chat.reply("Found.", &[]));
+    Wire::Chat
+        .brute(&sb, &server)
+        .args(["-p", "search"])
+        .assert()
+        .success()
+        .stdout("Found.\n");
+    let requests = server.requests();
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"web_search"), "the tool is offered: {offered:?}");
+    let probes = server.probes();
+    let asked: Vec<&support::Recorded> = probes.iter().filter(|p| p.path.starts_with("/search")).collect();
+    assert_eq!(asked.len(), 1, "one search: {probes:?}");
+    assert_eq!(asked[0].method, "GET");
+    assert_eq!(asked[0].path, "/search?language=en&q=brute+release&format=json");
+    assert_eq!(
+        asked[0].header("authorization"),
+        None,
+        "no key goes to the search endpoint"
+    );
+    let results = support::tool_results(&requests[1]);
+    let (_, content) = results
+        .iter()
+        .find(|(id, _)| id == "call_S1")
+        .unwrap_or_else(|| panic!("no result: {results:?}"));
+    assert!(
+        content.starts_with("1. Result 0\n   https://brute.test/0\n   snippet 0"),
+        "{content}"
+    );
+    assert!(
+        content.contains("3. Result 2") && !content.contains("Result 3"),
+        "{content}"
+    );
+    assert!(content.contains("(Showing 3 of 12 results."), "{content}");
+    assert!(content.len() < 4000, "snippets are cut: {} bytes", content.len());
+}
+
+#[test]
+fn no_web_search_is_offered_unless_the_person_asked_for_one() {
+    // A custom base URL (a local server on either wire) and no setting: neither the hosted
+    // search nor the tool, so nothing goes anywhere the person did not choose.
+    for wire in [Wire::Anthropic, Wire::Responses, Wire::Chat] {
+        let sb = Sandbox::new();
+        let server = MockServer::start();
+        server.push(wire.reply("Hi.", &[]));
+        wire.brute(&sb, &server).args(["-p", "hi"]).assert().success();
+        let body = server.requests()[0].body.to_string();
+        assert!(!body.contains("web_search"), "{wire:?}: {body}");
+    }
+    // An untrusted project cannot point the search somewhere.
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Wire::Chat.reply("Hi.", &[]));
+    sb.write(".brute/config.toml", "web_search_url = \"http://127.0.0.1:9/search\"\n");
+    Wire::Chat.brute(&sb, &server).args(["-p", "hi"]).assert().success();
+    assert!(!server.requests()[0].body.to_string().contains("web_search"));
+}

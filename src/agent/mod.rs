@@ -25,7 +25,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{CallView, Event, EventSink, Op, TurnOutcome, Usage};
-use crate::provider::{ChatRequest, Delta, Message, StopReason, ToolCall};
+use crate::provider::{ChatRequest, Delta, Message, ReasoningItem, StopReason, ToolCall};
 use crate::tool::ToolError;
 use crate::tool::exec::{CallRecord, Executor};
 use state::AgentState;
@@ -1102,6 +1102,7 @@ impl Agent {
                     message: "the model hit its output token limit; its answer may be cut short".into(),
                 });
             }
+            announce_hosted_searches(&self.events, &completion.reasoning_items);
             let text = completion.text.clone();
             let calls = completion.tool_calls;
             self.push_message(Message::Assistant {
@@ -1260,6 +1261,42 @@ fn args_of(call: &ToolCall) -> serde_json::Value {
 
 fn interrupted() -> ToolError {
     ToolError::new("Interrupted", "the user interrupted the turn before this call ran")
+}
+
+/// Shows the web searches the provider ran itself as calls with their results, so every front
+/// end draws them as it draws a tool call (a pane, a `-p` line, a `tool_calls` entry). They
+/// are not the executor's: nothing ran here, no result goes to the model, and the searches
+/// stay in the assistant message they came in (sent back as the provider requires).
+fn announce_hosted_searches(events: &EventSink, items: &[ReasoningItem]) {
+    for search in crate::provider::hosted_searches(items) {
+        events.emit(Event::ToolCallStarted {
+            call_id: search.id.clone(),
+            name: "web_search".to_owned(),
+            arguments: serde_json::json!({"query": search.query}),
+            summary: search.query.clone(),
+            display: crate::protocol::Display::Text,
+        });
+        let content = match &search.error {
+            Some(code) => format!("Error: the provider's web search failed: {code}"),
+            None if search.sources.is_empty() => "searched by the provider; no sources listed".to_owned(),
+            None => {
+                let mut lines = vec![format!("searched by the provider; {} sources:", search.sources.len())];
+                lines.extend(search.sources.iter().map(|(url, title)| match title.is_empty() {
+                    true => format!("- {url}"),
+                    false => format!("- {title} — {url}"),
+                }));
+                lines.join("\n")
+            }
+        };
+        events.emit(Event::ToolResult(crate::protocol::ToolResult {
+            call_id: search.id,
+            name: "web_search".to_owned(),
+            content,
+            is_error: search.error.is_some(),
+            duration_ms: 0,
+            display: crate::protocol::Display::Text,
+        }));
+    }
 }
 
 #[cfg(test)]

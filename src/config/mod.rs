@@ -187,6 +187,16 @@ settings! {
         /// fenced `json` block, `<tool_call>` tags) as real calls; unset: on for
         /// OpenAI-compatible servers other than api.openai.com, off elsewhere.
         text_tool_calls: Option<bool> = None, show = show_auto;
+        /// Web search. Unset: the provider's hosted search where brute talks to the provider
+        /// itself (Anthropic Messages at api.anthropic.com, OpenAI Responses at
+        /// api.openai.com), none elsewhere; `true` offers the hosted search on those wire
+        /// formats at any base URL (a proxy that forwards it); `false` turns every web search
+        /// off, `web_search_url` included.
+        web_search: Option<bool> = None, show = show_auto;
+        /// A search endpoint of the person's own (a SearXNG instance's
+        /// `http://127.0.0.1:8888/search`): brute offers a `web_search` tool that asks it
+        /// (`?q=...&format=json`) instead of any hosted search. No key ever goes to it.
+        web_search_url: Option<String> = None, check = search_url;
         /// How the UI calls the person when a turn ends while the terminal is not focused,
         /// or an approval waits: `bel`, `osc9` (a desktop notification) or `off`.
         notify: String = "bel".to_owned(), check = notify_channel;
@@ -199,6 +209,15 @@ settings! {
 /// An optional switch whose absence means "brute decides".
 fn show_auto(value: &Option<bool>) -> String {
     value.map_or_else(|| "auto".to_owned(), |on| on.to_string())
+}
+
+/// A search endpoint: an absolute http or https URL.
+fn search_url(value: &Option<String>) -> Result<(), &'static str> {
+    match value.as_deref().map(reqwest::Url::parse) {
+        None => Ok(()),
+        Some(Ok(url)) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(()),
+        Some(_) => Err("must be an http:// or https:// URL, e.g. http://127.0.0.1:8888/search"),
+    }
 }
 
 /// A share of the context window, above 0 and at most 1.
@@ -366,6 +385,32 @@ impl Settings {
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs.value)
     }
+    /// Whether requests offer the provider's hosted web search (see the `web_search`
+    /// setting): never beside a `web_search_url` of the person's, and unset only where brute
+    /// talks to Anthropic's or OpenAI's own API on a wire format that hosts one.
+    pub fn hosted_web_search(&self) -> bool {
+        if self.web_search_endpoint().is_some() {
+            return false;
+        }
+        let spec = self.provider.value.spec();
+        let Some(endpoint) = spec.endpoint_for(&self.base_url.value) else {
+            return false;
+        };
+        let hosted_wire = matches!(endpoint.wire, spec::WireFormat::Anthropic | spec::WireFormat::Responses);
+        let own_api = reqwest::Url::parse(&self.base_url.value).is_ok_and(|url| {
+            url.scheme() == "https" && matches!(url.host_str(), Some("api.anthropic.com" | "api.openai.com"))
+        });
+        hosted_wire && self.web_search.value.unwrap_or(own_api)
+    }
+
+    /// The person's search endpoint for the `web_search` tool, unless `web_search = false`.
+    pub fn web_search_endpoint(&self) -> Option<&str> {
+        match self.web_search.value {
+            Some(false) => None,
+            _ => self.web_search_url.value.as_deref(),
+        }
+    }
+
     /// The env var or config key the person sets for this provider's key.
     pub fn key_hint(&self) -> String {
         match self.provider.value.spec().key_vars.first() {
@@ -587,7 +632,8 @@ fn strip_risky(layer: &mut FileLayer) -> Vec<String> {
         hooks,
         mcp_servers,
         checkpoint_max_entries,
-        checkpoint_max_file_bytes
+        checkpoint_max_file_bytes,
+        web_search_url
     );
     ignored
 }
@@ -1177,6 +1223,8 @@ mod tests {
             ("writable_roots", "writable_roots = [\"/opt/cache\"]"),
             ("context_window", "context_window = 32000"),
             ("compact_at", "compact_at = 0.7"),
+            ("web_search", "web_search = false"),
+            ("web_search_url", "web_search_url = \"http://127.0.0.1:8888/search\""),
             ("compact_to", "compact_to = 0.4"),
             ("reasoning_effort", "reasoning_effort = \"high\""),
             ("text_tool_calls", "text_tool_calls = false"),
@@ -1233,12 +1281,67 @@ mod tests {
     }
 
     #[test]
+    fn hosted_web_search_is_on_only_at_the_providers_own_api_unless_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        let run = |provider: &str, base_url: Option<&str>, config: &str| {
+            std::fs::write(&user, config).unwrap();
+            let flags = Flags {
+                provider: Some(provider.into()),
+                base_url: base_url.map(str::to_owned),
+                ..Flags::default()
+            };
+            let env = env_of(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]);
+            let s = load(dir.path(), &flags, &env, Some(&user)).unwrap();
+            (s.hosted_web_search(), s.web_search_endpoint().map(str::to_owned))
+        };
+        assert_eq!(run("anthropic", None, ""), (true, None));
+        assert_eq!(run("responses", None, ""), (true, None));
+        assert_eq!(
+            run("openai", None, ""),
+            (true, None),
+            "brute speaks Responses to api.openai.com"
+        );
+        assert_eq!(
+            run("ollama", None, "web_search = true\n"),
+            (false, None),
+            "Chat Completions hosts none"
+        );
+        assert_eq!(run("anthropic", Some("http://127.0.0.1:9"), ""), (false, None));
+        assert_eq!(
+            run("anthropic", Some("http://127.0.0.1:9"), "web_search = true\n"),
+            (true, None)
+        );
+        assert_eq!(run("anthropic", None, "web_search = false\n"), (false, None));
+        let searx = "web_search_url = \"http://127.0.0.1:8888/search\"\n";
+        assert_eq!(
+            run("anthropic", None, searx),
+            (false, Some("http://127.0.0.1:8888/search".to_owned())),
+            "the person's endpoint replaces the hosted search"
+        );
+        assert_eq!(
+            run("openai", None, &format!("{searx}web_search = false\n")),
+            (false, None)
+        );
+        std::fs::write(&user, "web_search_url = \"ftp://x\"\n").unwrap();
+        assert!(
+            load(
+                dir.path(),
+                &Flags::default(),
+                &env_of(&[("OPENAI_API_KEY", "k")]),
+                Some(&user)
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
     fn an_untrusted_project_keeps_only_harmless_keys() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".brute")).unwrap();
         std::fs::write(
             dir.path().join(".brute/config.toml"),
-            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\ncheckpoint_max_entries = 0\ncheckpoint_max_file_bytes = 99999999999\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
+            "base_url = \"http://127.0.0.1:9/v1\"\nsandbox = \"full-access\"\nmodel = \"m2\"\nmax_turns = 7\ncheckpoint_max_entries = 0\ncheckpoint_max_file_bytes = 99999999999\nweb_search_url = \"http://127.0.0.1:9/search\"\n[[tools]]\nname = \"x\"\ndescription = \"d\"\ncommand = \"true\"\n[models.\"m2\"]\ninput_price = 0.0\noutput_price = 0.0\n[mcp_servers.x]\ncommand = \"touch\"\n",
         )
         .unwrap();
         let env = env_of(&[("OPENAI_API_KEY", "k")]);
@@ -1252,7 +1355,8 @@ mod tests {
                 "models",
                 "mcp_servers",
                 "checkpoint_max_entries",
-                "checkpoint_max_file_bytes"
+                "checkpoint_max_file_bytes",
+                "web_search_url"
             ]
         );
         assert_eq!(

@@ -27,6 +27,8 @@ pub const RISKY_KEYS: &[&str] = &[
     // have brute copy every file of any size into the data directory.
     "checkpoint_max_entries",
     "checkpoint_max_file_bytes",
+    // Where the model's search queries go (they may quote the project).
+    "web_search_url",
 ];
 
 const FILE: &str = "trusted-projects.json";

@@ -40,7 +40,62 @@ fn thinking_block(kind: &ReasoningKind) -> Option<Value> {
             Some(json!({"type": "thinking", "thinking": text, "signature": signature}))
         }
         ReasoningKind::RedactedThinking { data } => Some(json!({"type": "redacted_thinking", "data": data})),
-        ReasoningKind::Encrypted { .. } => None,
+        ReasoningKind::AnthropicHosted { block } => Some(block.clone()),
+        ReasoningKind::Encrypted { .. } | ReasoningKind::ResponsesHosted { .. } => None,
+    }
+}
+
+/// The hosted web search tool as Messages takes it (`web_search_20250305`; the name is fixed).
+pub const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+/// Most searches the model may run in one request (Claude Code allows 8).
+pub const WEB_SEARCH_MAX_USES: u32 = 8;
+
+/// Adds the hosted web search to a request body built by [`request_body`] that offers tools.
+pub fn add_web_search(body: &mut Value) {
+    if let Some(tools) = body["tools"].as_array_mut() {
+        // First, so the cache breakpoint stays on the last tool.
+        tools.insert(
+            0,
+            json!({"type": WEB_SEARCH_TOOL, "name": "web_search", "max_uses": WEB_SEARCH_MAX_USES}),
+        );
+    }
+}
+
+/// Whether a content block is one of a tool Anthropic runs itself.
+fn is_hosted_block(kind: &str) -> bool {
+    kind == "server_tool_use" || (kind.ends_with("_tool_result") && kind != "tool_result")
+}
+
+/// What a hosted block says about a web search: a `server_tool_use` starts one, its
+/// `web_search_tool_result` fills in the sources (or the error).
+pub(crate) fn search_view(block: &Value, searches: &mut Vec<super::HostedSearch>) {
+    match block["type"].as_str().unwrap_or_default() {
+        "server_tool_use" if block["name"] == "web_search" => searches.push(super::HostedSearch {
+            id: block["id"].as_str().unwrap_or_default().to_owned(),
+            query: block["input"]["query"].as_str().unwrap_or_default().to_owned(),
+            ..super::HostedSearch::default()
+        }),
+        "web_search_tool_result" => {
+            let id = block["tool_use_id"].as_str().unwrap_or_default();
+            let Some(search) = searches.iter_mut().find(|s| s.id == id) else {
+                return;
+            };
+            match &block["content"] {
+                Value::Array(results) => {
+                    search.sources = results
+                        .iter()
+                        .filter_map(|r| {
+                            let url = r["url"].as_str()?;
+                            Some((url.to_owned(), r["title"].as_str().unwrap_or_default().to_owned()))
+                        })
+                        .collect();
+                }
+                error => {
+                    search.error = Some(error["error_code"].as_str().unwrap_or("unknown error").to_owned());
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -77,9 +132,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 for call in tool_calls {
                     content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(&call.arguments)}));
                 }
-                if req.replays_reasoning(index) {
-                    content = super::interleave(content, reasoning, true, thinking_block);
-                }
+                content = super::interleave(content, &req.replayed_items(index, reasoning), true, thinking_block);
                 if content.is_empty() {
                     content.push(json!({"type": "text", "text": "(no content)"}));
                 }
@@ -199,6 +252,8 @@ enum Block {
     Text,
     /// A thinking block (its `at` is in the item), to be sent back in the turn.
     Thinking(ReasoningItem),
+    /// A hosted tool's block (its `at` is in the item) and the input streamed into it.
+    Hosted(ReasoningItem, String),
     Tool(ToolCall),
     Other,
 }
@@ -228,12 +283,19 @@ impl StreamDecoder for Decoder {
             "message_start" => read_usage(&value["message"]["usage"], &mut self.completion.usage),
             "content_block_start" => {
                 let block = &value["content_block"];
-                let at = self
-                    .blocks
-                    .values()
-                    .filter(|b| matches!(b, Block::Text | Block::Tool(_)))
-                    .count();
-                let state = match block["type"].as_str().unwrap_or_default() {
+                // Where the block goes back: brute sends the message's text as one block,
+                // then its calls.
+                let at = usize::from(self.blocks.values().any(|b| matches!(b, Block::Text)))
+                    + self.blocks.values().filter(|b| matches!(b, Block::Tool(_))).count();
+                let kind = block["type"].as_str().unwrap_or_default();
+                let state = match kind {
+                    _ if is_hosted_block(kind) => Block::Hosted(
+                        ReasoningItem {
+                            at,
+                            kind: ReasoningKind::AnthropicHosted { block: block.clone() },
+                        },
+                        String::new(),
+                    ),
                     "text" => Block::Text,
                     "thinking" => Block::Thinking(ReasoningItem {
                         at,
@@ -288,6 +350,9 @@ impl StreamDecoder for Decoder {
                         call.arguments
                             .push_str(delta["partial_json"].as_str().unwrap_or_default());
                     }
+                    ("input_json_delta", Some(Block::Hosted(_, input))) => {
+                        input.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
                     _ => {}
                 }
             }
@@ -319,6 +384,14 @@ impl StreamDecoder for Decoder {
             match block {
                 Block::Tool(call) => this.completion.tool_calls.push(call),
                 Block::Thinking(item) if sendable(&item) => this.completion.reasoning_items.push(item),
+                Block::Hosted(mut item, input) => {
+                    if let ReasoningKind::AnthropicHosted { block } = &mut item.kind
+                        && !input.trim().is_empty()
+                    {
+                        block["input"] = serde_json::from_str(&input).unwrap_or_else(|_| json!({}));
+                    }
+                    this.completion.reasoning_items.push(item);
+                }
                 Block::Text | Block::Thinking(_) | Block::Other => {}
             }
         }
@@ -332,7 +405,8 @@ fn sendable(item: &ReasoningItem) -> bool {
     match &item.kind {
         ReasoningKind::Thinking { signature, .. } => !signature.is_empty(),
         ReasoningKind::RedactedThinking { data } => !data.is_empty(),
-        ReasoningKind::Encrypted { .. } => false,
+        ReasoningKind::AnthropicHosted { .. } => true,
+        ReasoningKind::Encrypted { .. } | ReasoningKind::ResponsesHosted { .. } => false,
     }
 }
 
@@ -346,13 +420,17 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
         ..Completion::default()
     };
     read_usage(&body["usage"], &mut completion.usage);
-    let mut at = 0;
+    let (mut texts, mut calls) = (0usize, 0usize);
     for block in body["content"].as_array().into_iter().flatten() {
         let kind = match block["type"].as_str().unwrap_or_default() {
             "text" => {
                 completion.text.push_str(block["text"].as_str().unwrap_or_default());
-                at += 1;
+                texts += 1;
                 None
+            }
+            kind if is_hosted_block(kind) => {
+                // brute sends the message's text back as one block, then its calls.
+                Some(ReasoningKind::AnthropicHosted { block: block.clone() })
             }
             "thinking" => {
                 let text = block["thinking"].as_str().unwrap_or_default();
@@ -371,13 +449,17 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                     name: block["name"].as_str().unwrap_or_default().to_owned(),
                     arguments: block["input"].to_string(),
                 });
-                at += 1;
+                calls += 1;
                 None
             }
             _ => None,
         };
         if let Some(kind) = kind {
-            let item = ReasoningItem { at, kind };
+            // brute sends the message's text back as one block, then its calls.
+            let item = ReasoningItem {
+                at: usize::from(texts > 0) + calls,
+                kind,
+            };
             if sendable(&item) {
                 completion.reasoning_items.push(item);
             }

@@ -69,6 +69,9 @@ pub struct HttpSettings {
     pub connect_timeout: Duration,
     /// Longest silence allowed while a response streams.
     pub idle_timeout: Duration,
+    /// Offer the provider's hosted web search (Anthropic Messages, OpenAI Responses) beside
+    /// the tools of a request that offers any; other wire formats have none.
+    pub web_search: bool,
 }
 
 /// A provider that talks HTTP in one of the [`WireFormat`]s.
@@ -560,6 +563,13 @@ impl Provider for HttpProvider {
     ) -> BoxFuture<'a, Result<Completion, ProviderError>> {
         Box::pin(async move {
             let mut body = self.endpoint.wire.body(request, self.settings.stream);
+            if self.settings.web_search {
+                match self.endpoint.wire {
+                    WireFormat::Anthropic => anthropic::add_web_search(&mut body),
+                    WireFormat::Responses => responses::add_web_search(&mut body),
+                    WireFormat::OpenAiChat => {}
+                }
+            }
             for adapt in self.adaptations(request.model) {
                 adapt.apply(&mut body);
             }

@@ -90,6 +90,54 @@ pub enum ReasoningKind {
     RedactedThinking { data: String },
     /// An OpenAI Responses reasoning item, encrypted for use with `store: false`.
     Encrypted { summary: Vec<String>, content: String },
+    /// A block of a tool Anthropic ran itself (`server_tool_use`, `web_search_tool_result`),
+    /// kept verbatim (`encrypted_content` included): it goes back in every later request.
+    AnthropicHosted { block: Value },
+    /// An OpenAI Responses item of a hosted tool (`web_search_call`), kept verbatim: it goes
+    /// back in every later request, without its id (an id names a stored item).
+    ResponsesHosted { item: Value },
+}
+
+impl ReasoningKind {
+    /// A hosted tool's block or item: sent back in every later request and kept in session
+    /// files, unlike reasoning, which goes back within its turn only.
+    pub fn is_hosted(&self) -> bool {
+        matches!(self, Self::AnthropicHosted { .. } | Self::ResponsesHosted { .. })
+    }
+}
+
+/// A web search the provider ran itself, as front ends show it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostedSearch {
+    /// The provider's id of the search (`srvtoolu_...`, `ws_...`).
+    pub id: String,
+    pub query: String,
+    /// The results' pages (url, title); empty while unknown.
+    pub sources: Vec<(String, String)>,
+    /// The provider's error code, when the search failed.
+    pub error: Option<String>,
+}
+
+/// The searches among a message's hosted items, a search's result merged into its call.
+pub fn hosted_searches(items: &[ReasoningItem]) -> Vec<HostedSearch> {
+    let mut searches: Vec<HostedSearch> = Vec::new();
+    for item in items {
+        match &item.kind {
+            ReasoningKind::AnthropicHosted { block } => anthropic::search_view(block, &mut searches),
+            ReasoningKind::ResponsesHosted { item } => searches.extend(responses::search_view(item)),
+            _ => {}
+        }
+    }
+    searches
+}
+
+/// Session files keep only the hosted items of a message's reasoning.
+fn no_hosted(items: &[ReasoningItem]) -> bool {
+    !items.iter().any(|item| item.kind.is_hosted())
+}
+
+fn hosted_only<S: serde::Serializer>(items: &[ReasoningItem], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(items.iter().filter(|item| item.kind.is_hosted()))
 }
 
 /// One message of the conversation, in neutral form.
@@ -103,8 +151,10 @@ pub enum Message {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
-        /// Sent back within the turn only, so never saved in session files.
-        #[serde(skip)]
+        /// Reasoning goes back within the turn only, so it is never saved in session files;
+        /// hosted tools' blocks ([`ReasoningKind::is_hosted`]) go back in every later request,
+        /// so they are.
+        #[serde(default, skip_serializing_if = "no_hosted", serialize_with = "hosted_only")]
         reasoning: Vec<ReasoningItem>,
     },
     Tool {
@@ -156,6 +206,17 @@ pub struct ChatRequest<'a> {
 }
 
 impl ChatRequest<'_> {
+    /// The items of the assistant message at `index` that go back: all of them where its
+    /// reasoning does ([`Self::replays_reasoning`]), else its hosted tools' only.
+    pub fn replayed_items(&self, index: usize, items: &[ReasoningItem]) -> Vec<ReasoningItem> {
+        let all = self.replays_reasoning(index);
+        items
+            .iter()
+            .filter(|item| all || item.kind.is_hosted())
+            .cloned()
+            .collect()
+    }
+
     /// Whether the assistant message at `index` goes with its reasoning: it belongs to the
     /// current turn (after the last user message), or its tool results are the last thing
     /// before that message (a turn interrupted after its tools ran: the API still sees an

@@ -29,9 +29,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 for call in tool_calls {
                     parts.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
                 }
-                if req.replays_reasoning(index) {
-                    parts = super::interleave(parts, reasoning, false, reasoning_input);
-                }
+                parts = super::interleave(parts, &req.replayed_items(index, reasoning), false, reasoning_input);
                 input.extend(parts);
             }
             Message::Tool { call_id, content, .. } => {
@@ -83,8 +81,76 @@ fn reasoning_input(kind: &ReasoningKind) -> Option<Value> {
             "summary": summary.iter().map(|text| json!({"type": "summary_text", "text": text})).collect::<Vec<_>>(),
             "encrypted_content": content,
         })),
-        ReasoningKind::Thinking { .. } | ReasoningKind::RedactedThinking { .. } => None,
+        ReasoningKind::ResponsesHosted { item } => {
+            let mut item = item.clone();
+            if let Some(fields) = item.as_object_mut() {
+                fields.remove("id");
+            }
+            Some(item)
+        }
+        ReasoningKind::Thinking { .. }
+        | ReasoningKind::RedactedThinking { .. }
+        | ReasoningKind::AnthropicHosted { .. } => None,
     }
+}
+
+/// The include option that has a web search's sources sent along with its call.
+pub const WEB_SEARCH_SOURCES: &str = "web_search_call.action.sources";
+
+/// Adds the hosted web search to a request body built by [`request_body`] that offers tools,
+/// and asks for the sources it used.
+pub fn add_web_search(body: &mut Value) {
+    let Some(tools) = body["tools"].as_array_mut() else {
+        return;
+    };
+    tools.insert(0, json!({"type": "web_search"}));
+    match body["include"].as_array_mut() {
+        Some(include) => include.push(json!(WEB_SEARCH_SOURCES)),
+        None => body["include"] = json!([WEB_SEARCH_SOURCES]),
+    }
+}
+
+/// Whether an output item is one of a tool OpenAI runs itself, to be sent back.
+fn is_hosted_item(item: &Value) -> bool {
+    item["type"] == "web_search_call"
+}
+
+/// What a `web_search_call` item says about its search (a search action's query and
+/// sources; opening a page or finding in one shows its URL).
+pub(crate) fn search_view(item: &Value) -> Option<super::HostedSearch> {
+    if item["type"] != "web_search_call" {
+        return None;
+    }
+    let action = &item["action"];
+    let query = match action["type"].as_str().unwrap_or_default() {
+        "search" => action["query"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| {
+                let queries: Vec<&str> = action["queries"].as_array()?.iter().filter_map(Value::as_str).collect();
+                Some(queries.join("; "))
+            })
+            .unwrap_or_default(),
+        "open_page" => format!("open {}", action["url"].as_str().unwrap_or_default()),
+        "find" => format!(
+            "find `{}` in {}",
+            action["pattern"].as_str().unwrap_or_default(),
+            action["url"].as_str().unwrap_or_default()
+        ),
+        _ => String::new(),
+    };
+    let sources = action["sources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s["url"].as_str()?.to_owned(), String::new())))
+        .collect();
+    Some(super::HostedSearch {
+        id: item["id"].as_str().unwrap_or_default().to_owned(),
+        query,
+        sources,
+        error: (item["status"] == "failed").then(|| "failed".to_owned()),
+    })
 }
 
 /// The encrypted reasoning of an output item, when it has any.
@@ -205,6 +271,15 @@ impl StreamDecoder for Decoder {
                 self.completion.reasoning.push_str("\n\n");
                 out(Delta::Reasoning("\n\n".to_owned()));
             }
+            "response.output_item.done" if is_hosted_item(&value["item"]) => {
+                let index = value["output_index"].as_u64().unwrap_or(u64::MAX);
+                self.reasoning.push((
+                    index,
+                    ReasoningKind::ResponsesHosted {
+                        item: value["item"].clone(),
+                    },
+                ));
+            }
             "response.output_item.done" if value["item"]["type"] == "reasoning" => {
                 if let Some(kind) = reasoning_of(&value["item"]) {
                     let index = value["output_index"].as_u64().unwrap_or(u64::MAX);
@@ -301,6 +376,9 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
             "function_call" => {
                 calls.push(index);
                 completion.tool_calls.push(call_from_item(item));
+            }
+            _ if is_hosted_item(item) => {
+                reasoning.push((index, ReasoningKind::ResponsesHosted { item: item.clone() }));
             }
             _ => {}
         }

@@ -27,6 +27,7 @@ pub mod subagent;
 pub mod todo;
 pub mod truncate;
 pub mod undo;
+pub mod web_search;
 pub mod write;
 
 use std::path::{Path, PathBuf};

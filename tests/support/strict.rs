@@ -113,6 +113,21 @@ pub const RULES: &[Rule] = &[
         Some(Api::Responses),
         "400 'Item rs_... of type reasoning was provided without its required following item' (openai/openai-agents-python#1757)",
     ),
+    rule(
+        "responses.tool-type",
+        Some(Api::Responses),
+        "tools[].type is one of the documented tool types (openai-python 3.57 types/responses/tool_param.py: function, web_search, web_search_2025_08_26, web_search_preview, ...); 400 'Invalid value' otherwise",
+    ),
+    rule(
+        "responses.include-value",
+        Some(Api::Responses),
+        "include[] takes only the ResponseIncludable values (openai-python 3.57 types/responses/response_includable.py: web_search_call.action.sources, web_search_call.results, reasoning.encrypted_content, ...)",
+    ),
+    rule(
+        "responses.web-search-call",
+        Some(Api::Responses),
+        "a web_search_call input item: action (search, open_page or find) and status are Required (openai-python response_function_web_search_param.py); with store: false an item id names a stored item, refused like reasoning ids with 404 'Items are not persisted when store is set to false' (vercel/ai#7543), so clients replay the item without it (openai/codex protocol models.rs: WebSearchCall id skip_serializing)",
+    ),
     rule("anthropic.unknown-param", Some(Api::Anthropic), SDK_ANTHROPIC),
     rule(
         "anthropic.version-header",
@@ -183,6 +198,21 @@ pub const RULES: &[Rule] = &[
         "anthropic.thinking-signature",
         Some(Api::Anthropic),
         "thinking block signature: Required, passed back unmodified (anthropic-sdk-python thinking_block_param.py)",
+    ),
+    rule(
+        "anthropic.server-tool",
+        Some(Api::Anthropic),
+        "a typed tool is a documented server or client tool: web_search_20250305 (or web_search_20260209) with name 'web_search' (anthropic-sdk-python 2.14 web_search_tool_20250305_param.py: name Required Literal['web_search']); 400 'Input tag ... found using type does not match any of the expected tags' otherwise",
+    ),
+    rule(
+        "anthropic.server-tool-result",
+        Some(Api::Anthropic),
+        "a server_tool_use block is answered by its web_search_tool_result (tool_use_id = its id) later in the same assistant message, and a result answers one before it (docs: web search tool, response; the pair is one unit: vellum-ai/vellum-assistant#19986); server tool blocks are assistant content only",
+    ),
+    rule(
+        "anthropic.server-tool-verbatim",
+        Some(Api::Anthropic),
+        "blocks sent back verbatim: server_tool_use id ^srvtoolu_[a-zA-Z0-9_]+$ with its input; each web_search_result has url, title and encrypted_content (Required: anthropic-sdk-python 2.14 web_search_result_block_param.py, server_tool_use_block_param.py); the error result has error_code",
     ),
     rule(
         "anthropic.thinking-first",
@@ -287,6 +317,48 @@ const ANTHROPIC_PARAMS: &[&str] = &[
     "temperature",
     "top_k",
     "top_p",
+];
+
+/// Tool types Responses takes (openai-python 3.57 types/responses/tool_param.py).
+const RESPONSES_TOOL_TYPES: &[&str] = &[
+    "function",
+    "file_search",
+    "computer_use_preview",
+    "web_search",
+    "web_search_2025_08_26",
+    "web_search_preview",
+    "web_search_preview_2025_03_11",
+    "mcp",
+    "code_interpreter",
+    "image_generation",
+    "local_shell",
+    "shell",
+    "custom",
+    "apply_patch",
+];
+
+/// Values of Responses' `include` (openai-python 3.57 types/responses/response_includable.py).
+const RESPONSES_INCLUDABLE: &[&str] = &[
+    "file_search_call.results",
+    "web_search_call.results",
+    "web_search_call.action.sources",
+    "message.input_image.image_url",
+    "computer_call_output.output.image_url",
+    "code_interpreter_call.outputs",
+    "reasoning.encrypted_content",
+    "message.output_text.logprobs",
+];
+
+/// Typed tools Messages takes (anthropic-sdk-python 2.14 types/tool_union_param.py).
+const ANTHROPIC_TOOL_TYPES: &[&str] = &[
+    "bash_20250124",
+    "text_editor_20250124",
+    "text_editor_20250429",
+    "text_editor_20250728",
+    "web_search_20250305",
+    "web_search_20260209",
+    "web_fetch_20250910",
+    "code_execution_20250825",
 ];
 
 /// A refused request: the rule, and the answer the real API gives.
@@ -459,8 +531,34 @@ impl Strict {
             ));
         }
         for (i, tool) in array(&body["tools"]).iter().enumerate() {
-            if tool["type"] == "function" {
+            let kind = tool["type"].as_str().unwrap_or_default();
+            if !RESPONSES_TOOL_TYPES.contains(&kind) {
+                return Err(j.bad(
+                    "responses.tool-type",
+                    &format!(
+                        "Invalid value: '{kind}'. Supported values are: {}.",
+                        RESPONSES_TOOL_TYPES.join(", ")
+                    ),
+                    Some(&format!("tools[{i}].type")),
+                    "invalid_value",
+                ));
+            }
+            if kind == "function" {
                 j.tool_name(tool["name"].as_str(), &format!("tools[{i}].name"))?;
+            }
+        }
+        for (i, value) in array(&body["include"]).iter().enumerate() {
+            let value = value.as_str().unwrap_or_default();
+            if !RESPONSES_INCLUDABLE.contains(&value) {
+                return Err(j.bad(
+                    "responses.include-value",
+                    &format!(
+                        "Invalid value: '{value}'. Supported values are: {}.",
+                        RESPONSES_INCLUDABLE.join(", ")
+                    ),
+                    Some(&format!("include[{i}]")),
+                    "invalid_value",
+                ));
             }
         }
         let items = array(&body["input"]);
@@ -478,6 +576,27 @@ impl Strict {
                             Some("input"),
                             "invalid_request_error",
                         ));
+                    }
+                }
+                "web_search_call" => {
+                    let action = item["action"]["type"].as_str().unwrap_or_default();
+                    if !matches!(action, "search" | "open_page" | "find") || item["status"].as_str().is_none() {
+                        return Err(j.bad(
+                            "responses.web-search-call",
+                            &format!("Missing required parameter: 'input[{i}].action' and 'input[{i}].status' (a web_search_call with action type search, open_page or find)."),
+                            Some(&format!("input[{i}]")),
+                            "missing_required_parameter",
+                        ));
+                    }
+                    if let (false, Some(id)) = (stored, item["id"].as_str()) {
+                        let mut refusal = j.bad(
+                            "responses.web-search-call",
+                            &format!("Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."),
+                            Some("input"),
+                            "invalid_request_error",
+                        );
+                        refusal.status = 404;
+                        return Err(refusal);
                     }
                 }
                 "reasoning" => {
@@ -615,6 +734,18 @@ fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<()
     for (i, tool) in array(&body["tools"]).iter().enumerate() {
         if tool.get("type").is_none() || tool["type"] == "custom" {
             j.tool_name(tool["name"].as_str(), &format!("tools.{i}.name"))?;
+            continue;
+        }
+        let kind = tool["type"].as_str().unwrap_or_default();
+        let known = ANTHROPIC_TOOL_TYPES.contains(&kind);
+        let searching = kind.starts_with("web_search_");
+        if !known || (searching && tool["name"] != "web_search") {
+            return Err(j.bad(
+                "anthropic.server-tool",
+                &format!("tools.{i}: Input tag '{kind}' found using 'type' does not match any of the expected tags, or its name is not the one it takes (web_search for web_search_*)"),
+                None,
+                "invalid_request_error",
+            ));
         }
     }
     let messages = array(&body["messages"]);
@@ -669,6 +800,7 @@ fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<()
                 _ => {}
             }
         }
+        server_blocks(j, i, m)?;
         if m["role"] == "user" {
             let previous: Vec<&str> = i
                 .checked_sub(1)
@@ -744,6 +876,85 @@ fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<()
                 "invalid_request_error",
             ));
         }
+    }
+    Ok(())
+}
+
+/// The server tool blocks of one message: in an assistant message each `server_tool_use` is
+/// answered later in it, each result answers one before it, and both are as the API sent them.
+fn server_blocks(j: &Judge, i: usize, m: &Value) -> Result<(), Refusal> {
+    let pairing = |message: String| Err(j.bad("anthropic.server-tool-result", &message, None, "invalid_request_error"));
+    let verbatim = |message: String| {
+        Err(j.bad(
+            "anthropic.server-tool-verbatim",
+            &message,
+            None,
+            "invalid_request_error",
+        ))
+    };
+    let blocks = array(&m["content"]);
+    let server_result = |b: &Value| {
+        let kind = b["type"].as_str().unwrap_or_default();
+        kind.ends_with("_tool_result") && kind != "tool_result"
+    };
+    let mut open: Vec<&str> = Vec::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let is_use = b["type"] == "server_tool_use";
+        if (is_use || server_result(b)) && m["role"] != "assistant" {
+            return pairing(format!(
+                "messages.{i}.content.{k}: server tool blocks may only appear in assistant messages"
+            ));
+        }
+        if is_use {
+            let id = b["id"].as_str().unwrap_or_default();
+            let well_formed = id
+                .strip_prefix("srvtoolu_")
+                .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'));
+            if !well_formed || !b["input"].is_object() || b["name"].as_str().is_none() {
+                return verbatim(format!(
+                    "messages.{i}.content.{k}.server_tool_use: id must match ^srvtoolu_[a-zA-Z0-9_]+$, with name and input (got id {id:?})"
+                ));
+            }
+            open.push(id);
+        } else if server_result(b) {
+            let id = b["tool_use_id"].as_str().unwrap_or_default();
+            match open.iter().position(|o| *o == id) {
+                Some(p) => {
+                    open.remove(p);
+                }
+                None => {
+                    return pairing(format!(
+                        "messages.{i}.content.{k}: unexpected `tool_use_id` found in `{}` blocks: {id}. Each result block must follow its `server_tool_use` block in the same message.",
+                        b["type"].as_str().unwrap_or_default()
+                    ));
+                }
+            }
+            match &b["content"] {
+                Value::Array(results) => {
+                    for (r, result) in results.iter().enumerate() {
+                        let field = |name: &str| result[name].as_str().is_some_and(|v| !v.is_empty());
+                        if result["type"] == "web_search_result"
+                            && !(field("url") && field("title") && field("encrypted_content"))
+                        {
+                            return verbatim(format!(
+                                "messages.{i}.content.{k}.content.{r}: web_search_result needs url, title and encrypted_content: Field required"
+                            ));
+                        }
+                    }
+                }
+                error if error["error_code"].is_string() => {}
+                _ => {
+                    return verbatim(format!(
+                        "messages.{i}.content.{k}.content: a list of results or an error with error_code: Field required"
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(id) = open.first() {
+        return pairing(format!(
+            "messages.{i}: `server_tool_use` ids were found without result blocks after them: {id}. Each `server_tool_use` block must be followed by its result in the same message."
+        ));
     }
     Ok(())
 }
