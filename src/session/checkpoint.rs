@@ -134,7 +134,9 @@ pub type Manifest = BTreeMap<String, FileState>;
 /// The result of one scan.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
-    pub manifest: Manifest,
+    /// Shared with the scanner, which keeps it as the state the next scan starts from (a
+    /// manifest of a big tree is megabytes: it is not copied).
+    pub manifest: Arc<Manifest>,
     /// Files left out because they exceed the size cap: (path, size).
     pub skipped: Vec<(String, u64)>,
     /// Files read and hashed in this scan (the others were reused by metadata).
@@ -146,7 +148,7 @@ pub struct Scanner {
     root: PathBuf,
     objects: ObjectStore,
     max_file_bytes: u64,
-    previous: Manifest,
+    previous: Arc<Manifest>,
     /// Where `previous` is stored, and where in its chain of deltas (see
     /// [`save_manifest_after`]).
     stored: Option<(String, Chain)>,
@@ -194,7 +196,7 @@ impl Scanner {
             root,
             objects,
             max_file_bytes,
-            previous: Manifest::new(),
+            previous: Arc::default(),
             stored: None,
             too_big: None,
             budget: Budget::default(),
@@ -268,7 +270,7 @@ impl Scanner {
     /// the next checkpoint is stored as the changes from it.
     pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
         let (manifest, chain) = load_with_depth(objects, id)?;
-        self.previous = (*manifest).clone();
+        self.previous = manifest;
         // Not walked here: the watcher knows nothing of changes since.
         self.watched_base = false;
         self.contents_stored = false;
@@ -387,12 +389,20 @@ impl Scanner {
         ids
     }
 
+    /// [`Scanner::known_as`], shared (no copy): it stays valid after the next scan.
+    pub fn known_shared(&self, id: &str) -> Option<Arc<Manifest>> {
+        self.stored
+            .as_ref()
+            .filter(|(stored, _)| stored == id)
+            .map(|_| self.previous.clone())
+    }
+
     /// The last manifest scanned, when it is the one stored as `id` (saves loading it).
     pub fn known_as(&self, id: &str) -> Option<&Manifest> {
         self.stored
             .as_ref()
             .filter(|(stored, _)| stored == id)
-            .map(|_| &self.previous)
+            .map(|_| &*self.previous)
     }
 
     pub fn root(&self) -> &Path {
@@ -525,7 +535,7 @@ impl Scanner {
             let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
             dirs.insert(anchor(&self.previous, dir).to_owned());
         }
-        let mut manifest = self.previous.clone();
+        let mut manifest = (*self.previous).clone();
         let mut skipped = self.skipped_known.clone();
         let ctx = self.ctx();
         for dir in &dirs {
@@ -606,7 +616,7 @@ impl Scanner {
         }
         self.skipped_known = skipped.clone();
         Ok(Some(Scan {
-            manifest,
+            manifest: Arc::new(manifest),
             skipped: skipped.into_iter().collect(),
             hashed: hashed.into_inner(),
         }))
@@ -666,7 +676,7 @@ impl Scanner {
         skipped.sort_unstable();
         Ok(Scan {
             // Sorted input: the map is built in one pass, not by inserting one by one.
-            manifest: entries.into_iter().collect(),
+            manifest: Arc::new(entries.into_iter().collect()),
             skipped,
             hashed: hashed.into_inner(),
         })

@@ -431,18 +431,12 @@ impl Recorder {
             self.file.sync_later();
             return Ok(());
         }
-        // The turn's start as the scanner holds it (not loaded again), where it names git.
+        // The turn's start as the scanner holds it (shared, not loaded or copied again).
         let start_id = self.turns.last().map(|t| t.start.clone()).unwrap_or_default();
-        let (start_has_git, start) = {
-            let scanner = self.scanner();
-            let known = scanner.known_as(&start_id);
-            (
-                known.map(super::git_baseline::names_git),
-                known.filter(|m| super::git_baseline::names_git(m)).cloned(),
-            )
-        };
+        let known_start = self.scanner().known_shared(&start_id);
+        let start_has_git = known_start.as_deref().map(super::git_baseline::names_git);
         let (manifest, skipped) = self.snapshot()?;
-        self.secure_git(&start_id, start, start_has_git, &manifest);
+        self.secure_git(&start_id, known_start.clone(), start_has_git, &manifest);
         let own = self.relative(own);
         let mut held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
             Some(Ok(others)) if !others.is_empty() => self.held(&manifest, &own, &others)?,
@@ -453,7 +447,10 @@ impl Recorder {
             _ => checkpoint::Held::default(),
         };
         if start_id != manifest {
-            let start = checkpoint::load_shared(self.store.objects(), &start_id)?;
+            let start = match known_start {
+                Some(start) => start,
+                None => checkpoint::load_shared(self.store.objects(), &start_id)?,
+            };
             let changes = {
                 let scanner = self.scanner();
                 match scanner.known_as(&manifest) {
@@ -634,7 +631,7 @@ impl Recorder {
     fn secure_git(
         &self,
         start_id: &str,
-        start: Option<checkpoint::Manifest>,
+        start: Option<Arc<checkpoint::Manifest>>,
         start_has_git: Option<bool>,
         end_id: &str,
     ) {
@@ -655,7 +652,7 @@ impl Recorder {
         if start_has_git == Some(false) && !super::git_baseline::names_git(end) {
             return;
         }
-        let Some(start) = start.or_else(|| checkpoint::load_manifest(objects, start_id).ok()) else {
+        let Some(start) = start.or_else(|| checkpoint::load_shared(objects, start_id).ok()) else {
             return;
         };
         match super::git_baseline::secure_changes(objects, &checkpoint::diff(&start, end)) {
@@ -919,7 +916,7 @@ impl Recorder {
             let end = only_made(turn, &start, end);
             return Ok((start, end));
         }
-        Ok((start, self.scanner().scan()?.manifest))
+        Ok((start, Arc::unwrap_or_clone(self.scanner().scan()?.manifest)))
     }
 
     /// Records the end of an unfinished turn (the next turn's start, or the tree now), so an
@@ -936,7 +933,7 @@ impl Recorder {
             let created = turn.created.iter().filter(|p| !skipped.contains(p)).cloned().collect();
             self.write_touched(index, &start, created)?;
             let end = checkpoint::save_manifest(self.store.objects(), &end)?;
-            self.secure_git(&self.turns[index].start.clone(), Some(start), None, &end);
+            self.secure_git(&self.turns[index].start.clone(), Some(Arc::new(start)), None, &end);
             let turn = &mut self.turns[index];
             turn.end = Some(end.clone());
             turn.skipped = skipped.clone();
