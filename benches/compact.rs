@@ -19,9 +19,9 @@ fn history(tokens: u64) -> Vec<Message> {
     let mut out = Vec::new();
     let mut i = 0;
     while compact::estimate(out.iter().map(compact::message_bytes).sum()) < tokens {
-        out.push(Message::User {
-            text: format!("step {i}: look at module {i} and fix what is wrong"),
-        });
+        out.push(Message::user(format!(
+            "step {i}: look at module {i} and fix what is wrong"
+        )));
         out.push(Message::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall {
@@ -38,6 +38,7 @@ fn history(tokens: u64) -> Vec<Message> {
                 .map(|n| format!("{n:>6}\tlet value_{n} = compute({n}, \"{i}\");\n"))
                 .collect(),
             is_error: false,
+            images: Vec::new(),
         });
         out.push(Message::Assistant {
             text: format!("Module {i} looks right; the value on line 12 is computed twice."),

@@ -92,9 +92,7 @@ fn turn(recorder: &mut Recorder, n: usize, change: impl FnOnce()) -> Duration {
             tool_calls: Vec::new(),
             reasoning: Vec::new(),
         },
-        Message::User {
-            text: format!("step {}: change three files", n + 1),
-        },
+        Message::user(format!("step {}: change three files", n + 1)),
     ] {
         recorder.message(&message).expect("message");
     }
@@ -155,9 +153,7 @@ fn main() {
         10 << 20,
     );
     recorder
-        .message(&Message::User {
-            text: "step 1: change three files".into(),
-        })
+        .message(&Message::user("step 1: change three files"))
         .expect("message");
     recorder.begin_turn("step 1", 1).expect("checkpoint");
     let mut times = Vec::with_capacity(TURNS);

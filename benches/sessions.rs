@@ -74,9 +74,7 @@ fn main() {
             arguments: format!("{{\"file_path\":\"src/f{i}.rs\"}}"),
         };
         let messages = [
-            Message::User {
-                text: format!("step {i}: please look at src/f{i}.rs and fix the bug"),
-            },
+            Message::user(format!("step {i}: please look at src/f{i}.rs and fix the bug")),
             Message::Assistant {
                 text: "Reading it.".into(),
                 tool_calls: vec![call],
@@ -87,6 +85,7 @@ fn main() {
                 name: "read".into(),
                 content: "1\tfn main() {}\n".repeat(20),
                 is_error: false,
+                images: Vec::new(),
             },
             Message::Assistant {
                 text: format!("Fixed step {i}: the loop bound was off by one."),

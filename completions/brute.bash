@@ -119,7 +119,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
+            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -182,6 +182,14 @@ _brute() {
                     return 0
                     ;;
                 --add-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

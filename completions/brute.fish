@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= output-format= c/continue r/resume= q/quiet h/help V/version
+    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= i/image= output-format= c/continue r/resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -43,6 +43,7 @@ complete -c brute -n "__fish_brute_needs_command" -l effort -d 'How hard reasoni
 medium\t''
 high\t''"
 complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directory commands and tools may write (repeatable; relative to -C\'s DIR)' -r -F
+complete -c brute -n "__fish_brute_needs_command" -s i -l image -d 'Attach an image (PNG, JPEG, GIF or WebP) to the first prompt (repeatable)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
 json\t'One JSON object at the end: the result (Claude Code\'s shape, plus brute\'s fields)'
 stream-json\t'A system/init line, every event as a JSON line as it happens, then the result'"

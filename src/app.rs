@@ -494,8 +494,17 @@ pub fn build_agent_with(
         .with_hooks(Arc::new(crate::hooks::Hooks::new(
             settings.hooks.iter().map(|h| h.value.clone()).collect(),
             root.to_path_buf(),
-        ))),
+        )))
+        .with_vision(
+            settings
+                .models
+                .iter()
+                .filter_map(|(name, m)| m.value.vision.map(|v| (name.clone(), v)))
+                .collect(),
+        ),
     );
+    // `-i`: for the first prompt, sent now or typed later.
+    state.attach(settings.images.clone());
     let executor = Executor::new(
         Arc::new(registry),
         Arc::new(Snapshots::default()),

@@ -97,6 +97,11 @@ fn flags(cli: &Cli) -> Flags {
             .map(|dir| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
             .collect(),
         effort: cli.effort.clone(),
+        images: cli
+            .image
+            .iter()
+            .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
+            .collect(),
     }
 }
 

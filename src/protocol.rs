@@ -138,6 +138,10 @@ pub struct ToolResult {
     pub duration_ms: u64,
     #[serde(default)]
     pub display: Display,
+    /// Images the tool returned (`read` of a picture, an MCP tool's image content): sent
+    /// to the model beside `content`, kept in the session file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::provider::image::Image>,
 }
 
 /// What the core asks the person. Every kind has a documented default, taken when nobody can
@@ -284,6 +288,9 @@ pub struct QuestionOption {
 pub enum Event {
     /// A user turn began.
     TurnStarted { prompt: String },
+    /// Images attached to the turn that just started, as people see them
+    /// (`[image: shot.png, 640×480]`).
+    ImagesAttached { images: Vec<String> },
     /// A request to the model is about to be sent (one per loop iteration).
     RequestStarted { iteration: u32 },
     /// Streamed assistant text.

@@ -768,9 +768,9 @@ fn a_person_command_is_an_undoable_turn_recorded_as_their_message() {
     assert_eq!(bytes(&tree(p.root())["made.txt"]), b"hi\n");
     assert_eq!(
         agent.history(),
-        [Message::User {
-            text: "I ran this command myself:\n$ echo hi > made.txt && echo shown\nshown".into()
-        }]
+        [Message::user(
+            "I ran this command myself:\n$ echo hi > made.txt && echo shown\nshown"
+        )]
     );
 
     let store = p.store();

@@ -901,3 +901,41 @@ fn ten_thousand_tools_make_short_notices() {
     );
     assert_eq!(tool_results(&server.requests()[1])[0].1, "echo: hi");
 }
+
+#[test]
+fn an_mcp_image_reaches_a_model_that_sees_as_an_image() {
+    let Some(everything) = everything() else { return };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("c1", "mcp__everything__get-tiny-image", "{}")],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    // mock-model is in no table: the setting says it sees.
+    let config = format!(
+        "{}[models.\"mock-model\"]\nvision = true\n",
+        stdio_server("everything", &everything, &["stdio"], "")
+    );
+    let output = brute(&sb, &server, &config).args(["-p", "show me"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    let messages = requests[1].body["messages"].as_array().cloned().unwrap_or_default();
+    let tool = messages
+        .iter()
+        .position(|m| m["role"] == "tool")
+        .expect("a tool message");
+    let text = messages[tool]["content"].as_str().unwrap_or_default();
+    assert!(text.contains("[image: mcp__everything__get-tiny-image, "), "{text}");
+    assert!(text.contains("The image above is the MCP logo."), "{text}");
+    // Tool messages carry text only: the image follows as the user's part.
+    let parts = messages[tool + 1]["content"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages[tool + 1]["role"], "user");
+    assert!(
+        parts.iter().any(|p| p["type"] == "image_url"
+            && p["image_url"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))),
+        "{parts:?}"
+    );
+}

@@ -34,9 +34,7 @@ fn http(kind: ProviderKind, settings: HttpSettings) -> Result<HttpProvider, Prov
 
 fn history() -> Vec<Message> {
     vec![
-        Message::User {
-            text: "weather in Paris?".into(),
-        },
+        Message::user("weather in Paris?"),
         Message::Assistant {
             text: "Checking.".into(),
             tool_calls: vec![
@@ -58,12 +56,14 @@ fn history() -> Vec<Message> {
             name: "weather".into(),
             content: "15°C".into(),
             is_error: false,
+            images: Vec::new(),
         },
         Message::Tool {
             call_id: "call_2".into(),
             name: "noargs".into(),
             content: "Error: boom".into(),
             is_error: true,
+            images: Vec::new(),
         },
     ]
 }

@@ -148,11 +148,191 @@ fn remove(v: &mut Value, key: &str) {
     }
 }
 
+/// A PNG's first bytes (its signature and IHDR chunk), base64.
+fn png_b64(width: u32, height: u32) -> String {
+    use base64::Engine;
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0]);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn png_url() -> String {
+    format!("data:image/png;base64,{}", png_b64(4, 3))
+}
+
+fn chat_image(url: String) -> Value {
+    json!({"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": url}}]})
+}
+
+fn anthropic_image(media: &str, data: String) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}})
+}
+
+/// Good requests that carry images where each API takes them.
+fn good_with_images() -> [(&'static str, Value); 3] {
+    [
+        (
+            CHAT,
+            with(good_chat(), |b| {
+                b["messages"].as_array_mut().unwrap().push(chat_image(png_url()))
+            }),
+        ),
+        (
+            RESPONSES,
+            with(good_responses(), |b| {
+                b["input"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"role": "user", "content": [
+                    {"type": "input_text", "text": "see"},
+                    {"type": "input_image", "image_url": png_url(), "detail": "auto"}]}))
+            }),
+        ),
+        (
+            MESSAGES,
+            with(good_anthropic(), |b| {
+                b["messages"][2]["content"][0]["content"] =
+                    json!([{"type": "text", "text": "x"}, anthropic_image("image/png", png_b64(4, 3))]);
+                b["messages"][0]["content"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(anthropic_image("image/png", png_b64(4, 3)));
+            }),
+        ),
+    ]
+}
+
 fn cases() -> Vec<Case> {
     let chat = good_chat;
     let resp = good_responses;
     let anth = good_anthropic;
+    let push = |b: &mut Value, key: &str, item: Value| b[key].as_array_mut().unwrap().push(item);
     vec![
+        case(
+            "chat.tool-image",
+            CHAT,
+            with(chat(), |b| {
+                b["messages"][3]["content"] = json!([{"type": "image_url", "image_url": {"url": png_url()}}])
+            }),
+        ),
+        case(
+            "chat.user-part",
+            CHAT,
+            with(chat(), |b| {
+                push(
+                    b,
+                    "messages",
+                    json!({"role": "user", "content": [{"type": "input_image", "image_url": png_url()}]}),
+                )
+            }),
+        ),
+        case(
+            "chat.image-url",
+            CHAT,
+            with(chat(), |b| {
+                push(
+                    b,
+                    "messages",
+                    chat_image(format!("data:image/jpeg;base64,{}", png_b64(4, 3))),
+                )
+            }),
+        ),
+        case(
+            "chat.image-url",
+            CHAT,
+            with(chat(), |b| {
+                push(b, "messages", chat_image("data:image/png;base64,!!!".into()))
+            }),
+        ),
+        case(
+            "chat.image-model",
+            CHAT,
+            with(chat(), |b| {
+                b["model"] = json!("gpt-3.5-turbo");
+                push(b, "messages", chat_image(png_url()));
+            }),
+        ),
+        case(
+            "responses.input-part",
+            RESPONSES,
+            with(resp(), |b| {
+                push(
+                    b,
+                    "input",
+                    json!({"role": "user", "content": [{"type": "input_image", "image_url": png_url()}]}),
+                )
+            }),
+        ),
+        case(
+            "responses.input-part",
+            RESPONSES,
+            with(resp(), |b| {
+                push(
+                    b,
+                    "input",
+                    json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": png_url()}}]}),
+                )
+            }),
+        ),
+        case(
+            "responses.image-url",
+            RESPONSES,
+            with(resp(), |b| {
+                push(
+                    b,
+                    "input",
+                    json!({"role": "user", "content": [{"type": "input_image", "image_url": "shot.png", "detail": "auto"}]}),
+                )
+            }),
+        ),
+        case(
+            "anthropic.image-source",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][0]["content"][0] = anthropic_image("image/jpeg", png_b64(4, 3))
+            }),
+        ),
+        case(
+            "anthropic.image-source",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][0]["content"][0] = anthropic_image("image/bmp", png_b64(4, 3))
+            }),
+        ),
+        case(
+            "anthropic.image-size",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][0]["content"][0] = anthropic_image("image/png", png_b64(9000, 3))
+            }),
+        ),
+        case(
+            "anthropic.image-size",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][0]["content"][0] = anthropic_image("image/png", "A".repeat(5 * 1024 * 1024 + 4))
+            }),
+        ),
+        case(
+            "anthropic.image-place",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][2]["content"][0]["content"] =
+                    json!([{"type": "image_url", "image_url": {"url": png_url()}}])
+            }),
+        ),
+        case(
+            "anthropic.image-place",
+            MESSAGES,
+            with(anth(), |b| {
+                b["messages"][1]["content"]
+                    .as_array_mut()
+                    .unwrap()
+                    .insert(1, anthropic_image("image/png", png_b64(4, 3)))
+            }),
+        ),
         case("path", "/chat/completions", chat()),
         case("path", "/v1/v1/messages", anth()),
         case(
@@ -466,6 +646,15 @@ fn each_rule_fires_on_a_request_that_breaks_it() {
         good.is_ok(),
         "a good Messages request with web search is refused: {good:?}"
     );
+    for (path, body) in good_with_images() {
+        let headers = if path == MESSAGES {
+            anthropic_headers()
+        } else {
+            Vec::new()
+        };
+        let good = strict.check(path, &headers, &body);
+        assert!(good.is_ok(), "{path}: a good request with images is refused: {good:?}");
+    }
     let mut fired = Vec::new();
     for c in cases() {
         match strict.check(c.path, &c.headers, &c.body) {

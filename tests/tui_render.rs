@@ -74,6 +74,7 @@ fn finished_event(id: &str, name: &str, content: &str, is_error: bool, ms: u64) 
         is_error,
         duration_ms: ms,
         display: display_of(name),
+        images: Vec::new(),
     })
 }
 
@@ -538,7 +539,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
     use brute::provider::{Message, ToolCall};
     let mut a = app();
     let messages = vec![
-        Message::User { text: "look".into() },
+        Message::user("look"),
         Message::Assistant {
             text: "Reading.".into(),
             tool_calls: vec![ToolCall {
@@ -553,6 +554,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
             name: "read".into(),
             content: "1\thello".into(),
             is_error: false,
+            images: Vec::new(),
         },
         Message::Assistant {
             text: "It says hello.".into(),
@@ -1209,4 +1211,32 @@ fn an_approval_shows_escape_sequences_in_the_command_visibly() {
     // All of it fits: Enter allows at once, as before.
     assert_eq!(approval_answer(&press(&mut a, KeyCode::Enter)), Some(ONCE));
     insta::assert_snapshot!("approval_escapes_visible", screen);
+}
+
+#[test]
+fn attached_images_show_under_their_prompt_live_and_restored() {
+    use brute::provider::Message;
+    let mut a = app();
+    user_turn(&mut a, "what is this?");
+    a.on_event(Event::ImagesAttached {
+        images: vec!["[image: shot.png, 640×480]".into()],
+    });
+    let screen = render(&mut a, 60, 12);
+    assert!(screen.contains("[image: shot.png, 640×480]"), "{screen}");
+    // A resumed session shows the images its messages keep.
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(32u32.to_be_bytes());
+    bytes.extend(16u32.to_be_bytes());
+    let image = brute::provider::image::Image::from_bytes("pic.png", &bytes).unwrap();
+    let mut b = app();
+    b.on_event(Event::HistoryReplaced {
+        messages: vec![Message::User {
+            text: "and this?".into(),
+            images: vec![image],
+        }],
+        todos: Vec::new(),
+        calls: Default::default(),
+    });
+    let screen = render(&mut b, 60, 12);
+    assert!(screen.contains("[image: pic.png, 32×16]"), "{screen}");
 }

@@ -731,6 +731,223 @@ fn the_comparer_names_each_difference() {
     assert_eq!(got, want);
 }
 
+/// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
+    bytes
+}
+
+/// The first bytes of a GIF of this size.
+fn gif(width: u16, height: u16) -> Vec<u8> {
+    let mut bytes = b"GIF89a".to_vec();
+    bytes.extend(width.to_le_bytes());
+    bytes.extend(height.to_le_bytes());
+    bytes.extend([0, 0, 0, b';']);
+    bytes
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A project with `shot.png` (for `-i`), `pic.gif` (for `@pic.gif`) and `diagram.png` (for
+/// `read`), and their base64.
+fn image_project() -> (Sandbox, [String; 3]) {
+    let sb = Sandbox::new();
+    let files = [
+        ("shot.png", png(640, 480)),
+        ("pic.gif", gif(20, 10)),
+        ("diagram.png", png(32, 16)),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(sb.path(name), bytes).unwrap();
+    }
+    let [a, b, c] = files.map(|(_, bytes)| b64(&bytes));
+    (sb, [a, b, c])
+}
+
+/// The images of a request, where each wire puts them, as (where, media type, base64):
+/// `user` for a person's message, `tool` for what follows or holds a tool's result.
+fn images_in(wire: Wire, body: &Value) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    let items = body[wire.items()].as_array().cloned().unwrap_or_default();
+    let data_url = |url: &str| {
+        let (media, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+        Some((media.to_owned(), data.to_owned()))
+    };
+    for (i, item) in items.iter().enumerate() {
+        let after_tool = i > 0
+            && matches!(
+                items[i - 1]["role"].as_str().or(items[i - 1]["type"].as_str()),
+                Some("tool" | "function_call_output")
+            );
+        let place = if after_tool { "tool" } else { "user" };
+        for part in item["content"].as_array().into_iter().flatten() {
+            match (wire, part["type"].as_str().unwrap_or_default()) {
+                (Wire::Chat, "image_url") => found.extend(
+                    data_url(part["image_url"]["url"].as_str().unwrap_or("")).map(|(m, d)| (place.to_owned(), m, d)),
+                ),
+                (Wire::Responses, "input_image") => {
+                    assert_eq!(part["detail"], "auto", "{part}");
+                    found.extend(
+                        data_url(part["image_url"].as_str().unwrap_or("")).map(|(m, d)| (place.to_owned(), m, d)),
+                    )
+                }
+                (Wire::Anthropic, "image") => {
+                    let s = &part["source"];
+                    assert_eq!(s["type"], "base64", "{part}");
+                    found.push((
+                        "user".into(),
+                        s["media_type"].as_str().unwrap_or("").into(),
+                        s["data"].as_str().unwrap_or("").into(),
+                    ));
+                }
+                (Wire::Anthropic, "tool_result") => {
+                    for inner in part["content"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|b| b["type"] == "image")
+                    {
+                        let s = &inner["source"];
+                        found.push((
+                            "tool".into(),
+                            s["media_type"].as_str().unwrap_or("").into(),
+                            s["data"].as_str().unwrap_or("").into(),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn images_from_the_flag_a_mention_and_read_reach_each_wire_as_its_api_requires() {
+    for wire in [Wire::Chat, Wire::Anthropic, Wire::Responses] {
+        let (sb, [shot, pic, diagram]) = image_project();
+        let server = MockServer::start();
+        let id = wire.call_id(1);
+        server.push(wire.reply("", &[(&id, "read", r#"{"file_path":"diagram.png"}"#)]));
+        server.push(wire.reply("Both look fine.", &[]));
+        let out = wire
+            .brute(&sb, &server)
+            .args(["-p", "compare @pic.gif with the shot", "-i", "shot.png"])
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains("[image: shot.png, 640×480] [image: pic.gif, 20×10]"),
+            "{wire:?}: {stderr}"
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{wire:?}: the strict mock took both requests");
+        let user = |m: &str, d: &str| ("user".to_owned(), m.to_owned(), d.to_owned());
+        let tool = |m: &str, d: &str| ("tool".to_owned(), m.to_owned(), d.to_owned());
+        assert_eq!(
+            images_in(wire, &requests[0].body),
+            [user("image/png", &shot), user("image/gif", &pic)],
+            "{wire:?}: the prompt carries -i's image, then the mentioned one"
+        );
+        assert_eq!(
+            images_in(wire, &requests[1].body),
+            [
+                user("image/png", &shot),
+                user("image/gif", &pic),
+                tool("image/png", &diagram)
+            ],
+            "{wire:?}: read's image goes with its result"
+        );
+        let text = requests[1].body.to_string();
+        assert!(
+            text.contains("[image: diagram.png, 32×16] (image/png, 33 bytes, attached as an image)"),
+            "{wire:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_model_without_vision_gets_notes_and_images_stay_in_the_session() {
+    // Ollama's default model (qwen3) is not known to see: the person's image becomes a note.
+    let (sb, [shot, ..]) = image_project();
+    let server = MockServer::start();
+    server.push(Wire::Ollama.reply("I cannot see it.", &[]));
+    server.push(Wire::Chat.reply("It is a screenshot.", &[]));
+    Wire::Ollama
+        .brute(&sb, &server)
+        .args(["-p", "what is this?", "-i", "shot.png"])
+        .assert()
+        .success();
+    let first = &server.requests()[0].body;
+    let content = first["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].clone());
+    let note = content.as_ref().and_then(Value::as_str).unwrap_or_default();
+    assert!(
+        note.starts_with(
+            "what is this?\n[image: shot.png, 640×480] (not sent: the model qwen3 is not known to accept images"
+        ),
+        "{content:?}"
+    );
+    assert!(
+        !first.to_string().contains(&shot),
+        "no image bytes to a model without vision"
+    );
+    // Resumed with a model that sees, the image kept in the session is sent.
+    Wire::Chat
+        .brute(&sb, &server)
+        .args(["-p", "and now?", "--continue"])
+        .assert()
+        .success();
+    let second = &server.requests()[1].body;
+    assert_eq!(
+        images_in(Wire::Chat, second),
+        [("user".to_owned(), "image/png".to_owned(), shot)]
+    );
+}
+
+#[test]
+fn images_over_the_providers_limits_are_refused_naming_the_limit() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("wide.png"), png(9000, 100)).unwrap();
+    let server = MockServer::start();
+    let out = Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "look", "-i", "wide.png"])
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("wide.png is 9000×100 pixels; providers take images up to 8000×8000"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+    // The same file read by the model: an error result naming the limit, the turn goes on.
+    let id = Wire::Anthropic.call_id(1);
+    server.push(Wire::Anthropic.reply("", &[(&id, "read", r#"{"file_path":"wide.png"}"#)]));
+    server.push(Wire::Anthropic.reply("Too wide.", &[]));
+    Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "read wide.png"])
+        .assert()
+        .success();
+    let result = server.requests()[1].body["messages"][2]["content"][0].clone();
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("up to 8000×8000")),
+        "{result}"
+    );
+}
+
 /// A streamed Messages answer that searched the web itself (synthetic, in the documented
 /// shapes of `web_search_20250305`: a `server_tool_use` whose input streams, its
 /// `web_search_tool_result` with encrypted content, cited text), then calls `read`.

@@ -50,7 +50,7 @@ pub fn estimate(bytes: usize) -> u64 {
 /// The bytes a message adds to a request.
 pub fn message_bytes(message: &Message) -> usize {
     match message {
-        Message::User { text } => text.len() + 16,
+        Message::User { text, images } => text.len() + 16 + images_bytes(images),
         Message::Assistant { text, tool_calls, .. } => {
             text.len()
                 + 16
@@ -59,8 +59,22 @@ pub fn message_bytes(message: &Message) -> usize {
                     .map(|c| c.name.len() + c.arguments.len() + 32)
                     .sum::<usize>()
         }
-        Message::Tool { content, call_id, .. } => content.len() + call_id.len() + 32,
+        Message::Tool {
+            content,
+            call_id,
+            images,
+            ..
+        } => content.len() + call_id.len() + 32 + images_bytes(images),
     }
+}
+
+/// What images add to a request, in the bytes of text that cost as many tokens: about one
+/// token per 750 pixels (Anthropic's vision guide; OpenAI's tiles come to a similar count).
+fn images_bytes(images: &[crate::provider::image::Image]) -> usize {
+    images
+        .iter()
+        .map(|i| (i.width as usize * i.height as usize / 750 + 85) * 4)
+        .sum()
 }
 
 /// Estimates the size of the next request: the input tokens the provider last reported for a
@@ -153,14 +167,15 @@ fn prune_before(history: &mut [Message], end: usize, target: u64, size: &impl Fn
         if current <= target {
             break;
         }
-        if let Message::Tool { content, .. } = message
-            && content.len() > PRUNE_MIN_BYTES
+        if let Message::Tool { content, images, .. } = message
+            && (content.len() > PRUNE_MIN_BYTES || !images.is_empty())
         {
             let lines = content.lines().count();
             let note =
                 format!("[output pruned to fit the context window: {lines} lines; run the tool again if needed]");
-            let saved = content.len().saturating_sub(note.len());
+            let saved = (content.len() + images_bytes(images)).saturating_sub(note.len());
             *content = note;
+            images.clear();
             pruned.outputs += 1;
             pruned.bytes += saved;
             current = current.saturating_sub(estimate(saved));
@@ -185,7 +200,7 @@ fn person_messages(messages: &[Message], budget: usize) -> (Vec<String>, usize) 
     let texts: Vec<&str> = messages
         .iter()
         .filter_map(|m| match m {
-            Message::User { text } => Some(text.as_str()),
+            Message::User { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -233,7 +248,7 @@ pub fn rebuild(history: &[Message], keep_from: usize, summary: &str, pinned: &Pi
     }
     text.push_str(&format!("\nSummary of the work so far:\n{}\n", summary.trim()));
     let mut out = vec![
-        Message::User { text },
+        Message::user(text),
         Message::Assistant {
             text: "Understood. I will continue from this summary.".to_owned(),
             tool_calls: Vec::new(),
@@ -300,9 +315,7 @@ mod tests {
 
     fn turn(i: usize, output: usize) -> Vec<Message> {
         vec![
-            Message::User {
-                text: format!("request {i}"),
-            },
+            Message::user(format!("request {i}")),
             Message::Assistant {
                 text: String::new(),
                 tool_calls: vec![ToolCall {
@@ -317,6 +330,7 @@ mod tests {
                 name: "read".into(),
                 content: "x\n".repeat(output),
                 is_error: false,
+                images: Vec::new(),
             },
             Message::Assistant {
                 text: format!("done {i}"),
@@ -369,7 +383,7 @@ mod tests {
             budget_bytes: 1000,
         };
         let compacted = rebuild(&history, keep_from, "we read files", &pinned);
-        let Message::User { text } = &compacted[0] else {
+        let Message::User { text, .. } = &compacted[0] else {
             panic!()
         };
         assert!(text.contains("request 0") && text.contains("ship it") && text.contains("we read files"));

@@ -5,6 +5,7 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod attach;
 pub mod commands;
 pub mod compact;
 pub mod conversation;
@@ -592,9 +593,7 @@ impl Agent {
     /// Asks the model for a summary of `history[..keep_from]`, within a time and size budget.
     async fn summarize(&self, keep_from: usize, focus: Option<&str>) -> Result<String, String> {
         let mut messages = self.history[..keep_from].to_vec();
-        messages.push(Message::User {
-            text: compact::summary_prompt(focus),
-        });
+        messages.push(Message::user(compact::summary_prompt(focus)));
         let model = self.state.model();
         let request = ChatRequest {
             model: &model,
@@ -828,7 +827,33 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnEnd {
         self.refresh_tools(ops, inbox, &cancel).await;
+        let images = attach::gather(&prompt, &self.state.take_attachments(), &self.state.cwd);
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
+        if let Ok(images) = &images
+            && !images.is_empty()
+        {
+            self.events.emit(Event::ImagesAttached {
+                images: images.iter().map(|image| image.label()).collect(),
+            });
+        }
+        let images = match images {
+            Ok(images) => images,
+            Err(error) => {
+                let message = format!("the prompt was not sent: {error}");
+                self.events.emit(Event::Error {
+                    message: message.clone(),
+                });
+                self.events.emit(Event::TurnFinished {
+                    outcome: TurnOutcome::Error,
+                    text: String::new(),
+                });
+                return TurnEnd {
+                    outcome: TurnOutcome::Error,
+                    text: String::new(),
+                    error: Some(message),
+                };
+            }
+        };
         let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
             Ok(context) => context,
             Err(reason) => {
@@ -877,6 +902,7 @@ impl Agent {
         };
         self.push_message(Message::User {
             text: hook_events::with_context(text, &hook_context),
+            images,
         });
         self.doom_loop.reset();
         let mut end = self.drive(ops, inbox, &cancel, &scope).await;
@@ -888,9 +914,7 @@ impl Agent {
                 break;
             };
             continued += 1;
-            self.push_message(Message::User {
-                text: format!("[stop hook] {reason}"),
-            });
+            self.push_message(Message::user(format!("[stop hook] {reason}")));
             end = self.drive(ops, inbox, &cancel, &scope).await;
         }
         let todos = self.state.todos();
@@ -950,9 +974,7 @@ impl Agent {
                 &self.events,
             )
             .await;
-            self.push_message(Message::User {
-                text: person_command_message(&command, &record.result.content),
-            });
+            self.push_message(Message::user(person_command_message(&command, &record.result.content)));
             TurnEnd {
                 outcome: if cancel.is_cancelled() {
                     TurnOutcome::Interrupted
@@ -1031,10 +1053,15 @@ impl Agent {
                 true => std::borrow::Cow::Owned(format!("{}\n\n{PLAN_PROMPT}", self.config.system_prompt.trim_end())),
                 false => std::borrow::Cow::Borrowed(self.config.system_prompt.as_str()),
             };
+            // A model without vision gets a note in place of each image.
+            let messages = match self.state.sees_images(&model) {
+                true => std::borrow::Cow::Borrowed(self.history.as_slice()),
+                false => crate::provider::image::without_images(&self.history, &model),
+            };
             let request = ChatRequest {
                 model: &model,
                 system: &system,
-                messages: &self.history,
+                messages: &messages,
                 tools: &tools,
                 max_tokens: self.state.max_tokens,
                 temperature: self.state.temperature(),
@@ -1134,6 +1161,7 @@ impl Agent {
                     name: result.name,
                     content: result.content,
                     is_error: result.is_error,
+                    images: result.images,
                 });
             }
             if let Some(message) = critical {
@@ -1295,6 +1323,7 @@ fn announce_hosted_searches(events: &EventSink, items: &[ReasoningItem]) {
             is_error: search.error.is_some(),
             duration_ms: 0,
             display: crate::protocol::Display::Text,
+            images: Vec::new(),
         }));
     }
 }

@@ -34,6 +34,10 @@ pub struct AgentState {
     pub hooks: Arc<crate::hooks::Hooks>,
     /// The session's background processes (shared with its sub-agents).
     pub background: Arc<crate::tool::background::Background>,
+    /// Image files for the next turn that starts (`-i`), absolute.
+    attachments: Mutex<Vec<PathBuf>>,
+    /// `[models."NAME"] vision`: which models take images, beyond brute's table.
+    vision: std::collections::BTreeMap<String, bool>,
 }
 
 /// What the sandbox and approvals allow right now (the mode can change mid-session).
@@ -108,6 +112,8 @@ impl AgentState {
             approved: Mutex::default(),
             hooks: Arc::default(),
             background: Arc::default(),
+            attachments: Mutex::default(),
+            vision: std::collections::BTreeMap::new(),
         }
     }
 
@@ -115,6 +121,32 @@ impl AgentState {
     pub fn with_background(mut self, background: Arc<crate::tool::background::Background>) -> Self {
         self.background = background;
         self
+    }
+
+    /// Knows these models' vision beyond brute's table (`[models."NAME"] vision`).
+    pub fn with_vision(mut self, vision: std::collections::BTreeMap<String, bool>) -> Self {
+        self.vision = vision;
+        self
+    }
+
+    /// Whether `model` is sent images: the setting, else brute's table; a model neither
+    /// knows gets text notes in their place.
+    pub fn sees_images(&self, model: &str) -> bool {
+        self.vision
+            .get(model)
+            .copied()
+            .or(crate::provider::spec::model_facts(model).vision)
+            .unwrap_or(false)
+    }
+
+    /// Attaches image files to the next turn that starts.
+    pub fn attach(&self, paths: Vec<PathBuf>) {
+        self.attachments.lock().unwrap_or_else(|e| e.into_inner()).extend(paths);
+    }
+
+    /// The image files waiting for the turn that starts now.
+    pub fn take_attachments(&self) -> Vec<PathBuf> {
+        std::mem::take(&mut *self.attachments.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Runs these hooks in this agent's session (and its sub-agents').

@@ -151,6 +151,10 @@ pub struct Cli {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dir: Vec<std::path::PathBuf>,
 
+    /// Attach an image (PNG, JPEG, GIF or WebP) to the first prompt (repeatable)
+    #[arg(short = 'i', long = "image", value_name = "FILE")]
+    pub image: Vec<std::path::PathBuf>,
+
     /// Output format for -p
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
     pub output_format: OutputFormat,

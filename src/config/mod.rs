@@ -133,6 +133,8 @@ settings! {
         plan: bool,
         /// `--add-dir`: more roots commands and tools may write.
         add_dirs: Vec<PathBuf>,
+        /// `-i`: images attached to the first prompt (absolute).
+        images: Vec<PathBuf>,
         /// Permission rules from every config file, each with its file.
         rules: crate::permission::Rules,
         /// `[models."NAME"]` tables, later layers overriding earlier ones per model.
@@ -235,6 +237,9 @@ fn share(value: &f64) -> Result<(), &'static str> {
 pub struct ModelConfig {
     /// Its context window in tokens.
     pub context_window: Option<u64>,
+    /// It takes images (default: brute's table of common models; unknown models get a
+    /// text note in place of each image).
+    pub vision: Option<bool>,
     /// Prices in USD per million tokens: input, output, and cached input read / written.
     pub input_price: Option<f64>,
     pub output_price: Option<f64>,
@@ -328,6 +333,8 @@ pub struct Flags {
     pub add_dirs: Vec<PathBuf>,
     /// `--effort`.
     pub effort: Option<String>,
+    /// `-i`.
+    pub images: Vec<PathBuf>,
 }
 
 impl Settings {
@@ -583,6 +590,7 @@ struct Layers {
     yolo: bool,
     plan: bool,
     add_dirs: Vec<PathBuf>,
+    images: Vec<PathBuf>,
     rules: crate::permission::Rules,
     models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
     hooks: Vec<Sourced<crate::hooks::Hook>>,
@@ -724,6 +732,7 @@ impl Layers {
         self.yolo = flags.yolo;
         self.plan = flags.plan;
         self.add_dirs = flags.add_dirs.clone();
+        self.images = flags.images.clone();
     }
 }
 
@@ -820,6 +829,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         yolo,
         plan,
         add_dirs,
+        images,
         rules,
         models,
         hooks,
@@ -876,6 +886,7 @@ fn resolve(layers: Layers, env: EnvLookup<'_>) -> Result<Settings, ConfigError> 
         yolo,
         plan,
         add_dirs,
+        images,
         rules,
         models,
         hooks,

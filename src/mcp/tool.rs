@@ -1,8 +1,9 @@
 //! An MCP server's tool as a brute [`Tool`]: advertised as `mcp__<server>__<tool>` (names
 //! made to fit the providers' `^[a-zA-Z0-9_-]{1,64}$`), its schema passed through as an
-//! object schema every provider accepts, its result turned into text item by item (images and
-//! resources become short placeholders, and so does an item of a type brute does not know,
-//! without losing the others), with a per-call timeout and cancellation.
+//! object schema every provider accepts, its result turned into text item by item (images go
+//! to the model as images, within the providers' limits; audio and resources become short
+//! placeholders, and so does an item of a type brute does not know, without losing the
+//! others), with a per-call timeout and cancellation.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::client::{CallError, RemoteTool};
 use super::manager::Link;
+use crate::provider::image::Image;
 use crate::tool::{External, Keep, Tool, ToolContext, ToolError, ToolOutput};
 
 /// How long a call whose connection closed waits to learn how the server ended.
@@ -95,7 +97,16 @@ pub fn object_schema(schema: &Value) -> Value {
 /// error. Read item by item: one the client cannot read becomes a placeholder naming its type
 /// (cut, it is the server's) and costs the others nothing.
 pub fn result_text(result: &Value) -> (String, bool) {
+    let (text, is_error, _) = result_content(result, "image");
+    (text, is_error)
+}
+
+/// [`result_text`] with the result's images: each image item is sent as an image (named
+/// `name`) and marked in the text by its label; one brute cannot send (not PNG, JPEG, GIF or
+/// WebP, or over a limit) stays a placeholder saying why.
+pub fn result_content(result: &Value, name: &str) -> (String, bool, Vec<Image>) {
     let mut parts = Vec::new();
+    let mut images = Vec::new();
     for item in result.get("content").and_then(Value::as_array).into_iter().flatten() {
         let kind = item.get("type").and_then(Value::as_str);
         let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
@@ -108,7 +119,19 @@ pub fn result_text(result: &Value) -> (String, bool) {
                 Some(Value::String(text)) => text.clone(),
                 _ => "[unsupported text content item: its text is not a string]".to_owned(),
             },
-            "image" | "audio" => format!("[{kind}: {}, {} bytes]", text("mimeType"), base64_len(text("data"))),
+            "image" => match Image::from_base64(name, text("data")) {
+                Ok(image) => {
+                    let label = image.label();
+                    images.push(image);
+                    label
+                }
+                Err(e) => format!(
+                    "[image: {}, {} bytes; not sent: {e}]",
+                    text("mimeType"),
+                    base64_len(text("data"))
+                ),
+            },
+            "audio" => format!("[{kind}: {}, {} bytes]", text("mimeType"), base64_len(text("data"))),
             "resource" => {
                 let resource = item.get("resource").cloned().unwrap_or_default();
                 let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
@@ -137,7 +160,7 @@ pub fn result_text(result: &Value) -> (String, bool) {
         parts.push(structured.to_string());
     }
     let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    (parts.join("\n"), is_error)
+    (parts.join("\n"), is_error, images)
 }
 
 /// How much of an unknown content type a placeholder shows.
@@ -199,14 +222,17 @@ impl Tool for McpTool {
                 }
                 Err(e) => return Err(ToolError::new("McpError", format!("the MCP server `{server}`: {e}"))),
             };
-            let (text, is_error) = result_text(&result);
+            let (text, is_error, images) = result_content(&result, &self.name);
             if is_error {
                 // Error results skip the universal truncation: bound them here.
                 let text =
                     crate::tool::truncate::truncate(&text, Keep::Head, ctx.overflow_dir.as_deref(), &ctx.call_id);
                 return Err(ToolError::new("ToolError", text));
             }
-            Ok(ToolOutput::text(text))
+            Ok(ToolOutput {
+                images,
+                ..ToolOutput::text(text)
+            })
         })
     }
 }
@@ -260,7 +286,7 @@ mod tests {
         assert_eq!(
             result_text(&result),
             (
-                "hello\n[image: image/png, 5 bytes]\n[resource: file:///a, text/plain, 3 bytes]\n[resource link: file:///b]\nbye".to_owned(),
+                "hello\n[image: image/png, 5 bytes; not sent: image is not a PNG, JPEG, GIF or WebP image (or its header is damaged)]\n[resource: file:///a, text/plain, 3 bytes]\n[resource link: file:///b]\nbye".to_owned(),
                 false
             )
         );

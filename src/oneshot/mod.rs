@@ -127,6 +127,10 @@ impl Printer {
                 self.own_line(&mut out);
                 crate::sanitize::write_line(&mut err, &format!("note: {message}"));
             }
+            Event::ImagesAttached { images } if !self.quiet => {
+                self.own_line(&mut out);
+                crate::sanitize::write_line(&mut err, &format!("attached {}", images.join(" ")));
+            }
             Event::Error { message } => {
                 self.own_line(&mut out);
                 crate::sanitize::write_line(&mut err, &format!("error: {message}"));

@@ -99,6 +99,11 @@ pub(crate) fn search_view(block: &Value, searches: &mut Vec<super::HostedSearch>
     }
 }
 
+/// An image as a Messages content block.
+fn image_block(image: &super::image::Image) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}})
+}
+
 /// Builds the JSON body for a Messages request. Consecutive tool results are merged into one
 /// user message of `tool_result` blocks, as the API requires. The turn's thinking blocks go
 /// back with their signatures, first in their messages (the API refuses a tool loop with
@@ -107,17 +112,20 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
     for (index, message) in req.messages.iter().enumerate() {
         match message {
-            Message::User { text } => {
-                let block = json!({"type": "text", "text": text});
+            Message::User { text, images } => {
+                let mut blocks: Vec<Value> = images.iter().map(image_block).collect();
+                if !text.is_empty() || blocks.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
                 // After tool results (e.g. an interrupted turn) the next user text joins the
                 // same user message: the API wants roles to alternate.
                 match messages.last_mut() {
                     Some(last) if last["role"] == "user" => {
-                        if let Some(blocks) = last["content"].as_array_mut() {
-                            blocks.push(block);
+                        if let Some(existing) = last["content"].as_array_mut() {
+                            existing.extend(blocks);
                         }
                     }
-                    _ => messages.push(json!({"role": "user", "content": [block]})),
+                    _ => messages.push(json!({"role": "user", "content": blocks})),
                 }
             }
             Message::Assistant {
@@ -142,8 +150,18 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 call_id,
                 content,
                 is_error,
+                images,
                 ..
             } => {
+                // A result's images go inside it: tool_result content may be text and image
+                // blocks.
+                let content = match images.is_empty() {
+                    true => json!(content),
+                    false => {
+                        let text = (!content.is_empty()).then(|| json!({"type": "text", "text": content}));
+                        Value::Array(text.into_iter().chain(images.iter().map(image_block)).collect())
+                    }
+                };
                 let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);

@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod http;
+pub mod image;
 pub mod openai;
 pub mod replay;
 pub mod responses;
@@ -146,6 +147,9 @@ fn hosted_only<S: serde::Serializer>(items: &[ReasoningItem], serializer: S) -> 
 pub enum Message {
     User {
         text: String,
+        /// Images the person attached (`-i`, `@shot.png`), kept in the session file.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<image::Image>,
     },
     Assistant {
         text: String,
@@ -162,7 +166,28 @@ pub enum Message {
         name: String,
         content: String,
         is_error: bool,
+        /// Images the tool returned (`read` of a picture, an MCP tool's image content).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<image::Image>,
     },
+}
+
+impl Message {
+    /// A person's message of text alone.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// The images this message carries.
+    pub fn images(&self) -> &[image::Image] {
+        match self {
+            Self::User { images, .. } | Self::Tool { images, .. } => images,
+            Self::Assistant { .. } => &[],
+        }
+    }
 }
 
 /// Token counts reported by the provider.
@@ -404,11 +429,12 @@ mod tests {
             name: "read".into(),
             content: "x".into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
     fn user() -> Message {
-        Message::User { text: "u".into() }
+        Message::user("u")
     }
 
     #[test]

@@ -14,9 +14,23 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
+    // Tool messages carry text only: a tool's images follow the run of tool messages they
+    // belong to, as one user message.
+    let mut tool_images: Vec<Value> = Vec::new();
     for message in req.messages {
+        if !matches!(message, Message::Tool { .. }) {
+            flush_tool_images(&mut messages, &mut tool_images);
+        }
         messages.push(match message {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, images } if images.is_empty() => json!({"role": "user", "content": text}),
+            Message::User { text, images } => {
+                let mut parts = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(images.iter().map(image_part));
+                json!({"role": "user", "content": parts})
+            }
             Message::Assistant { text, tool_calls, .. } => {
                 // Null content is only accepted beside tool calls (Ollama refuses it otherwise).
                 let content = if text.is_empty() && !tool_calls.is_empty() { Value::Null } else { json!(text) };
@@ -30,10 +44,21 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 m
             }
             Message::Tool {
-                call_id, content, ..
-            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+                call_id,
+                name,
+                content,
+                images,
+                ..
+            } => {
+                if !images.is_empty() {
+                    tool_images.push(json!({"type": "text", "text": tool_images_intro(name, call_id)}));
+                    tool_images.extend(images.iter().map(image_part));
+                }
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
         });
     }
+    flush_tool_images(&mut messages, &mut tool_images);
     let facts = super::spec::model_facts(req.model);
     let mut body = json!({
         "model": req.model,
@@ -67,6 +92,23 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             .collect();
     }
     body
+}
+
+/// An image as a Chat Completions content part (a `data:` URL).
+fn image_part(image: &super::image::Image) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.data_url()}})
+}
+
+/// The text before a tool's images where the wire cannot put them in the tool's result.
+pub(crate) fn tool_images_intro(name: &str, call_id: &str) -> String {
+    format!("The images the {name} call {call_id} returned:")
+}
+
+/// Sends the images of the tool results just added, as one user message.
+fn flush_tool_images(messages: &mut Vec<Value>, parts: &mut Vec<Value>) {
+    if !parts.is_empty() {
+        messages.push(json!({"role": "user", "content": std::mem::take(parts)}));
+    }
 }
 
 fn stop_reason(finish: &str) -> StopReason {

@@ -14,9 +14,28 @@ use super::{
 /// Builds the JSON body for a Responses request.
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
     let mut input = Vec::with_capacity(req.messages.len());
+    // A tool's images follow the run of outputs they belong to, as one user message (an
+    // output is text for every server that speaks Responses).
+    let mut tool_images: Vec<Value> = Vec::new();
+    let flush = |input: &mut Vec<Value>, parts: &mut Vec<Value>| {
+        if !parts.is_empty() {
+            input.push(json!({"role": "user", "content": std::mem::take(parts)}));
+        }
+    };
     for (index, message) in req.messages.iter().enumerate() {
+        if !matches!(message, Message::Tool { .. }) {
+            flush(&mut input, &mut tool_images);
+        }
         match message {
-            Message::User { text } => input.push(json!({"role": "user", "content": text})),
+            Message::User { text, images } if images.is_empty() => input.push(json!({"role": "user", "content": text})),
+            Message::User { text, images } => {
+                let mut parts = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "input_text", "text": text}));
+                }
+                parts.extend(images.iter().map(image_part));
+                input.push(json!({"role": "user", "content": parts}));
+            }
             Message::Assistant {
                 text,
                 tool_calls,
@@ -32,11 +51,23 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 parts = super::interleave(parts, &req.replayed_items(index, reasoning), false, reasoning_input);
                 input.extend(parts);
             }
-            Message::Tool { call_id, content, .. } => {
-                input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}))
+            Message::Tool {
+                call_id,
+                name,
+                content,
+                images,
+                ..
+            } => {
+                input.push(json!({"type": "function_call_output", "call_id": call_id, "output": content}));
+                if !images.is_empty() {
+                    let intro = super::openai::tool_images_intro(name, call_id);
+                    tool_images.push(json!({"type": "input_text", "text": intro}));
+                    tool_images.extend(images.iter().map(image_part));
+                }
             }
         }
     }
+    flush(&mut input, &mut tool_images);
     let mut body = json!({
         "model": req.model,
         "input": input,
@@ -70,6 +101,11 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
             .collect();
     }
     body
+}
+
+/// An image as a Responses input part (`detail` is required by the API's types).
+fn image_part(image: &super::image::Image) -> Value {
+    json!({"type": "input_image", "image_url": image.data_url(), "detail": "auto"})
 }
 
 /// A reasoning item as stateless input: its summary and encrypted content, no id (an id

@@ -243,6 +243,59 @@ pub struct ModelFacts {
     pub claude_thinking: ClaudeThinking,
     /// Refuses every sampling temperature but the default (OpenAI reasoning models, Claude 4.7 on).
     pub fixed_temperature: bool,
+    /// Takes images: `Some` for the families brute knows, `None` for the rest (then
+    /// `[models."NAME"] vision` decides, and without it images become text notes).
+    pub vision: Option<bool>,
+}
+
+/// Model families known to take no images, checked before [`SEEING`] (`o1-mini` before `o1`).
+const TEXT_ONLY: &[&str] = &[
+    "gpt-3.5",
+    "o1-mini",
+    "o1-preview",
+    "o3-mini",
+    "gpt-oss",
+    "claude-2",
+    "claude-instant",
+    "deepseek",
+    "codestral",
+    "codellama",
+    "qwen2.5-coder",
+    "qwen3-coder",
+];
+
+/// Model families known to take images (by name prefix; any name with `vision` or `-vl`).
+const SEEING: &[&str] = &[
+    "claude-",
+    "gpt-4o",
+    "chatgpt-4o",
+    "gpt-4.1",
+    "gpt-4-turbo",
+    "gpt-5",
+    "o1",
+    "o3",
+    "o4",
+    "codex-mini",
+    "gemini",
+    "gemma3",
+    "llava",
+    "bakllava",
+    "pixtral",
+    "moondream",
+    "minicpm-v",
+    "llama4",
+    "mistral-small3",
+    "qwen2.5vl",
+];
+
+fn vision(name: &str) -> Option<bool> {
+    if TEXT_ONLY.iter().any(|p| name.starts_with(p)) {
+        Some(false)
+    } else if SEEING.iter().any(|p| name.starts_with(p)) || name.contains("vision") || name.contains("-vl") {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 /// The facts of `model` (see [`ModelFacts`]).
@@ -272,6 +325,7 @@ pub fn model_facts(model: &str) -> ModelFacts {
         openai_plain,
         claude_thinking,
         fixed_temperature: openai_reasoning || claude_fixed,
+        vision: vision(&name),
     }
 }
 
@@ -568,6 +622,16 @@ mod tests {
             assert_eq!(facts.claude_thinking, ClaudeThinking::Adaptive, "{newest}");
             assert!(facts.fixed_temperature, "{newest}");
         }
+        let sees = |m: &str| model_facts(m).vision;
+        assert_eq!(sees("claude-sonnet-4-5"), Some(true));
+        assert_eq!(sees("openai/gpt-4o-mini"), Some(true));
+        assert_eq!(sees("o3"), Some(true));
+        assert_eq!(sees("o3-mini"), Some(false));
+        assert_eq!(sees("gpt-3.5-turbo"), Some(false));
+        assert_eq!(sees("qwen2.5vl:7b"), Some(true));
+        assert_eq!(sees("llama3.1:8b"), None, "unknown: the setting decides");
+        assert_eq!(sees("llama3.2-vision:11b"), Some(true));
+        assert_eq!(sees("mock-model"), None);
         assert_eq!(
             thinking("claude-custom"),
             ClaudeThinking::Budget,

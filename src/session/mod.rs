@@ -360,6 +360,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
                 name: result.name,
                 content: result.content,
                 is_error: result.is_error,
+                images: result.images,
             };
             loaded.full_history.push(message.clone());
             loaded.history.push(message);
@@ -423,6 +424,7 @@ pub fn repair_calls(history: &mut Vec<Message>) -> Vec<String> {
                     name,
                     content: INTERRUPTED.to_owned(),
                     is_error: true,
+                    images: Vec::new(),
                 }
             });
             history.push(result);
@@ -681,7 +683,7 @@ impl SessionStore {
                     .filter(|l| l.starts_with("{\"type\":\"message\""))
                     .find_map(|l| match serde_json::from_str::<Record>(l) {
                         Ok(Record::Message {
-                            message: Message::User { text },
+                            message: Message::User { text, .. },
                         }) => Some(text.lines().next().unwrap_or("").to_owned()),
                         _ => None,
                     })
@@ -785,7 +787,7 @@ mod tests {
         };
         let records = [
             Record::Message {
-                message: Message::User { text: "hi".into() },
+                message: Message::user("hi"),
             },
             Record::Message {
                 message: Message::Assistant {
@@ -808,7 +810,7 @@ mod tests {
     #[test]
     fn undo_with_rewind_and_redo_restore_the_conversation() {
         let m = |t: &str| Record::Message {
-            message: Message::User { text: t.into() },
+            message: Message::user(t),
         };
         let records = [
             m("one"),

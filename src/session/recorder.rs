@@ -748,6 +748,7 @@ impl Recorder {
             name: result.name.clone(),
             content: result.content.clone(),
             is_error: result.is_error,
+            images: result.images.clone(),
         });
         self.file.append(&Record::ToolResult { result: result.clone() })?;
         self.record_touched()

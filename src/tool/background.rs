@@ -432,6 +432,7 @@ impl Background {
             content,
             keep: Keep::Tail,
             self_truncated: false,
+            images: Vec::new(),
         })
     }
 }
@@ -559,6 +560,7 @@ impl Tool for ShellOutputTool {
                 content: proc.read(),
                 keep: Keep::Tail,
                 self_truncated: false,
+                images: Vec::new(),
             })
         })
     }
@@ -607,6 +609,7 @@ impl Tool for ShellKillTool {
                 content,
                 keep: Keep::Tail,
                 self_truncated: false,
+                images: Vec::new(),
             })
         })
     }

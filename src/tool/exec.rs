@@ -243,6 +243,7 @@ impl Executor {
                             is_error: false,
                             duration_ms: millis(started),
                             display,
+                            images: output.images,
                         },
                         call: call_for_task,
                         critical: None,
@@ -311,6 +312,7 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
             is_error: true,
             duration_ms: millis(started),
             display,
+            images: Vec::new(),
         },
     }
 }

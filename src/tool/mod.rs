@@ -85,6 +85,8 @@ pub struct ToolOutput {
     /// The tool already bounded its own output (and wrote its own continuation hint), so the
     /// universal truncation step leaves it alone.
     pub self_truncated: bool,
+    /// Images for the model beside `content` (which then says what they are).
+    pub images: Vec<crate::provider::image::Image>,
 }
 
 impl From<String> for ToolOutput {

@@ -1,7 +1,8 @@
 //! `read`: a file's lines (numbered), or a directory's listing.
 //!
 //! Reads line by line and stops at the page it returns, so the first page of a huge file
-//! costs the same as a small file's.
+//! costs the same as a small file's. A PNG, JPEG, GIF or WebP file is returned as an image
+//! (the model sees it; models without vision get a note), within the providers' limits.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -11,6 +12,7 @@ use serde_json::Value;
 
 use super::truncate::{MAX_BYTES, MAX_LINES, cut_line};
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::provider::image::{self, Image};
 
 /// Files up to this size get an exact line count in the continuation hint.
 const COUNT_LINES_UP_TO: u64 = 16 * 1024 * 1024;
@@ -76,12 +78,14 @@ impl Tool for ReadTool {
             }
             let path = ctx.resolve(&file_path);
             let (root, cwd) = (ctx.root.clone(), ctx.cwd.clone());
-            let content = tokio::task::spawn_blocking(move || read_path(&root, &cwd, &file_path, &path, start, end))
-                .await
-                .map_err(|e| ToolError::new("Internal", e.to_string()))??;
+            let (content, images) =
+                tokio::task::spawn_blocking(move || read_path(&root, &cwd, &file_path, &path, start, end))
+                    .await
+                    .map_err(|e| ToolError::new("Internal", e.to_string()))??;
             Ok(ToolOutput {
                 content,
                 self_truncated: true,
+                images,
                 ..ToolOutput::default()
             })
         })
@@ -95,7 +99,7 @@ fn read_path(
     path: &Path,
     start: u64,
     end: Option<u64>,
-) -> Result<String, ToolError> {
+) -> Result<(String, Vec<Image>), ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -104,19 +108,29 @@ fn read_path(
         Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
     };
     if meta.is_dir() {
-        return list_dir(shown, path);
+        return list_dir(shown, path).map(|listing| (listing, Vec::new()));
     }
     if let Some(kind) = super::guard::special_kind(&meta) {
         return Err(super::guard::special_error(shown, kind));
-    }
-    if is_binary_extension(path) {
-        return Err(binary(shown, meta.len()));
     }
     let file = super::guard::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()
         .map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+    if image::has_image_extension(path) || image::sniff(head).is_some() {
+        let image = read_image(shown, meta.len(), reader)?;
+        let content = format!(
+            "{} ({}, {} bytes, attached as an image)",
+            image.label(),
+            image.media_type,
+            meta.len()
+        );
+        return Ok((content, vec![image]));
+    }
+    if is_binary_extension(path) {
+        return Err(binary(shown, meta.len()));
+    }
     if content_inspector::inspect(&head[..head.len().min(SNIFF_BYTES)]).is_binary() {
         return Err(binary(shown, meta.len()));
     }
@@ -154,7 +168,7 @@ fn read_path(
         last_shown = number;
     }
     if number == 0 {
-        return Ok(format!("({shown} is empty)"));
+        return Ok((format!("({shown} is empty)"), Vec::new()));
     }
     if last_shown == 0 {
         return Err(ToolError::invalid(format!(
@@ -177,7 +191,7 @@ fn read_path(
             last_shown + 1
         ));
     }
-    Ok(out)
+    Ok((out, Vec::new()))
 }
 
 fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
@@ -196,6 +210,31 @@ fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {
         count += 1;
     }
     Ok(count)
+}
+
+/// An image file, refused when over the providers' limits (never read past them).
+fn read_image(shown: &str, size: u64, reader: impl Read) -> Result<Image, ToolError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(image::MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
+    if bytes.len() > image::MAX_BYTES {
+        // The message names the real size, not the bytes read.
+        let error = image::ImageError::TooLarge {
+            name: shown.to_owned(),
+            size: usize::try_from(size).unwrap_or(usize::MAX),
+            max: image::MAX_BYTES,
+        };
+        return Err(ToolError::new("ImageTooLarge", error.to_string()));
+    }
+    Image::from_bytes(shown, &bytes).map_err(|e| {
+        let kind = match e {
+            image::ImageError::Unknown { .. } => "BinaryFile",
+            _ => "ImageTooLarge",
+        };
+        ToolError::new(kind, e.to_string())
+    })
 }
 
 fn binary(shown: &str, size: u64) -> ToolError {

@@ -431,7 +431,7 @@ pub(crate) fn describe_run(
     Ok(ToolOutput {
         content,
         keep: Keep::Tail,
-        self_truncated: false,
+        ..ToolOutput::default()
     })
 }
 

@@ -310,6 +310,18 @@ impl App {
                 self.push(Entry::User(shown));
                 self.scroll = 0;
             }
+            Event::ImagesAttached { images } => {
+                // Under the prompt they came with.
+                if let Some(last) = self.entries.last_mut()
+                    && let Entry::User(shown) = &mut last.entry
+                {
+                    for label in images {
+                        shown.push('\n');
+                        shown.push_str(&sanitize(&label));
+                    }
+                    last.touch();
+                }
+            }
             Event::RequestStarted { .. } => {}
             Event::CheckpointWaiting { waiting, first } => {
                 self.checkpoint_wait = waiting.then_some(first);
@@ -513,7 +525,14 @@ impl App {
         self.todos = todos;
         for message in messages {
             match message {
-                Message::User { text } => self.push(Entry::User(super::paste::shown(text))),
+                Message::User { text, images } => {
+                    let mut shown = super::paste::shown(text);
+                    for image in images {
+                        shown.push('\n');
+                        shown.push_str(&sanitize(&image.label()));
+                    }
+                    self.push(Entry::User(shown));
+                }
                 Message::Assistant { text, tool_calls, .. } => {
                     if !text.is_empty() {
                         self.push(Entry::Assistant(sanitize(text)));

@@ -82,7 +82,37 @@ pub const RULES: &[Rule] = &[
         Some(Api::Chat),
         "assistant content 'Required unless tool_calls or function_call is specified' (openai-python chat_completion_assistant_message_param.py)",
     ),
+    rule(
+        "chat.tool-image",
+        Some(Api::Chat),
+        "tool message content: 'Union[str, Iterable[ChatCompletionContentPartTextParam]]', text parts only (openai-python chat_completion_tool_message_param.py)",
+    ),
+    rule(
+        "chat.user-part",
+        Some(Api::Chat),
+        "user content parts: text, image_url {url, detail}, input_audio, file (openai-python chat_completion_content_part_param.py, chat_completion_content_part_image_param.py)",
+    ),
+    rule(
+        "chat.image-url",
+        Some(Api::Chat),
+        "image_url.url: 'Either a URL of the image or the base64 encoded image data' (openai-python chat_completion_content_part_image_param.py); 400 invalid_image_format / 'You uploaded an unsupported image' for data that is not PNG, JPEG, WEBP or non-animated GIF (vision guide: image input requirements)",
+    ),
+    rule(
+        "chat.image-model",
+        Some(Api::Chat),
+        "400 'Invalid content type. image_url is only supported by certain models.' on gpt-3.5-turbo and the text-only o-series minis (widely reported)",
+    ),
     rule("responses.unknown-param", Some(Api::Responses), SDK_OPENAI_RESPONSES),
+    rule(
+        "responses.input-part",
+        Some(Api::Responses),
+        "input message content parts: input_text, input_image {detail: Required low|high|auto, image_url | file_id}, input_file (openai-python response_input_image_param.py, response_input_content_param.py)",
+    ),
+    rule(
+        "responses.image-url",
+        Some(Api::Responses),
+        "input_image.image_url: 'A fully qualified URL or base64 encoded image in a data URL' (openai-python response_input_image_param.py); PNG, JPEG, WEBP, non-animated GIF (vision guide)",
+    ),
     rule(
         "responses.temperature-reasoning",
         Some(Api::Responses),
@@ -129,6 +159,21 @@ pub const RULES: &[Rule] = &[
         "a web_search_call input item: action (search, open_page or find) and status are Required (openai-python response_function_web_search_param.py); with store: false an item id names a stored item, refused like reasoning ids with 404 'Items are not persisted when store is set to false' (vercel/ai#7543), so clients replay the item without it (openai/codex protocol models.rs: WebSearchCall id skip_serializing)",
     ),
     rule("anthropic.unknown-param", Some(Api::Anthropic), SDK_ANTHROPIC),
+    rule(
+        "anthropic.image-source",
+        Some(Api::Anthropic),
+        "image block source: {type: base64, media_type: image/jpeg|image/png|image/gif|image/webp, data} (anthropic-sdk-python base64_image_source_param.py); 400 'Image does not match the provided media type' (widely reported)",
+    ),
+    rule(
+        "anthropic.image-size",
+        Some(Api::Anthropic),
+        "400 'image exceeds 5 MB maximum: N bytes > 5242880 bytes' (base64 length; anthropics/claude-code#14887); 'images larger than 8000x8000 px will be rejected' (docs: vision, image size)",
+    ),
+    rule(
+        "anthropic.image-place",
+        Some(Api::Anthropic),
+        "images only in user turns: text and image blocks in user content and in tool_result content (anthropic-sdk-python tool_result_block_param.py: content str | Iterable[text | image | search_result | document]); assistant content takes no image (message_param.py, docs: vision)",
+    ),
     rule(
         "anthropic.version-header",
         Some(Api::Anthropic),
@@ -468,6 +513,7 @@ impl Strict {
         };
         for (i, m) in array(&body["messages"]).iter().enumerate() {
             let role = m["role"].as_str().unwrap_or_default();
+            chat_parts(j, i, role, m, model)?;
             if role == "tool" {
                 let id = m["tool_call_id"].as_str().unwrap_or_default();
                 match open.iter().position(|o| o == id) {
@@ -562,6 +608,9 @@ impl Strict {
             }
         }
         let items = array(&body["input"]);
+        for (i, item) in items.iter().enumerate() {
+            responses_parts(j, i, item)?;
+        }
         let stored = body["store"] != false;
         let mut calls: Vec<&str> = Vec::new();
         for (i, item) in items.iter().enumerate() {
@@ -780,6 +829,7 @@ fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<()
             ));
         }
         for (k, b) in blocks.iter().enumerate() {
+            anthropic_images(j, i, k, m["role"].as_str().unwrap_or_default(), b)?;
             match b["type"].as_str().unwrap_or_default() {
                 "text" if b["text"].as_str().is_none_or(|t| t.trim().is_empty()) => {
                     return Err(j.bad(
@@ -954,6 +1004,241 @@ fn server_blocks(j: &Judge, i: usize, m: &Value) -> Result<(), Refusal> {
     if let Some(id) = open.first() {
         return pairing(format!(
             "messages.{i}: `server_tool_use` ids were found without result blocks after them: {id}. Each `server_tool_use` block must be followed by its result in the same message."
+        ));
+    }
+    Ok(())
+}
+
+/// The media type of image bytes, from their magic numbers (the mock's own reading, not
+/// brute's), and a PNG's size from its IHDR chunk.
+fn image_kind(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF8") {
+        Some("image/gif")
+    } else if bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP") {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    (bytes.starts_with(b"\x89PNG") && bytes.get(12..16) == Some(b"IHDR")).then(|| Some((word(16)?, word(20)?)))?
+}
+
+fn decode_base64(data: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(data).ok()
+}
+
+/// An OpenAI image URL: http(s), or a base64 `data:` URL of a PNG, JPEG, GIF or WebP whose
+/// bytes are what it says.
+fn openai_image_url(url: &str) -> Result<(), String> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        return Ok(());
+    }
+    let Some((media, data)) = url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) else {
+        return Err(format!(
+            "Invalid image URL: expected a URL or a base64 data URL, got {:?}",
+            url.chars().take(40).collect::<String>()
+        ));
+    };
+    if !["image/png", "image/jpeg", "image/gif", "image/webp"].contains(&media) {
+        return Err(format!("Invalid MIME type. Only image types are supported: {media}"));
+    }
+    let bytes = decode_base64(data).ok_or("Invalid base64 image_url.")?;
+    match image_kind(&bytes) {
+        Some(kind) if kind == media => Ok(()),
+        _ => Err("You uploaded an unsupported image. Please make sure your image is valid.".to_owned()),
+    }
+}
+
+/// Models that take no images on Chat Completions.
+fn openai_text_only(model: &str) -> bool {
+    let m = bare(model);
+    ["gpt-3.5", "o1-mini", "o3-mini"].iter().any(|p| m.starts_with(p))
+}
+
+/// The content parts of one Chat Completions message.
+fn chat_parts(j: &Judge, i: usize, role: &str, m: &Value, model: &str) -> Result<(), Refusal> {
+    for (k, part) in array(&m["content"]).iter().enumerate() {
+        let kind = part["type"].as_str().unwrap_or_default();
+        let at = format!("messages[{i}].content[{k}].type");
+        if role == "tool" && kind != "text" {
+            return Err(j.bad(
+                "chat.tool-image",
+                &format!("Invalid value: '{kind}'. Supported values are: 'text'."),
+                Some(&at),
+                "invalid_value",
+            ));
+        }
+        if role != "user" {
+            continue;
+        }
+        match kind {
+            "text" | "input_audio" | "file" => {}
+            "image_url" => {
+                if openai_text_only(model) {
+                    return Err(j.bad(
+                        "chat.image-model",
+                        "Invalid content type. image_url is only supported by certain models.",
+                        Some(&format!("messages.[{i}].content.[{k}].type")),
+                        "invalid_value",
+                    ));
+                }
+                let url = part["image_url"]["url"].as_str().unwrap_or_default();
+                if let Err(message) = openai_image_url(url) {
+                    return Err(j.bad(
+                        "chat.image-url",
+                        &message,
+                        Some(&format!("messages[{i}].content[{k}].image_url.url")),
+                        "invalid_image_format",
+                    ));
+                }
+            }
+            other => {
+                return Err(j.bad(
+                    "chat.user-part",
+                    &format!("Invalid value: '{other}'. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'."),
+                    Some(&at),
+                    "invalid_value",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The content parts of one Responses input message.
+fn responses_parts(j: &Judge, i: usize, item: &Value) -> Result<(), Refusal> {
+    if item.get("role").is_none() {
+        return Ok(());
+    }
+    for (k, part) in array(&item["content"]).iter().enumerate() {
+        let at = format!("input[{i}].content[{k}]");
+        match part["type"].as_str().unwrap_or_default() {
+            "input_text" | "input_file" | "output_text" | "refusal" => {}
+            "input_image" => {
+                if !matches!(part["detail"].as_str(), Some("low" | "high" | "auto")) {
+                    return Err(j.bad(
+                        "responses.input-part",
+                        &format!("Missing required parameter: '{at}.detail'."),
+                        Some(&format!("{at}.detail")),
+                        "missing_required_parameter",
+                    ));
+                }
+                if part.get("file_id").is_none() {
+                    let url = part["image_url"].as_str().unwrap_or_default();
+                    if let Err(message) = openai_image_url(url) {
+                        return Err(j.bad(
+                            "responses.image-url",
+                            &message,
+                            Some(&format!("{at}.image_url")),
+                            "invalid_image_format",
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(j.bad(
+                    "responses.input-part",
+                    &format!(
+                        "Invalid value: '{other}'. Supported values are: 'input_text', 'input_image', and 'input_file'."
+                    ),
+                    Some(&format!("{at}.type")),
+                    "invalid_value",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The image blocks of one Messages content block (and of a tool result's content).
+fn anthropic_images(j: &Judge, i: usize, k: usize, role: &str, block: &Value) -> Result<(), Refusal> {
+    let kind = block["type"].as_str().unwrap_or_default();
+    if kind == "tool_result" {
+        for (n, inner) in array(&block["content"]).iter().enumerate() {
+            match inner["type"].as_str().unwrap_or_default() {
+                "text" | "search_result" | "document" => {}
+                "image" => anthropic_image(j, &format!("messages.{i}.content.{k}.content.{n}"), inner)?,
+                other => {
+                    return Err(j.bad(
+                        "anthropic.image-place",
+                        &format!("messages.{i}.content.{k}.content.{n}.type: Input tag '{other}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'"),
+                        None,
+                        "invalid_request_error",
+                    ));
+                }
+            }
+        }
+        return Ok(());
+    }
+    if kind != "image" {
+        return Ok(());
+    }
+    if role != "user" {
+        return Err(j.bad(
+            "anthropic.image-place",
+            &format!("messages.{i}.content.{k}: image content blocks are only allowed in user messages"),
+            None,
+            "invalid_request_error",
+        ));
+    }
+    anthropic_image(j, &format!("messages.{i}.content.{k}"), block)
+}
+
+fn anthropic_image(j: &Judge, at: &str, block: &Value) -> Result<(), Refusal> {
+    let source = &block["source"];
+    if source["type"] == "url" && source["url"].is_string() {
+        return Ok(());
+    }
+    let media = source["media_type"].as_str().unwrap_or_default();
+    let bad = |message: String| j.bad("anthropic.image-source", &message, None, "invalid_request_error");
+    if source["type"] != "base64" {
+        return Err(bad(format!(
+            "{at}.source.type: Input tag found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'"
+        )));
+    }
+    if !["image/jpeg", "image/png", "image/gif", "image/webp"].contains(&media) {
+        return Err(bad(format!(
+            "{at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        )));
+    }
+    let data = source["data"].as_str().unwrap_or_default();
+    if data.len() > 5 * 1024 * 1024 {
+        return Err(j.bad(
+            "anthropic.image-size",
+            &format!(
+                "{at}.source.base64: image exceeds 5 MB maximum: {} bytes > 5242880 bytes",
+                data.len()
+            ),
+            None,
+            "invalid_request_error",
+        ));
+    }
+    let Some(bytes) = decode_base64(data) else {
+        return Err(bad(format!("{at}.source.base64.data: invalid base64 data")));
+    };
+    if image_kind(&bytes) != Some(media) {
+        return Err(bad(format!(
+            "{at}.source.base64.data: Image does not match the provided media type {media}"
+        )));
+    }
+    if let Some((w, h)) = png_size(&bytes).filter(|(w, h)| *w > 8000 || *h > 8000) {
+        return Err(j.bad(
+            "anthropic.image-size",
+            &format!("{at}.source.base64.data: image dimensions exceed max allowed size: 8000 pixels ({w}x{h})"),
+            None,
+            "invalid_request_error",
         ));
     }
     Ok(())

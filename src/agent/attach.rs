@@ -1,0 +1,117 @@
+//! Images the person attaches to a prompt: the files of `-i` (for the first prompt) and every
+//! `@path` in the prompt's text that names an image file (`@shot.png`, relative to the
+//! working directory, or absolute). A mention of a path that is not there stays plain text;
+//! a file that is there but cannot be sent (not an image, over a provider limit) refuses the
+//! prompt with a message that says why.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::provider::image::{self, Image, ImageError};
+
+/// Why an attachment was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    #[error("cannot attach {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("cannot attach {path}: not a regular file")]
+    NotAFile { path: String },
+    #[error("cannot attach {0}")]
+    Image(#[from] ImageError),
+}
+
+/// The `@path` words of `text` that name image files by their extension, as written.
+pub fn mentions(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .filter_map(|word| word.strip_prefix('@'))
+        .map(|path| path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']))
+        .filter(|path| !path.is_empty() && image::has_image_extension(Path::new(path)))
+        .collect()
+}
+
+/// The images of one prompt: `files` (`-i`, absolute) first, then the existing image files
+/// `text` mentions; each file once.
+pub fn gather(text: &str, files: &[PathBuf], cwd: &Path) -> Result<Vec<Image>, AttachError> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut images = Vec::new();
+    let mentioned = mentions(text).into_iter().map(|m| cwd.join(m)).filter(|p| p.exists());
+    for path in files.iter().cloned().chain(mentioned) {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        images.push(load(&path)?);
+    }
+    Ok(images)
+}
+
+/// One image file, named by its file name; never read past the providers' limit.
+pub fn load(path: &Path) -> Result<Image, AttachError> {
+    let shown = path.display().to_string();
+    let io = |source| AttachError::Io {
+        path: shown.clone(),
+        source,
+    };
+    // Metadata first: a FIFO or a device is refused before anything opens it.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(AttachError::NotAFile { path: shown });
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
+    if meta.len() > image::MAX_BYTES as u64 {
+        return Err(ImageError::TooLarge {
+            name,
+            size: usize::try_from(meta.len()).unwrap_or(usize::MAX),
+            max: image::MAX_BYTES,
+        }
+        .into());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(image::MAX_BYTES as u64 + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    Ok(Image::from_bytes(&name, &bytes)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_image_paths_after_an_at() {
+        assert_eq!(
+            mentions("look at @shot.png, and @docs/a.JPG. not @notes.md nor me@x.png or @"),
+            ["shot.png", "docs/a.JPG"]
+        );
+    }
+
+    #[test]
+    fn missing_mentions_stay_text_and_bad_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        png.extend(3u32.to_be_bytes());
+        png.extend(2u32.to_be_bytes());
+        std::fs::write(dir.path().join("a.png"), &png).unwrap();
+        std::fs::write(dir.path().join("fake.png"), "text").unwrap();
+        let images = gather(
+            "@a.png @gone.png and @a.png again",
+            &[dir.path().join("a.png")],
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(images.len(), 1, "each file once");
+        assert_eq!(images[0].label(), "[image: a.png, 3×2]");
+        let error = gather("see @fake.png", &[], dir.path()).unwrap_err().to_string();
+        assert!(
+            error.contains("fake.png is not a PNG, JPEG, GIF or WebP image"),
+            "{error}"
+        );
+        let error = gather("", &[dir.path().to_path_buf()], dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+    }
+}
