@@ -87,6 +87,7 @@ fn transcript(links: bool) -> App {
             is_error: false,
             duration_ms: 3,
             display: Display::Text,
+            failure: None,
         }));
         app.on_event(Event::TurnFinished {
             outcome: TurnOutcome::Done,

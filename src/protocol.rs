@@ -118,6 +118,63 @@ pub struct ToolResult {
     pub duration_ms: u64,
     #[serde(default)]
     pub display: Display,
+    /// How the call did not succeed, when it did not: what front ends mark it with. The model
+    /// reads `content` (an exit code is in there too); `is_error` is what it is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// How a tool call did not succeed. A command that ran but exited non-zero is not an error
+/// result for the model (its output is the answer), but the person sees it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// An error result (`Error: <Kind>: …`).
+    Error,
+    /// A command that exited with this non-zero code.
+    Exit(i32),
+    /// A command killed by this signal.
+    Signal(i32),
+    /// The approval step (a rule, the mode, the person) refused the call.
+    Denied,
+    /// The person cancelled the question.
+    Declined,
+    /// The turn was interrupted while the call ran.
+    Interrupted,
+    /// The call ran out of time.
+    TimedOut,
+}
+
+impl Failure {
+    /// The failure of an error result of this `Error: <Kind>` kind.
+    pub fn of_kind(kind: &str) -> Self {
+        match kind {
+            "Denied" => Self::Denied,
+            "Interrupted" => Self::Interrupted,
+            "Timeout" => Self::TimedOut,
+            _ => Self::Error,
+        }
+    }
+
+    /// The word front ends show for it (`-p`'s stderr line, the pane's header).
+    pub fn word(self) -> String {
+        match self {
+            Self::Error => "error".to_owned(),
+            Self::Exit(code) => format!("exit {code}"),
+            Self::Signal(signal) => format!("signal {signal}"),
+            Self::Denied => "denied".to_owned(),
+            Self::Declined => "declined".to_owned(),
+            Self::Interrupted => "interrupted".to_owned(),
+            Self::TimedOut => "timed out".to_owned(),
+        }
+    }
+}
+
+impl ToolResult {
+    /// How the call failed: its own failure, else `Error` for any error result.
+    pub fn failed(&self) -> Option<Failure> {
+        self.failure.or(self.is_error.then_some(Failure::Error))
+    }
 }
 
 /// What the core asks the person. Every kind has a documented default, taken when nobody can

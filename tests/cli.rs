@@ -38,6 +38,25 @@ fn reads_a_real_file_and_answers() {
 }
 
 #[test]
+fn failed_commands_and_denials_say_so_on_stderr() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("s1", "shell", r#"{"command":"echo oops >&2; exit 1"}"#),
+            ("w1", "write", r#"{"file_path":"/etc/brute-denied.txt","content":"x"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let output = sb.brute(&server).args(["-p", "fail please"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("— exit 1 ("), "{stderr}");
+    assert!(!stderr.contains("[shell] echo oops >&2; exit 1 — ok"), "{stderr}");
+    assert!(stderr.contains("[write] /etc/brute-denied.txt — denied: "), "{stderr}");
+}
+
+#[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
     sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");

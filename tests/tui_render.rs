@@ -3,7 +3,7 @@
 #![cfg(feature = "tui")]
 
 use brute::protocol::{
-    Display, Event, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome, Usage,
+    Display, Event, Failure, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome, Usage,
 };
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
@@ -74,6 +74,7 @@ fn finished_event(id: &str, name: &str, content: &str, is_error: bool, ms: u64) 
         is_error,
         duration_ms: ms,
         display: display_of(name),
+        failure: is_error.then_some(brute::protocol::Failure::Error),
     })
 }
 
@@ -132,6 +133,56 @@ fn tool_panes_running_ok_error_and_diff() {
         12,
     );
     insta::assert_snapshot!(render(&mut a, 80, 34));
+}
+
+#[test]
+fn failures_get_their_marks_and_running_panes_their_time() {
+    let mut a = app();
+    let failed = |a: &mut App, id: &str, name: &str, content: &str, is_error: bool, failure: Failure| {
+        let display = display_of(name);
+        a.on_event(Event::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error,
+            duration_ms: 5,
+            display,
+            failure: Some(failure),
+        }));
+    };
+    started(&mut a, "1", "shell", json!({"command": "exit 3"}));
+    failed(&mut a, "1", "shell", "oops\n[exit code: 3]", false, Failure::Exit(3));
+    started(&mut a, "2", "write", json!({"file_path": "/etc/x", "content": "x"}));
+    failed(
+        &mut a,
+        "2",
+        "write",
+        "Error: Denied: outside the project",
+        true,
+        Failure::Denied,
+    );
+    started(&mut a, "3", "question", json!({"questions": [{"question": "Which?"}]}));
+    failed(
+        &mut a,
+        "3",
+        "question",
+        "The user declined to answer.",
+        false,
+        Failure::Declined,
+    );
+    started(&mut a, "4", "shell", json!({"command": "sleep 60"}));
+    failed(
+        &mut a,
+        "4",
+        "shell",
+        "Error: Interrupted: killed",
+        true,
+        Failure::Interrupted,
+    );
+    started(&mut a, "5", "shell", json!({"command": "cargo build"}));
+    // 42 seconds of spinner ticks later.
+    a.tick += 42 * brute::tui::transcript::TICKS_PER_SECOND;
+    insta::assert_snapshot!(render(&mut a, 70, 20));
 }
 
 #[test]

@@ -59,6 +59,7 @@ fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, result: &s
         is_error,
         duration_ms: 5,
         display,
+        failure: is_error.then_some(brute::protocol::Failure::Error),
     }));
 }
 

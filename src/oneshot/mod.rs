@@ -96,16 +96,29 @@ impl Printer {
                     .get(&result.call_id)
                     .map(|(_, key)| key.clone())
                     .unwrap_or_default();
-                let status = if result.is_error {
-                    let first = result
-                        .content
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("Error: ");
-                    format!("error: {}", crate::tool::key_argument(&json!({"name": first})))
-                } else {
-                    "ok".to_owned()
+                let status = match result.failed() {
+                    None => "ok".to_owned(),
+                    // An exit code or a declined question is the whole story; an error
+                    // result's first line says what went wrong.
+                    Some(failure) if !result.is_error => failure.word(),
+                    Some(failure) => {
+                        let first = result
+                            .content
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .trim_start_matches("Error: ");
+                        // `denied: <why>`, not `denied: Denied: <why>`.
+                        let first = match first.split_once(": ") {
+                            Some((_, rest)) if failure != crate::protocol::Failure::Error => rest,
+                            _ => first,
+                        };
+                        format!(
+                            "{}: {}",
+                            failure.word(),
+                            crate::tool::key_argument(&json!({"name": first}))
+                        )
+                    }
                 };
                 let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
                 self.own_line(&mut out);
@@ -168,7 +181,7 @@ impl Printer {
                     .get(&format!("{parent}/{}", result.call_id))
                     .map(|(_, k)| k.clone())
                     .unwrap_or_default();
-                let status = if result.is_error { "error" } else { "ok" };
+                let status = result.failed().map_or_else(|| "ok".to_owned(), |f| f.word());
                 let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
                 self.own_line(out);
                 crate::sanitize::write_line(err, &line);

@@ -243,6 +243,7 @@ impl Executor {
                             is_error: false,
                             duration_ms: millis(started),
                             display,
+                            failure: output.failure,
                         },
                         call: call_for_task,
                         critical: None,
@@ -311,6 +312,7 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
             is_error: true,
             duration_ms: millis(started),
             display,
+            failure: Some(crate::protocol::Failure::of_kind(&error.kind)),
         },
     }
 }

@@ -81,6 +81,9 @@ pub struct ToolOutput {
     /// The tool already bounded its own output (and wrote its own continuation hint), so the
     /// universal truncation step leaves it alone.
     pub self_truncated: bool,
+    /// A result that is not an error for the model but is a failure to the person (a
+    /// command's non-zero exit, a declined question).
+    pub failure: Option<crate::protocol::Failure>,
 }
 
 impl From<String> for ToolOutput {

@@ -333,7 +333,8 @@ impl App {
                 ..
             } => {
                 self.running_tools += 1;
-                self.push(Entry::Tool(ToolPane::new(&call_id, &name, &summary, display)));
+                let pane = ToolPane::new(&call_id, &name, &summary, display).at(self.tick);
+                self.push(Entry::Tool(pane));
             }
             Event::ToolOutputDelta { call_id, chunk } => {
                 if let Some((pane, _)) = self.pane_mut(&call_id) {
@@ -345,7 +346,7 @@ impl App {
                 if let Some((pane, _)) = self.pane_mut(&result.call_id) {
                     pane.result = super::sanitize::sanitize_keep_tabs(&result.content);
                     pane.status = ToolStatus::Done {
-                        is_error: result.is_error,
+                        failure: result.failed(),
                         duration_ms: result.duration_ms,
                     };
                 }
@@ -530,7 +531,7 @@ impl App {
                     if let Some((pane, _)) = self.pane_mut(call_id) {
                         pane.result = super::sanitize::sanitize_keep_tabs(content);
                         pane.status = ToolStatus::Done {
-                            is_error: *is_error,
+                            failure: is_error.then_some(crate::protocol::Failure::Error),
                             duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),
                         };
                     }
@@ -546,6 +547,7 @@ impl App {
     }
 
     fn on_nested(&mut self, parent: &str, event: Event) {
+        let tick = self.tick;
         let Some((pane, _)) = self.pane_mut(parent) else { return };
         match event {
             Event::ToolCallStarted {
@@ -554,12 +556,14 @@ impl App {
                 summary,
                 display,
                 ..
-            } => pane.children.push(ToolPane::new(&call_id, &name, &summary, display)),
+            } => pane
+                .children
+                .push(ToolPane::new(&call_id, &name, &summary, display).at(tick)),
             Event::ToolResult(result) => {
                 if let Some(child) = Self::find_pane(pane.children.iter_mut(), &result.call_id) {
                     child.result = sanitize(&result.content);
                     child.status = ToolStatus::Done {
-                        is_error: result.is_error,
+                        failure: result.failed(),
                         duration_ms: result.duration_ms,
                     };
                 }
@@ -574,7 +578,8 @@ impl App {
                     ..
                 } = *event
                 {
-                    pane.children.push(ToolPane::new(&call_id, &name, &summary, display));
+                    pane.children
+                        .push(ToolPane::new(&call_id, &name, &summary, display).at(tick));
                 }
             }
             _ => {}
