@@ -346,6 +346,45 @@ fn status_line_states() {
 }
 
 #[test]
+fn the_status_line_keeps_state_mode_model_context_and_cost_as_it_narrows() {
+    let mut a = app();
+    a.session.provider = "anthropic".into();
+    a.session.model = "claude-sonnet-4-5-20250929".into();
+    a.session.cwd = "~/src/github.com/someone/a-long-project-name".into();
+    user_turn(&mut a, "go");
+    a.on_event(Event::Usage {
+        usage: Usage {
+            input_tokens: 12_345,
+            output_tokens: 678,
+            cache_read_tokens: 9_000,
+            ..Usage::default()
+        },
+    });
+    a.on_event(Event::ContextUsage {
+        tokens: 84_000,
+        window: Some(200_000),
+    });
+    a.on_event(Event::Cost { total_usd: 0.0421 });
+    started(&mut a, "1", "shell", json!({"command": "sleep 1"}));
+    let last = |s: &str| s.lines().last().unwrap_or_default().to_owned();
+    let at_80 = last(&render(&mut a, 80, 24));
+    for kept in [
+        "running 1 tool",
+        "workspace-write",
+        "claude-sonnet-4-5",
+        "ctx 42%",
+        "$0.0421",
+    ] {
+        assert!(at_80.contains(kept), "{kept} is missing at 80 columns: {at_80}");
+    }
+    insta::assert_snapshot!("status_80", at_80);
+    insta::assert_snapshot!("status_100", last(&render(&mut a, 100, 3)));
+    insta::assert_snapshot!("status_120", last(&render(&mut a, 120, 3)));
+    insta::assert_snapshot!("status_160", last(&render(&mut a, 160, 3)));
+    insta::assert_snapshot!("status_210", last(&render(&mut a, 210, 3)));
+}
+
+#[test]
 fn small_terminal_wide_chars_and_sanitized_output() {
     let mut a = app();
     user_turn(
