@@ -624,6 +624,9 @@ pub fn start(
     let mut notices = built.notices;
     notices.extend(settings.mcp_notices.iter().cloned());
     let mut agent = built.agent;
+    if front_end != FrontEnd::Ui {
+        agent = agent.with_failure_limit(crate::agent::doom_loop::FAILURES_ENDING_THE_TURN);
+    }
     // MCP servers start now, in the background; with none configured nothing runs.
     let mcp = (!settings.mcp_servers.is_empty())
         .then(|| crate::mcp::Manager::start(settings.mcp_servers.clone(), place.root.clone(), events.clone()));

@@ -57,6 +57,36 @@ fn failed_commands_and_denials_say_so_on_stderr() {
 }
 
 #[test]
+fn the_same_failing_call_is_told_what_to_do_and_the_fifth_ends_the_run() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for i in 1..=6 {
+        server.push(Reply::sse(openai_sse(
+            "",
+            &[(&format!("c{i}"), "read", r#"{"file_path":"missing.txt"}"#)],
+        )));
+    }
+    sb.brute(&server)
+        .args(["-p", "read missing.txt"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error: stopped: the model made the same failing call 5 times (`read` with the same arguments",
+        ));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "the fifth failing call ends the turn");
+    let results = tool_results(&requests[4]);
+    assert!(!results[1].1.contains("Stop:"), "{}", results[1].1);
+    let third = &results[2].1;
+    assert!(
+        third.contains("Stop: this is the 3rd time this exact call (`read` with the same arguments) failed."),
+        "{third}"
+    );
+    assert!(third.contains("The path does not exist."), "{third}");
+    assert!(!third.contains("identical call in a row"), "one note, not two: {third}");
+}
+
+#[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
     sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");
