@@ -315,12 +315,24 @@ pub struct QuestionOption {
     pub description: Option<String>,
 }
 
+/// A file (or directory) attached to a prompt by `@path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// As the prompt named it.
+    pub path: String,
+    /// The file's line count; `None` for a directory.
+    pub lines: Option<u64>,
+}
+
 /// Everything the core tells its front ends, in the order it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     /// A user turn began.
     TurnStarted { prompt: String },
+    /// A file or directory the prompt's `@path` attached to the user message (the front ends
+    /// show it as a chip, not its text).
+    Attached { attachment: Attachment },
     /// A request to the model is about to be sent (one per loop iteration).
     RequestStarted { iteration: u32 },
     /// Streamed assistant text.

@@ -87,6 +87,29 @@ fn the_same_failing_call_is_told_what_to_do_and_the_fifth_ends_the_run() {
 }
 
 #[test]
+fn an_at_mention_attaches_the_file_to_the_first_request() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "buy milk\ncall mum\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Two errands.", &[])));
+    sb.brute(&server)
+        .args(["-p", "summarize @notes.txt please"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("attached: notes.txt (2 lines)"));
+    let requests = server.requests();
+    let sent = requests[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(sent.starts_with("summarize @notes.txt please\n\n"), "{sent}");
+    assert!(
+        sent.contains("<attached path=\"notes.txt\" (2 lines)>\n1\tbuy milk\n2\tcall mum\n</attached>"),
+        "{sent}"
+    );
+}
+
+#[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
     sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");

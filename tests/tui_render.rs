@@ -3,7 +3,8 @@
 #![cfg(feature = "tui")]
 
 use brute::protocol::{
-    Display, Event, Failure, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome, Usage,
+    Attachment, Display, Event, Failure, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome,
+    Usage,
 };
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
@@ -183,6 +184,23 @@ fn failures_get_their_marks_and_running_panes_their_time() {
     // 42 seconds of spinner ticks later.
     a.tick += 42 * brute::tui::transcript::TICKS_PER_SECOND;
     insta::assert_snapshot!(render(&mut a, 70, 20));
+}
+
+#[test]
+fn attachments_show_as_chips_not_text() {
+    let mut a = app();
+    a.on_event(Event::TurnStarted {
+        prompt: "compare @notes.txt with @src".into(),
+    });
+    for (path, lines) in [("notes.txt", Some(120)), ("src", None)] {
+        a.on_event(Event::Attached {
+            attachment: Attachment {
+                path: path.into(),
+                lines,
+            },
+        });
+    }
+    insta::assert_snapshot!(render(&mut a, 60, 8));
 }
 
 #[test]

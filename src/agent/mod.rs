@@ -5,6 +5,7 @@
 //! The lifecycle decisions live in [`decide`], a plain function; [`Agent::run_turn`] only
 //! carries them out (stream, spawn tools, emit).
 
+pub mod attach;
 pub mod commands;
 pub mod compact;
 pub mod conversation;
@@ -838,6 +839,11 @@ impl Agent {
             }
             None => (prompt, TurnScope::default()),
         };
+        // `@path` attaches the file to this message; the front ends show a chip for it.
+        let (text, attached) = attach::expand(&text, &self.state.root, &self.state.cwd);
+        for attachment in attached {
+            self.events.emit(Event::Attached { attachment });
+        }
         self.push_message(Message::User {
             text: hook_events::with_context(text, &hook_context),
         });

@@ -140,6 +140,13 @@ impl Printer {
                 self.own_line(&mut out);
                 crate::sanitize::write_line(&mut err, &format!("note: {message}"));
             }
+            Event::Attached { attachment } if !self.quiet => {
+                let what = attachment
+                    .lines
+                    .map_or("directory".to_owned(), |n| format!("{n} lines"));
+                self.own_line(&mut out);
+                crate::sanitize::write_line(&mut err, &format!("attached: {} ({what})", attachment.path));
+            }
             Event::Error { message } => {
                 self.own_line(&mut out);
                 crate::sanitize::write_line(&mut err, &format!("error: {message}"));

@@ -89,6 +89,17 @@ impl Tool for ReadTool {
     }
 }
 
+/// What `@path` in a prompt attaches: the file as `read` shows it from its first line
+/// (bounded the same way), or a directory's listing.
+pub(crate) fn attachment_text(root: &Path, cwd: &Path, shown: &str, path: &Path) -> Result<String, ToolError> {
+    read_path(root, cwd, shown, path, 1, None)
+}
+
+/// A file's line count (the last line counts without its newline).
+pub(crate) fn line_count(path: &Path) -> std::io::Result<u64> {
+    count_lines(&mut super::guard::open_regular(path)?)
+}
+
 fn read_path(
     root: &Path,
     cwd: &Path,

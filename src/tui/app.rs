@@ -304,8 +304,21 @@ impl App {
             Event::TurnStarted { prompt } => {
                 self.busy = true;
                 let shown = self.shown_prompt(&prompt);
-                self.push(Entry::User(shown));
+                self.push(Entry::User(shown, Vec::new()));
                 self.scroll = 0;
+            }
+            Event::Attached { attachment } => {
+                if let Some(cached) = self
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find(|c| matches!(c.entry, Entry::User(..)))
+                {
+                    if let Entry::User(_, attached) = &mut cached.entry {
+                        attached.push(attachment);
+                    }
+                    cached.touch();
+                }
             }
             Event::RequestStarted { .. } => {}
             Event::CheckpointWaiting { waiting, first } => {
@@ -507,7 +520,10 @@ impl App {
         self.todos = todos;
         for message in messages {
             match message {
-                Message::User { text } => self.push(Entry::User(super::paste::shown(text))),
+                Message::User { text } => {
+                    let (prompt, attached) = crate::agent::attach::split(text);
+                    self.push(Entry::User(super::paste::shown(&prompt), attached));
+                }
                 Message::Assistant { text, tool_calls, .. } => {
                     if !text.is_empty() {
                         self.push(Entry::Assistant(sanitize(text)));

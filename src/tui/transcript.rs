@@ -331,7 +331,8 @@ impl Welcome {
 pub enum Entry {
     /// The header on the first screen (scrolls away like any entry).
     Welcome(Welcome),
-    User(String),
+    /// A prompt, and the files its `@path`s attached (shown as chips).
+    User(String, Vec<crate::protocol::Attachment>),
     Assistant(String),
     Reasoning(String),
     Tool(ToolPane),
@@ -357,7 +358,7 @@ impl Entry {
     pub fn lines(&self, tick: usize, flags: ViewFlags) -> Vec<Line<'static>> {
         match self {
             Entry::Welcome(welcome) => welcome.lines(),
-            Entry::User(text) => {
+            Entry::User(text, attached) => {
                 let mut out = Vec::new();
                 for (i, line) in text.lines().enumerate() {
                     let marker = if i == 0 { "› " } else { "  " };
@@ -368,6 +369,22 @@ impl Entry {
                 }
                 if out.is_empty() {
                     out.push(Line::styled("› ", Style::new().fg(Color::Cyan)));
+                }
+                if !attached.is_empty() {
+                    let mut chips = vec![Span::raw("  ")];
+                    for attachment in attached {
+                        let what = match attachment.lines {
+                            Some(1) => "1 line".to_owned(),
+                            Some(n) => format!("{n} lines"),
+                            None => "directory".to_owned(),
+                        };
+                        chips.push(Span::styled(
+                            format!(" @{} · {what} ", sanitize(&attachment.path)),
+                            Style::new().fg(Color::Black).bg(Color::Cyan),
+                        ));
+                        chips.push(Span::raw(" "));
+                    }
+                    out.push(Line::from(chips));
                 }
                 out
             }
