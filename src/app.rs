@@ -294,7 +294,14 @@ fn open_session(
     if let Err(error) = store.objects().discard_partial() {
         tracing::warn!(%error, "cannot discard unfinished packs");
     }
-    let unreadable = |id: &str, e: std::io::Error| SetupError::Session(format!("cannot open session {id}: {e}"));
+    // A session id that names nothing says how to find the real ones (no internal paths).
+    let unreadable = |id: &str, e: std::io::Error| {
+        SetupError::Session(if e.kind() == std::io::ErrorKind::NotFound {
+            format!("no such session: {id}; `brute -r` lists them")
+        } else {
+            format!("cannot open session {id}: {}", e.kind())
+        })
+    };
     // One writer per session file: a session another brute is writing is forked.
     let open = |id: &str, notices: &mut Vec<String>| -> Result<Attempt, SetupError> {
         match store.open(id) {

@@ -110,6 +110,38 @@ fn an_at_mention_attaches_the_file_to_the_first_request() {
 }
 
 #[test]
+fn exec_runs_headless_and_a_missing_session_says_how_to_list_them() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Fixed.", &[])));
+    sb.brute(&server)
+        .args(["exec", "fix", "it"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Fixed."));
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "fix it");
+    let out = sb
+        .brute(&server)
+        .args(["-r", "nonexistent", "-p", "hi"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no such session: nonexistent; `brute -r` lists them"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".jsonl"), "no internal paths: {stderr}");
+    sb.bare()
+        .args(["undo", "that", "change"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "hint: `undo` is a subcommand; for a prompt, quote it",
+        ));
+}
+
+#[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
     sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");
@@ -752,6 +784,35 @@ fn sigint_gives_pending_calls_results_and_exits_130() {
         "{result}"
     );
     assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+}
+
+/// `timeout -s INT` signals brute and then its whole process group: two SIGINTs at once are
+/// one interrupt (the JSON result is still written, exit 130), not "Ctrl-C twice: quit now".
+#[test]
+fn sigint_to_the_process_group_counts_once() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    let mut cmd = sb.std_brute(&server);
+    cmd.process_group(0);
+    let mut run = support::Streaming::start(cmd, "x");
+    run.until(|line| line.contains("\"tool_output_delta\""));
+    let pid = run.child.id() as i32;
+    // SAFETY: kill(2) on our own child and its process group (which holds only it).
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+        libc::kill(-pid, libc::SIGINT);
+    }
+    run.rest();
+    let status = run.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let last: Value = serde_json::from_str(run.seen.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "result", "the result object is still written");
+    assert_eq!(last["outcome"], "interrupted");
 }
 
 #[test]

@@ -305,6 +305,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut stops = 0u32;
+    let mut last_stop: Option<(i32, Instant)> = None;
     // SIGTERM / SIGHUP end the run like Ctrl-C, with the conventional 128 + signal code.
     let mut signal_code: Option<i32> = None;
     let mut outcome = TurnOutcome::Error;
@@ -328,6 +329,11 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             _ = sigterm.recv() => exit::TERMINATED,
             _ = sighup.recv() => exit::HANGUP,
         };
+        let now = Instant::now();
+        if !counts(last_stop, code, now) {
+            continue;
+        }
+        last_stop = Some((code, now));
         stops += 1;
         if code != exit::INTERRUPTED {
             signal_code = Some(code);
@@ -370,6 +376,16 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     })
 }
 
+/// Signals of one kind this close together are one delivery: `timeout -s INT` (and a
+/// terminal's Ctrl-C with a job control shell) signals brute and then its whole process group,
+/// which must count as one interrupt, not as "Ctrl-C twice: quit at once".
+const ONE_DELIVERY: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Whether a stop signal (by its exit code) counts, after the last one that did.
+fn counts(last: Option<(i32, Instant)>, code: i32, now: Instant) -> bool {
+    !last.is_some_and(|(previous, at)| previous == code && now.saturating_duration_since(at) < ONE_DELIVERY)
+}
+
 /// Answers a request from the core: a question is asked at the terminal (off the async
 /// threads); every other kind takes its documented default, since `-p` has nobody to confirm
 /// anything.
@@ -392,5 +408,20 @@ fn answer_request(id: &str, kind: &RequestKind, ops: &mpsc::UnboundedSender<Op>)
                 response: other.default_response(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_repeated_at_once_counts_once() {
+        let t = Instant::now();
+        let ms = |n| t + std::time::Duration::from_millis(n);
+        assert!(counts(None, exit::INTERRUPTED, t));
+        assert!(!counts(Some((exit::INTERRUPTED, t)), exit::INTERRUPTED, ms(1)));
+        assert!(counts(Some((exit::INTERRUPTED, t)), exit::INTERRUPTED, ms(400)));
+        assert!(counts(Some((exit::INTERRUPTED, t)), exit::TERMINATED, ms(1)));
     }
 }
