@@ -529,6 +529,9 @@ pub fn build_agent_with(
         home.as_deref(),
     ));
     found_commands.project_trusted = crate::config::trust::check(root) == crate::config::trust::Trust::Trusted;
+    if !found_commands.commands.iter().any(|c| c.name == "init") {
+        found_commands.commands.push(crate::agent::commands::init());
+    }
     notices.append(&mut found_commands.notices);
     agent = agent.with_commands(Arc::new(found_commands));
     let mut checkpoints_paused = None;
