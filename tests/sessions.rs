@@ -1069,9 +1069,7 @@ fn names_that_are_not_utf8_come_back_byte_for_byte() {
         // A redo says what it did, not what an undo did.
         sb.bare().arg("redo").assert().success().stdout(
             predicate::str::contains("redid turn 1")
-                .and(predicate::str::contains(
-                    "the conversation is back as it was after that turn",
-                ))
+                .and(predicate::str::contains("the conversation is back as it was after that turn"))
                 .and(predicate::str::contains("`brute undo` (/undo) takes it back again"))
                 .and(predicate::str::contains("rewound").not()),
         );
