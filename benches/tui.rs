@@ -88,6 +88,7 @@ fn transcript(links: bool) -> App {
             duration_ms: 3,
             display: Display::Text,
             images: Vec::new(),
+            failure: None,
         }));
         app.on_event(Event::TurnFinished {
             outcome: TurnOutcome::Done,

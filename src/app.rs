@@ -297,7 +297,14 @@ fn open_session(
     if let Err(error) = store.objects().discard_partial() {
         tracing::warn!(%error, "cannot discard unfinished packs");
     }
-    let unreadable = |id: &str, e: std::io::Error| SetupError::Session(format!("cannot open session {id}: {e}"));
+    // A session id that names nothing says how to find the real ones (no internal paths).
+    let unreadable = |id: &str, e: std::io::Error| {
+        SetupError::Session(if e.kind() == std::io::ErrorKind::NotFound {
+            format!("no such session: {id}; `brute -r` lists them")
+        } else {
+            format!("cannot open session {id}: {}", e.kind())
+        })
+    };
     // One writer per session file: a session another brute is writing is forked.
     let open = |id: &str, notices: &mut Vec<String>| -> Result<Attempt, SetupError> {
         match store.open(id) {
@@ -541,6 +548,9 @@ pub fn build_agent_with(
         home.as_deref(),
     ));
     found_commands.project_trusted = crate::config::trust::check(root) == crate::config::trust::Trust::Trusted;
+    if !found_commands.commands.iter().any(|c| c.name == "init") {
+        found_commands.commands.push(crate::agent::commands::init());
+    }
     notices.append(&mut found_commands.notices);
     agent = agent.with_commands(Arc::new(found_commands));
     let mut checkpoints_paused = None;
@@ -643,6 +653,9 @@ pub fn start(
     let mut notices = built.notices;
     notices.extend(settings.mcp_notices.iter().cloned());
     let mut agent = built.agent;
+    if front_end != FrontEnd::Ui {
+        agent = agent.with_failure_limit(crate::agent::doom_loop::FAILURES_ENDING_THE_TURN);
+    }
     // MCP servers start now, in the background; with none configured nothing runs.
     let mcp = (!settings.mcp_servers.is_empty())
         .then(|| crate::mcp::Manager::start(settings.mcp_servers.clone(), place.root.clone(), events.clone()));

@@ -20,8 +20,6 @@ macro_rules! errln {
 }
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use brute::app::SessionChoice;
 use brute::cli::prompt::{self, PromptError, Run};
 use brute::cli::{Cli, Command, exit};
@@ -36,7 +34,21 @@ fn main() -> ExitCode {
     brute::timing::start();
     // SAFETY: first thing in main: no other thread exists and nothing changed the environment.
     unsafe { brute::secrets::take_from_environment() };
-    let cli = Cli::parse();
+    let (args, notes) = brute::cli::habits(std::env::args_os().collect());
+    let cli = match <Cli as clap::Parser>::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let refused = error.use_stderr();
+            let _ = error.print();
+            if refused && let Some(hint) = brute::cli::prompt_hint(&args) {
+                errln!("hint: {hint}");
+            }
+            return ExitCode::from(if refused { exit::USAGE as u8 } else { 0 });
+        }
+    };
+    for note in notes {
+        errln!("brute: {note}");
+    }
     if cli.command.is_none() {
         // A task or the UI: both ask whether commands can be confined before their first
         // request.
@@ -182,7 +194,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         return subcommand(&cli, command, &root);
     }
     // Usage errors in the prompt arguments come before anything else is looked at.
-    let run = prompt::resolve(cli.prompt.clone(), cli.first_prompt.clone(), &mut prompt::ProcessStdin)?;
+    let run = prompt::resolve(
+        cli.prompt.clone(),
+        (!cli.first_prompt.is_empty()).then(|| cli.first_prompt.join(" ")),
+        &mut prompt::ProcessStdin,
+    )?;
     // Picking a session needs no provider; do it before the settings are checked.
     let session = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if id.is_empty() => match pick_session(&root)? {

@@ -142,6 +142,63 @@ pub struct ToolResult {
     /// to the model beside `content`, kept in the session file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::provider::image::Image>,
+    /// How the call did not succeed, when it did not: what front ends mark it with. The model
+    /// reads `content` (an exit code is in there too); `is_error` is what it is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// How a tool call did not succeed. A command that ran but exited non-zero is not an error
+/// result for the model (its output is the answer), but the person sees it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// An error result (`Error: <Kind>: …`).
+    Error,
+    /// A command that exited with this non-zero code.
+    Exit(i32),
+    /// A command killed by this signal.
+    Signal(i32),
+    /// The approval step (a rule, the mode, the person) refused the call.
+    Denied,
+    /// The person cancelled the question.
+    Declined,
+    /// The turn was interrupted while the call ran.
+    Interrupted,
+    /// The call ran out of time.
+    TimedOut,
+}
+
+impl Failure {
+    /// The failure of an error result of this `Error: <Kind>` kind.
+    pub fn of_kind(kind: &str) -> Self {
+        match kind {
+            "Denied" => Self::Denied,
+            "Interrupted" => Self::Interrupted,
+            "Timeout" => Self::TimedOut,
+            _ => Self::Error,
+        }
+    }
+
+    /// The word front ends show for it (`-p`'s stderr line, the pane's header).
+    pub fn word(self) -> String {
+        match self {
+            Self::Error => "error".to_owned(),
+            Self::Exit(code) => format!("exit {code}"),
+            Self::Signal(signal) => format!("signal {signal}"),
+            Self::Denied => "denied".to_owned(),
+            Self::Declined => "declined".to_owned(),
+            Self::Interrupted => "interrupted".to_owned(),
+            Self::TimedOut => "timed out".to_owned(),
+        }
+    }
+}
+
+impl ToolResult {
+    /// How the call failed: its own failure, else `Error` for any error result.
+    pub fn failed(&self) -> Option<Failure> {
+        self.failure.or(self.is_error.then_some(Failure::Error))
+    }
 }
 
 /// What the core asks the person. Every kind has a documented default, taken when nobody can
@@ -282,6 +339,15 @@ pub struct QuestionOption {
     pub description: Option<String>,
 }
 
+/// A file (or directory) attached to a prompt by `@path`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// As the prompt named it.
+    pub path: String,
+    /// The file's line count; `None` for a directory.
+    pub lines: Option<u64>,
+}
+
 /// Everything the core tells its front ends, in the order it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -291,6 +357,9 @@ pub enum Event {
     /// Images attached to the turn that just started, as people see them
     /// (`[image: shot.png, 640×480]`).
     ImagesAttached { images: Vec<String> },
+    /// A file or directory the prompt's `@path` attached to the user message (the front ends
+    /// show it as a chip, not its text).
+    Attached { attachment: Attachment },
     /// A request to the model is about to be sent (one per loop iteration).
     RequestStarted { iteration: u32 },
     /// Streamed assistant text.

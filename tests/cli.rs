@@ -38,6 +38,110 @@ fn reads_a_real_file_and_answers() {
 }
 
 #[test]
+fn failed_commands_and_denials_say_so_on_stderr() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("s1", "shell", r#"{"command":"echo oops >&2; exit 1"}"#),
+            ("w1", "write", r#"{"file_path":"/etc/brute-denied.txt","content":"x"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let output = sb.brute(&server).args(["-p", "fail please"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("— exit 1 ("), "{stderr}");
+    assert!(!stderr.contains("[shell] echo oops >&2; exit 1 — ok"), "{stderr}");
+    assert!(stderr.contains("[write] /etc/brute-denied.txt — denied: "), "{stderr}");
+}
+
+#[test]
+fn the_same_failing_call_is_told_what_to_do_and_the_fifth_ends_the_run() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for i in 1..=6 {
+        server.push(Reply::sse(openai_sse(
+            "",
+            &[(&format!("c{i}"), "read", r#"{"file_path":"missing.txt"}"#)],
+        )));
+    }
+    sb.brute(&server)
+        .args(["-p", "read missing.txt"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error: stopped: the model made the same failing call 5 times (`read` with the same arguments",
+        ));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "the fifth failing call ends the turn");
+    let results = tool_results(&requests[4]);
+    assert!(!results[1].1.contains("Stop:"), "{}", results[1].1);
+    let third = &results[2].1;
+    assert!(
+        third.contains("Stop: this is the 3rd time this exact call (`read` with the same arguments) failed."),
+        "{third}"
+    );
+    assert!(third.contains("The path does not exist."), "{third}");
+    assert!(!third.contains("identical call in a row"), "one note, not two: {third}");
+}
+
+#[test]
+fn an_at_mention_attaches_the_file_to_the_first_request() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "buy milk\ncall mum\n");
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Two errands.", &[])));
+    sb.brute(&server)
+        .args(["-p", "summarize @notes.txt please"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("attached: notes.txt (2 lines)"));
+    let requests = server.requests();
+    let sent = requests[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(sent.starts_with("summarize @notes.txt please\n\n"), "{sent}");
+    assert!(
+        sent.contains("<attached path=\"notes.txt\" (2 lines)>\n1\tbuy milk\n2\tcall mum\n</attached>"),
+        "{sent}"
+    );
+}
+
+#[test]
+fn exec_runs_headless_and_a_missing_session_says_how_to_list_them() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Fixed.", &[])));
+    sb.brute(&server)
+        .args(["exec", "fix", "it"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Fixed."));
+    assert_eq!(server.requests()[0].body["messages"][1]["content"], "fix it");
+    let out = sb
+        .brute(&server)
+        .args(["-r", "nonexistent", "-p", "hi"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no such session: nonexistent; `brute -r` lists them"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".jsonl"), "no internal paths: {stderr}");
+    sb.bare()
+        .args(["undo", "that", "change"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "hint: `undo` is a subcommand; for a prompt, quote it",
+        ));
+}
+
+#[test]
 fn patches_a_real_file() {
     let sb = Sandbox::new();
     sb.write("config.py", "LIMIT = 10\nfor i in range(LIMIT - 1):\n    pass\n");
@@ -680,6 +784,35 @@ fn sigint_gives_pending_calls_results_and_exits_130() {
         "{result}"
     );
     assert_eq!(events.last().unwrap()["outcome"], "interrupted");
+}
+
+/// `timeout -s INT` signals brute and then its whole process group: two SIGINTs at once are
+/// one interrupt (the JSON result is still written, exit 130), not "Ctrl-C twice: quit now".
+#[test]
+fn sigint_to_the_process_group_counts_once() {
+    use std::os::unix::process::CommandExt;
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("long", "shell", r#"{"command":"echo started; sleep 30"}"#)],
+    )));
+    let mut cmd = sb.std_brute(&server);
+    cmd.process_group(0);
+    let mut run = support::Streaming::start(cmd, "x");
+    run.until(|line| line.contains("\"tool_output_delta\""));
+    let pid = run.child.id() as i32;
+    // SAFETY: kill(2) on our own child and its process group (which holds only it).
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+        libc::kill(-pid, libc::SIGINT);
+    }
+    run.rest();
+    let status = run.child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let last: Value = serde_json::from_str(run.seen.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "result", "the result object is still written");
+    assert_eq!(last["outcome"], "interrupted");
 }
 
 #[test]

@@ -310,6 +310,38 @@ fn a_llama_cpp_server_reports_its_window() {
     assert!(probes.iter().any(|p| p.method == "GET" && p.path == "/props"));
 }
 
+/// llama.cpp answering Anthropic Messages is asked for its window the same way.
+#[test]
+fn a_local_server_on_anthropic_messages_reports_its_window() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.route(
+        "/props",
+        Reply::json(200, r#"{"default_generation_settings":{"n_ctx":3000}}"#.to_owned()),
+    );
+    server.push(Reply::sse(support::anthropic_sse(None, "fine", &[])));
+    let mut cmd = sb.std_command();
+    cmd.env("ANTHROPIC_API_KEY", "test-key")
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            "qwen",
+            "--base-url",
+            &server.url(""),
+        ])
+        .args(["-p", "x", "--output-format", "stream-json"]);
+    let output = cmd.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let usage = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "context_usage")
+        .expect("context usage");
+    assert_eq!(usage["window"], 3000, "{usage}");
+    assert!(server.probes().iter().any(|p| p.method == "GET" && p.path == "/props"));
+}
+
 #[test]
 fn an_ollama_server_reports_its_window() {
     let report = format!(

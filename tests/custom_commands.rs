@@ -133,3 +133,25 @@ fn p_trusted_project_command_sets_the_model_and_unknown_slash_is_a_prompt() {
     assert_eq!(last_user_text(second), "/usr/bin is missing");
     assert_eq!(second["model"], "mock-model");
 }
+
+/// `/init` is built in: a model turn asked to write or update AGENTS.md.
+#[test]
+fn init_asks_the_model_to_write_agents_md() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Wrote AGENTS.md.", &[])));
+    sb.brute(&server)
+        .args(["-p", "/init focus on tests"])
+        .assert()
+        .success();
+    let requests = server.requests();
+    let sent = requests[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        sent.starts_with("Write or update AGENTS.md at the project root"),
+        "{sent}"
+    );
+    assert!(sent.trim_end().ends_with("focus on tests"), "{sent}");
+}

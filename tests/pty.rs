@@ -1017,6 +1017,26 @@ fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
 /// output to the conversation as the person's message, and is a turn of its own: `/undo`
 /// takes back the file it made.
 #[test]
+fn a_failing_command_is_marked_as_failed() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let Some(tmux) = Tmux::start(&sb, &server, "bangfail") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("!echo oops >&2; exit 3");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the failed command's pane", |s| {
+        s.contains("[exit code: 3]") && s.contains(" idle │")
+    });
+    assert!(screen.contains("✗ shell"), "{screen}");
+    assert!(!screen.contains("✓ shell"), "{screen}");
+    assert!(screen.contains("exit 3"), "{screen}");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
 fn bang_command_runs_in_a_pane_reaches_the_model_and_undoes() {
     let sb = Sandbox::new();
     let server = MockServer::start();

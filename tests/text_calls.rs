@@ -291,3 +291,90 @@ fn the_text_tool_calls_setting_turns_recovery_off() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A recorded Anthropic Messages stream with `from` replaced by `to` in its text blocks,
+/// wherever the tokens split it (as [`relocate`] does for Chat Completions).
+fn relocate_anthropic(sse: &str, from: &str, to: &str) -> String {
+    let mut blocks: Vec<(String, Value)> = Vec::new();
+    for block in sse.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let mut event = String::new();
+        let mut data = Value::Null;
+        for line in block.lines() {
+            if let Some(name) = line.strip_prefix("event: ") {
+                event = name.trim().to_owned();
+            } else if let Some(json) = line.strip_prefix("data: ") {
+                data = serde_json::from_str(json.trim()).unwrap();
+            }
+        }
+        blocks.push((event, data));
+    }
+    let pieces: Vec<(usize, String)> = blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, d))| d["delta"]["text"].as_str().map(|t| (i, t.to_owned())))
+        .collect();
+    let joined: String = pieces.iter().map(|(_, t)| t.as_str()).collect();
+    let matches: Vec<usize> = joined.match_indices(from).map(|(i, _)| i).collect();
+    let mut offset = 0;
+    for (index, text) in &pieces {
+        let mut out = String::new();
+        for (i, c) in text.char_indices() {
+            let at = offset + i;
+            match matches.iter().find(|m| (**m..**m + from.len()).contains(&at)) {
+                Some(m) if *m == at => out.push_str(to),
+                Some(_) => {}
+                None => out.push(c),
+            }
+        }
+        offset += text.len();
+        blocks[*index].1["delta"]["text"] = json!(out);
+    }
+    blocks
+        .into_iter()
+        .map(|(event, data)| format!("event: {event}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// llama.cpp answering Anthropic Messages (`/v1/messages`) writes the call as text too: each
+/// recorded answer is recovered, the read runs, and the turn answers.
+#[test]
+fn a_local_server_on_anthropic_messages_gets_its_text_calls_recovered() {
+    let Some(dir) = support::fixtures() else {
+        return;
+    };
+    for seed in 1..=3 {
+        let (sandbox, root) = project();
+        let recorded = local(&dir, &format!("anthropic-read-task.0.response.seed{seed}.sse"));
+        let server = MockServer::start();
+        server.push(Reply::sse(relocate_anthropic(&recorded, "/tmp/rec/proj", &root)));
+        server.push(Reply::sse(support::anthropic_sse(None, ANSWER, &[])));
+        let mut cmd = assert_cmd::Command::from_std(sandbox.std_command());
+        cmd.timeout(support::RUN_DEADLINE)
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .args([
+                "--provider",
+                "anthropic",
+                "--model",
+                "qwen",
+                "--base-url",
+                &server.url(""),
+            ])
+            .args(["-p", PROMPT]);
+        let out = cmd.assert().success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert_eq!(stdout.trim(), ANSWER, "seed {seed}: only the answer on stdout");
+        let requests = server.requests();
+        assert_eq!(
+            requests.len(),
+            2,
+            "seed {seed}: the call ran and the model was asked again"
+        );
+        let messages = requests[1].body["messages"].as_array().unwrap();
+        let result = &messages[2]["content"][0];
+        assert_eq!(result["type"], "tool_result", "seed {seed}: {}", requests[1].body);
+        assert!(
+            result["content"].to_string().contains("The secret word is PLUM."),
+            "seed {seed}: {result}"
+        );
+    }
+}

@@ -112,15 +112,35 @@ fn read_decodes_invalid_utf8_lossily_and_checks_ranges() {
         h.call("read", json!({"file_path": "empty.txt"})).0,
         "(empty.txt is empty)"
     );
-    let (out, err) = h.call("read", json!({"file_path": "latin1.txt", "start_line": 5}));
-    assert!(err && out.contains("past the end"), "{out}");
+    // Out of range: lines anyway, with a note saying what was shown instead.
+    let (out, err) = h.call("read", json!({"file_path": "latin1.txt", "start_line": 1000}));
+    assert!(!err, "{out}");
+    assert!(out.starts_with("1\tcaf\u{fffd}\n"), "{out}");
+    assert!(
+        out.contains("start_line 1000 is past the end of latin1.txt, which has 1 line; showing its last lines 1-1"),
+        "{out}"
+    );
+    h.write("ten.txt", (1..=10).map(|i| format!("line {i}\n")).collect::<String>());
     let (out, err) = h.call(
         "read",
-        json!({"file_path": "latin1.txt", "start_line": 3, "end_line": 2}),
+        json!({"file_path": "ten.txt", "start_line": 50, "end_line": 52}),
     );
-    assert!(err && out.contains("before start_line"), "{out}");
-    let (out, err) = h.call("read", json!({"file_path": "latin1.txt", "start_line": 0}));
-    assert!(err && out.contains("InvalidArguments"), "{out}");
+    assert!(!err && out.starts_with("8\tline 8\n9\tline 9\n10\tline 10\n"), "{out}");
+    let (out, err) = h.call("read", json!({"file_path": "ten.txt", "start_line": 4, "end_line": 2}));
+    assert!(!err && out.starts_with("2\tline 2\n3\tline 3\n4\tline 4\n"), "{out}");
+    assert!(out.contains("were reversed; showing lines 2-4"), "{out}");
+    let (out, err) = h.call("read", json!({"file_path": "ten.txt", "start_line": 0, "end_line": 1}));
+    assert!(!err && out.starts_with("1\tline 1\n"), "{out}");
+    assert!(out.contains("start_line 0 is not a line number"), "{out}");
+    let (out, err) = h.call(
+        "read",
+        json!({"file_path": "ten.txt", "start_line": 9, "end_line": 400}),
+    );
+    assert!(!err && out.starts_with("9\tline 9\n10\tline 10\n"), "{out}");
+    assert!(
+        out.contains("end_line 400 is past the end of ten.txt, which has 10 lines"),
+        "{out}"
+    );
 }
 
 // ---------- write ----------

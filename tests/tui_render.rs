@@ -3,7 +3,8 @@
 #![cfg(feature = "tui")]
 
 use brute::protocol::{
-    Display, Event, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome, Usage,
+    Attachment, Display, Event, Failure, Question, QuestionOption, RequestKind, Response, ToolResult, TurnOutcome,
+    Usage,
 };
 use brute::tui::app::{App, SessionInfo};
 use brute::tui::view;
@@ -75,6 +76,7 @@ fn finished_event(id: &str, name: &str, content: &str, is_error: bool, ms: u64) 
         duration_ms: ms,
         display: display_of(name),
         images: Vec::new(),
+        failure: is_error.then_some(brute::protocol::Failure::Error),
     })
 }
 
@@ -133,6 +135,74 @@ fn tool_panes_running_ok_error_and_diff() {
         12,
     );
     insta::assert_snapshot!(render(&mut a, 80, 34));
+}
+
+#[test]
+fn failures_get_their_marks_and_running_panes_their_time() {
+    let mut a = app();
+    let failed = |a: &mut App, id: &str, name: &str, content: &str, is_error: bool, failure: Failure| {
+        let display = display_of(name);
+        a.on_event(Event::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error,
+            duration_ms: 5,
+            display,
+            images: Vec::new(),
+            failure: Some(failure),
+        }));
+    };
+    started(&mut a, "1", "shell", json!({"command": "exit 3"}));
+    failed(&mut a, "1", "shell", "oops\n[exit code: 3]", false, Failure::Exit(3));
+    started(&mut a, "2", "write", json!({"file_path": "/etc/x", "content": "x"}));
+    failed(
+        &mut a,
+        "2",
+        "write",
+        "Error: Denied: outside the project",
+        true,
+        Failure::Denied,
+    );
+    started(&mut a, "3", "question", json!({"questions": [{"question": "Which?"}]}));
+    failed(
+        &mut a,
+        "3",
+        "question",
+        "The user declined to answer.",
+        false,
+        Failure::Declined,
+    );
+    started(&mut a, "4", "shell", json!({"command": "sleep 60"}));
+    failed(
+        &mut a,
+        "4",
+        "shell",
+        "Error: Interrupted: killed",
+        true,
+        Failure::Interrupted,
+    );
+    started(&mut a, "5", "shell", json!({"command": "cargo build"}));
+    // 42 seconds of spinner ticks later.
+    a.tick += 42 * brute::tui::transcript::TICKS_PER_SECOND;
+    insta::assert_snapshot!(render(&mut a, 70, 20));
+}
+
+#[test]
+fn attachments_show_as_chips_not_text() {
+    let mut a = app();
+    a.on_event(Event::TurnStarted {
+        prompt: "compare @notes.txt with @src".into(),
+    });
+    for (path, lines) in [("notes.txt", Some(120)), ("src", None)] {
+        a.on_event(Event::Attached {
+            attachment: Attachment {
+                path: path.into(),
+                lines,
+            },
+        });
+    }
+    insta::assert_snapshot!(render(&mut a, 60, 8));
 }
 
 #[test]
@@ -293,6 +363,45 @@ fn status_line_states() {
     insta::assert_snapshot!("status_idle", last(&idle));
     insta::assert_snapshot!("status_thinking", last(&thinking));
     insta::assert_snapshot!("status_running", last(&running));
+}
+
+#[test]
+fn the_status_line_keeps_state_mode_model_context_and_cost_as_it_narrows() {
+    let mut a = app();
+    a.session.provider = "anthropic".into();
+    a.session.model = "claude-sonnet-4-5-20250929".into();
+    a.session.cwd = "~/src/github.com/someone/a-long-project-name".into();
+    user_turn(&mut a, "go");
+    a.on_event(Event::Usage {
+        usage: Usage {
+            input_tokens: 12_345,
+            output_tokens: 678,
+            cache_read_tokens: 9_000,
+            ..Usage::default()
+        },
+    });
+    a.on_event(Event::ContextUsage {
+        tokens: 84_000,
+        window: Some(200_000),
+    });
+    a.on_event(Event::Cost { total_usd: 0.0421 });
+    started(&mut a, "1", "shell", json!({"command": "sleep 1"}));
+    let last = |s: &str| s.lines().last().unwrap_or_default().to_owned();
+    let at_80 = last(&render(&mut a, 80, 24));
+    for kept in [
+        "running 1 tool",
+        "workspace-write",
+        "claude-sonnet-4-5",
+        "ctx 42%",
+        "$0.0421",
+    ] {
+        assert!(at_80.contains(kept), "{kept} is missing at 80 columns: {at_80}");
+    }
+    insta::assert_snapshot!("status_80", at_80);
+    insta::assert_snapshot!("status_100", last(&render(&mut a, 100, 3)));
+    insta::assert_snapshot!("status_120", last(&render(&mut a, 120, 3)));
+    insta::assert_snapshot!("status_160", last(&render(&mut a, 160, 3)));
+    insta::assert_snapshot!("status_210", last(&render(&mut a, 210, 3)));
 }
 
 #[test]

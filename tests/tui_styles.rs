@@ -60,6 +60,7 @@ fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, result: &s
         duration_ms: 5,
         display,
         images: Vec::new(),
+        failure: is_error.then_some(brute::protocol::Failure::Error),
     }));
 }
 

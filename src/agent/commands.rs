@@ -168,6 +168,21 @@ pub fn discover(dirs: &[(PathBuf, Origin)]) -> Commands {
     found
 }
 
+/// The built-in `/init`: a model turn that writes or updates the project's AGENTS.md. Added
+/// as a command after discovery (a person's or project's own `init.md` replaces it).
+pub fn init() -> Command {
+    Command {
+        name: "init".to_owned(),
+        description: "write or update AGENTS.md (how to build, test and find your way here)".to_owned(),
+        argument_hint: Some("[what to focus on]".to_owned()),
+        model: None,
+        allowed_tools: None,
+        body: include_str!("../../assets/init.md").to_owned(),
+        path: PathBuf::from("(built in)"),
+        origin: Origin::User,
+    }
+}
+
 /// `git/commit.md` under `dir` → `git:commit`; `None` for a name that could not be typed.
 fn command_name(dir: &Path, path: &Path) -> Option<String> {
     let relative = path.strip_prefix(dir).ok()?.with_extension("");

@@ -22,41 +22,71 @@ struct Seen {
     args: Value,
 }
 
+/// A call as compared: arguments parsed (kept as a string when they are not JSON).
+fn seen(name: &str, arguments: &str) -> Seen {
+    let args = serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()));
+    Seen {
+        name: name.to_owned(),
+        args,
+    }
+}
+
 /// Watches one turn's tool calls (see the module docs).
 #[derive(Debug, Default)]
 pub struct DoomLoop {
     recent: Vec<Seen>,
+    /// Calls that failed this turn and how many times in a row each did.
+    failing: Vec<(Seen, usize)>,
 }
 
-/// English ordinal of `n` (1st, 2nd, 3rd, 4th, 11th, 21st…).
-fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
+/// From the how-manyth identical failing call on the result says what to do instead.
+pub const FAILURES_NOTED: usize = 3;
+/// Without a person to interrupt (`brute -p`), the identical failing call that ends the turn.
+pub const FAILURES_ENDING_THE_TURN: usize = 5;
+
+use crate::tool::exec::ordinal;
 
 impl DoomLoop {
     /// Forgets the calls seen (a new user turn).
     pub fn reset(&mut self) {
         self.recent.clear();
+        self.failing.clear();
+    }
+
+    /// How manyth identical failing call this one would be if it fails again, from
+    /// [`FAILURES_NOTED`] on (then its failed result says what to do instead).
+    pub fn failing_note(&self, name: &str, arguments: &str) -> Option<usize> {
+        let nth = self.failures(&seen(name, arguments)) + 1;
+        (nth >= FAILURES_NOTED).then_some(nth)
+    }
+
+    /// Records how a call ended; returns how many times in a row it has now failed.
+    pub fn finished(&mut self, name: &str, arguments: &str, failed: bool) -> usize {
+        let call = seen(name, arguments);
+        let count = self.failures(&call);
+        self.failing.retain(|(seen, _)| *seen != call);
+        if failed {
+            self.failing.push((call, count + 1));
+            count + 1
+        } else {
+            0
+        }
+    }
+
+    fn failures(&self, call: &Seen) -> usize {
+        self.failing
+            .iter()
+            .find(|(seen, _)| seen == call)
+            .map_or(0, |(_, count)| *count)
     }
 
     /// Records a call (`arguments` as the model sent them) and returns the note for its
     /// result when it completes a repetition.
     pub fn observe(&mut self, name: &str, arguments: &str) -> Option<String> {
-        let args = serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()));
         if self.recent.len() == WINDOW {
             self.recent.remove(0);
         }
-        self.recent.push(Seen {
-            name: name.to_owned(),
-            args,
-        });
+        self.recent.push(seen(name, arguments));
         self.identical_run()
             .or_else(|| (2..=MAX_PERIOD).find_map(|period| self.cycle(period)))
     }
@@ -140,6 +170,23 @@ mod tests {
         let notes = feed(&[a, b, c, d, a, b, c, d, a, b, c, d]);
         assert!(notes[..11].iter().all(Option::is_none), "{notes:?}");
         assert!(notes[11].as_deref().unwrap().contains("cycle of 4 calls"));
+    }
+
+    #[test]
+    fn identical_failures_are_counted_until_one_succeeds() {
+        let mut detector = DoomLoop::default();
+        let (name, args) = ("read", r#"{"file_path":"missing"}"#);
+        assert_eq!(detector.failing_note(name, args), None);
+        assert_eq!(detector.finished(name, args, true), 1);
+        assert_eq!(detector.failing_note(name, args), None);
+        assert_eq!(detector.finished(name, r#"{ "file_path": "missing" }"#, true), 2);
+        assert_eq!(detector.failing_note(name, args), Some(3));
+        assert_eq!(detector.failing_note(name, r#"{"file_path":"other"}"#), None);
+        assert_eq!(detector.finished(name, args, false), 0);
+        assert_eq!(detector.failing_note(name, args), None);
+        detector.finished(name, args, true);
+        detector.reset();
+        assert_eq!(detector.finished(name, args, true), 1);
     }
 
     #[test]

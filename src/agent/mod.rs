@@ -6,6 +6,7 @@
 //! carries them out (stream, spawn tools, emit).
 
 pub mod attach;
+pub mod attach_text;
 pub mod commands;
 pub mod compact;
 pub mod conversation;
@@ -262,6 +263,8 @@ pub struct Agent {
     session_source: Option<&'static str>,
     /// Notes repeated calls within a turn.
     doom_loop: doom_loop::DoomLoop,
+    /// With nobody to interrupt a stuck model: the identical failing call that ends the turn.
+    failure_limit: Option<usize>,
     /// Custom slash commands a prompt may invoke (see [`commands`]).
     commands: Option<Arc<commands::Commands>>,
     /// Tools that come and go (MCP servers): picked up at the start of a user turn.
@@ -309,6 +312,7 @@ impl Agent {
             usage: Usage::default(),
             session_source: Some("startup"),
             doom_loop: doom_loop::DoomLoop::default(),
+            failure_limit: None,
             commands: None,
             live_tools: None,
             checkpoint: None,
@@ -320,6 +324,13 @@ impl Agent {
     /// Leaves the notes on ended background processes to the parent agent (a sub-agent).
     pub fn without_background_notes(mut self) -> Self {
         self.background_notes = false;
+        self
+    }
+
+    /// Ends a turn with an error at the `limit`th identical failing call (`brute -p`, where
+    /// nobody can interrupt a model that is stuck).
+    pub fn with_failure_limit(mut self, limit: usize) -> Self {
+        self.failure_limit = Some(limit);
         self
     }
 
@@ -891,6 +902,11 @@ impl Agent {
             }
             None => (prompt, TurnScope::default()),
         };
+        // `@path` attaches the file to this message; the front ends show a chip for it.
+        let (text, attached) = attach_text::expand(&text, &self.state.root, &self.state.cwd);
+        for attachment in attached {
+            self.events.emit(Event::Attached { attachment });
+        }
         // Background processes that ended while the model was idle: it hears of it now.
         let text = match self
             .background_notes
@@ -1141,17 +1157,34 @@ impl Agent {
             if step == Step::Finish {
                 return end(TurnOutcome::Done, text, None);
             }
-            let notes: Vec<Option<String>> = calls
+            let notes: Vec<crate::tool::exec::Notes> = calls
                 .iter()
-                .map(|call| self.doom_loop.observe(&call.name, &call.arguments))
+                .map(|call| crate::tool::exec::Notes {
+                    always: self.doom_loop.observe(&call.name, &call.arguments),
+                    failing: self.doom_loop.failing_note(&call.name, &call.arguments),
+                })
                 .collect();
-            for note in notes.iter().flatten() {
+            for note in notes.iter().filter_map(|n| n.always.as_ref()) {
                 self.events.emit(Event::Notice { message: note.clone() });
             }
             self.settle_checkpoint(ops, inbox, cancel).await;
             let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             let ends_turn = records.iter().find_map(|r| r.ends_turn.clone());
+            let mut stuck = None;
+            for record in &records {
+                let failed = record.result.failed().is_some();
+                let count = self
+                    .doom_loop
+                    .finished(&record.call.name, &record.call.arguments, failed);
+                if self.failure_limit.is_some_and(|limit| count >= limit) && stuck.is_none() {
+                    stuck = Some(format!(
+                        "stopped: the model made the same failing call {count} times (`{}` with the same arguments: {})",
+                        record.call.name,
+                        record.result.content.lines().next().unwrap_or("")
+                    ));
+                }
+            }
             for record in records {
                 let result = record.result;
                 self.durations.insert(result.call_id.clone(), result.duration_ms);
@@ -1173,6 +1206,12 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 return end(TurnOutcome::Interrupted, text, None);
+            }
+            if let Some(message) = stuck {
+                self.events.emit(Event::Error {
+                    message: message.clone(),
+                });
+                return end(TurnOutcome::Error, text, Some(message));
             }
             if let Some(answer) = ends_turn {
                 // The answer (a plan nobody could approve) is the turn's last message, shown
@@ -1205,7 +1244,7 @@ impl Agent {
     async fn run_calls(
         &self,
         calls: &[ToolCall],
-        notes: Vec<Option<String>>,
+        notes: Vec<crate::tool::exec::Notes>,
         offered: &[crate::provider::ToolSpec],
         ops: &mut UnboundedReceiver<Op>,
         inbox: &mut Inbox,
@@ -1324,6 +1363,7 @@ fn announce_hosted_searches(events: &EventSink, items: &[ReasoningItem]) {
             duration_ms: 0,
             display: crate::protocol::Display::Text,
             images: Vec::new(),
+            failure: None,
         }));
     }
 }

@@ -66,7 +66,10 @@ impl Tool for QuestionTool {
                     "Interrupted",
                     "the user interrupted the turn before answering",
                 )),
-                _ => Ok(ToolOutput::text(DECLINED)),
+                _ => Ok(ToolOutput {
+                    failure: Some(crate::protocol::Failure::Declined),
+                    ..ToolOutput::text(DECLINED)
+                }),
             }
         })
     }

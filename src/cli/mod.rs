@@ -85,10 +85,10 @@ fn after_help() -> String {
 #[derive(Debug, Parser)]
 #[command(name = "brute", version, about, after_help = after_help(), args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// Open the UI with this prompt sent (a subcommand name is the subcommand: use `--` first
-    /// for a prompt like "undo that")
+    /// Open the UI with this prompt sent; unquoted words are one prompt (a subcommand name is
+    /// the subcommand: use `--` first for a prompt like "undo that")
     #[arg(value_name = "PROMPT")]
-    pub first_prompt: Option<String>,
+    pub first_prompt: Vec<String>,
 
     /// Run one task headless and print the answer. Piped stdin is added to PROMPT; `-p -`, or
     /// `-p` with no text and stdin piped, reads the whole prompt from stdin
@@ -303,6 +303,82 @@ pub enum McpCommand {
     },
 }
 
+/// Other agents' spellings, turned into brute's before the arguments are parsed, with a note
+/// for each (for stderr): `brute exec TASK…` (Codex) is `brute -p "TASK…"`, and
+/// `--dangerously-skip-permissions` (Claude Code) is `--yolo`.
+pub fn habits(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
+    let mut rest = args.into_iter().peekable();
+    if let Some(program) = rest.next() {
+        out.push(program);
+    }
+    // The options before the first word (with their values) stay as they are.
+    let valued = valued_options();
+    while let Some(arg) = rest.next_if(|a| a.to_string_lossy().starts_with('-') && a != "--") {
+        let takes_value = valued.iter().any(|o| *o == arg.to_string_lossy());
+        out.push(translate(arg, &mut notes));
+        if takes_value && let Some(value) = rest.next() {
+            out.push(value);
+        }
+    }
+    if rest.peek().is_some_and(|a| a == "exec") {
+        rest.next();
+        let mut words = Vec::new();
+        while let Some(word) = rest.next_if(|a| !a.to_string_lossy().starts_with('-')) {
+            words.push(word.to_string_lossy().into_owned());
+        }
+        out.push("-p".into());
+        if !words.is_empty() {
+            out.push(words.join(" ").into());
+        }
+    }
+    for arg in rest {
+        out.push(translate(arg, &mut notes));
+    }
+    (out, notes)
+}
+
+/// One option in brute's spelling.
+fn translate(arg: std::ffi::OsString, notes: &mut Vec<String>) -> std::ffi::OsString {
+    if arg == "--dangerously-skip-permissions" {
+        notes.push("--dangerously-skip-permissions is brute's --yolo: full access, no approval prompts".to_owned());
+        "--yolo".into()
+    } else {
+        arg
+    }
+}
+
+/// The spellings (`--model`, `-m`) of the options that always take a value.
+fn valued_options() -> Vec<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let mut out = Vec::new();
+    for arg in command.get_arguments() {
+        let always = arg.get_action().takes_values() && arg.get_num_args().is_none_or(|n| n.min_values() > 0);
+        if !always || arg.is_positional() {
+            continue;
+        }
+        out.extend(arg.get_long().map(|l| format!("--{l}")));
+        out.extend(arg.get_short().map(|c| format!("-{c}")));
+    }
+    out
+}
+
+/// For a command line clap refused: a hint when its first word names a subcommand but the
+/// rest reads like a prompt (`brute undo that change`).
+pub fn prompt_hint(args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::CommandFactory;
+    let first = args.get(1)?.to_str()?;
+    let command = Cli::command();
+    command.find_subcommand(first)?;
+    let words: Vec<String> = args[1..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let prompt = words.join(" ");
+    Some(format!(
+        "`{first}` is a subcommand; for a prompt, quote it after `--`: brute -- \"{prompt}\" (or brute -p \"{prompt}\")"
+    ))
+}
+
 /// Shells with generated completions (and the man page, generated the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Shell {
@@ -343,6 +419,31 @@ pub fn completions(shell: Shell) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::{EXIT_CODES, exit};
+
+    fn parsed(args: &[&str]) -> (Result<super::Cli, clap::Error>, Vec<String>) {
+        let (args, notes) = super::habits(args.iter().map(Into::into).collect());
+        (<super::Cli as clap::Parser>::try_parse_from(args), notes)
+    }
+
+    #[test]
+    fn other_agents_habits_parse() {
+        let (cli, _) = parsed(&["brute", "fix", "the", "bug"]);
+        let cli = cli.unwrap();
+        assert_eq!(cli.first_prompt, ["fix", "the", "bug"]);
+        assert!(cli.command.is_none());
+        let (cli, _) = parsed(&["brute", "exec", "fix", "it", "-m", "x"]);
+        let cli = cli.unwrap();
+        assert_eq!(cli.prompt, Some(Some("fix it".to_owned())));
+        assert_eq!(cli.model.as_deref(), Some("x"));
+        let (cli, notes) = parsed(&["brute", "--dangerously-skip-permissions", "-p", "go"]);
+        assert!(cli.unwrap().yolo);
+        assert!(notes[0].contains("--yolo"), "{notes:?}");
+        let (cli, _) = parsed(&["brute", "undo", "that", "change"]);
+        assert!(cli.is_err());
+        let hint = super::prompt_hint(&["brute".into(), "undo".into(), "that".into()]).unwrap();
+        assert!(hint.contains("brute -- \"undo that\""), "{hint}");
+        assert_eq!(super::prompt_hint(&["brute".into(), "fix".into()]), None);
+    }
 
     /// Every exit code brute uses is explained in `--help`, the man page and the README.
     #[test]

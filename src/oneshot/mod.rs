@@ -96,16 +96,29 @@ impl Printer {
                     .get(&result.call_id)
                     .map(|(_, key)| key.clone())
                     .unwrap_or_default();
-                let status = if result.is_error {
-                    let first = result
-                        .content
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("Error: ");
-                    format!("error: {}", crate::tool::key_argument(&json!({"name": first})))
-                } else {
-                    "ok".to_owned()
+                let status = match result.failed() {
+                    None => "ok".to_owned(),
+                    // An exit code or a declined question is the whole story; an error
+                    // result's first line says what went wrong.
+                    Some(failure) if !result.is_error => failure.word(),
+                    Some(failure) => {
+                        let first = result
+                            .content
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .trim_start_matches("Error: ");
+                        // `denied: <why>`, not `denied: Denied: <why>`.
+                        let first = match first.split_once(": ") {
+                            Some((_, rest)) if failure != crate::protocol::Failure::Error => rest,
+                            _ => first,
+                        };
+                        format!(
+                            "{}: {}",
+                            failure.word(),
+                            crate::tool::key_argument(&json!({"name": first}))
+                        )
+                    }
                 };
                 let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
                 self.own_line(&mut out);
@@ -130,6 +143,13 @@ impl Printer {
             Event::ImagesAttached { images } if !self.quiet => {
                 self.own_line(&mut out);
                 crate::sanitize::write_line(&mut err, &format!("attached {}", images.join(" ")));
+            }
+            Event::Attached { attachment } if !self.quiet => {
+                let what = attachment
+                    .lines
+                    .map_or("directory".to_owned(), |n| format!("{n} lines"));
+                self.own_line(&mut out);
+                crate::sanitize::write_line(&mut err, &format!("attached: {} ({what})", attachment.path));
             }
             Event::Error { message } => {
                 self.own_line(&mut out);
@@ -172,7 +192,7 @@ impl Printer {
                     .get(&format!("{parent}/{}", result.call_id))
                     .map(|(_, k)| k.clone())
                     .unwrap_or_default();
-                let status = if result.is_error { "error" } else { "ok" };
+                let status = result.failed().map_or_else(|| "ok".to_owned(), |f| f.word());
                 let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
                 self.own_line(out);
                 crate::sanitize::write_line(err, &line);
@@ -289,6 +309,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut stops = 0u32;
+    let mut last_stop: Option<(i32, Instant)> = None;
     // SIGTERM / SIGHUP end the run like Ctrl-C, with the conventional 128 + signal code.
     let mut signal_code: Option<i32> = None;
     let mut outcome = TurnOutcome::Error;
@@ -312,6 +333,11 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             _ = sigterm.recv() => exit::TERMINATED,
             _ = sighup.recv() => exit::HANGUP,
         };
+        let now = Instant::now();
+        if !counts(last_stop, code, now) {
+            continue;
+        }
+        last_stop = Some((code, now));
         stops += 1;
         if code != exit::INTERRUPTED {
             signal_code = Some(code);
@@ -354,6 +380,16 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     })
 }
 
+/// Signals of one kind this close together are one delivery: `timeout -s INT` (and a
+/// terminal's Ctrl-C with a job control shell) signals brute and then its whole process group,
+/// which must count as one interrupt, not as "Ctrl-C twice: quit at once".
+const ONE_DELIVERY: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Whether a stop signal (by its exit code) counts, after the last one that did.
+fn counts(last: Option<(i32, Instant)>, code: i32, now: Instant) -> bool {
+    !last.is_some_and(|(previous, at)| previous == code && now.saturating_duration_since(at) < ONE_DELIVERY)
+}
+
 /// Answers a request from the core: a question is asked at the terminal (off the async
 /// threads); every other kind takes its documented default, since `-p` has nobody to confirm
 /// anything.
@@ -376,5 +412,20 @@ fn answer_request(id: &str, kind: &RequestKind, ops: &mpsc::UnboundedSender<Op>)
                 response: other.default_response(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_repeated_at_once_counts_once() {
+        let t = Instant::now();
+        let ms = |n| t + std::time::Duration::from_millis(n);
+        assert!(counts(None, exit::INTERRUPTED, t));
+        assert!(!counts(Some((exit::INTERRUPTED, t)), exit::INTERRUPTED, ms(1)));
+        assert!(counts(Some((exit::INTERRUPTED, t)), exit::INTERRUPTED, ms(400)));
+        assert!(counts(Some((exit::INTERRUPTED, t)), exit::TERMINATED, ms(1)));
     }
 }

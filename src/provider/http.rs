@@ -522,7 +522,9 @@ impl Provider for HttpProvider {
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async move {
-            if self.endpoint.wire != WireFormat::OpenAiChat {
+            // Every wire format: a local server answering Anthropic Messages or Responses has
+            // the same `/props` (llama.cpp) or `/api/show` (Ollama); hosted APIs are skipped.
+            if super::spec::known_provider_host(&self.settings.base_url) {
                 return None;
             }
             let root = super::window::server_root(&self.settings.base_url)?;

@@ -441,6 +441,23 @@ static REPLAY: ProviderSpec = ProviderSpec {
 
 /// Every provider, in auto-detection order: the first whose [`ProviderSpec::detect_var`] is
 /// set wins, then the first whose server answers the [`ProviderSpec::probe`].
+/// Whether `base_url` is a hosted provider's own API (a default base URL of [`SPECS`] that is
+/// not on this machine): its models make real tool calls and it has no llama.cpp-style
+/// window probe.
+pub fn known_provider_host(base_url: &str) -> bool {
+    let host = |url: &str| {
+        reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    };
+    let Some(wanted) = host(base_url) else { return false };
+    SPECS
+        .iter()
+        .filter_map(|spec| spec.default_base_url.and_then(host))
+        .filter(|h| h != "127.0.0.1" && h != "localhost" && h != "::1" && h != "[::1]")
+        .any(|h| h == wanted)
+}
+
 pub static SPECS: &[&ProviderSpec] = &[&ANTHROPIC, &OPENAI, &OLLAMA, &RESPONSES, &REPLAY];
 
 /// The provider a name or alias stands for (case-insensitive, surrounding space ignored).

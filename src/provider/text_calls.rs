@@ -44,13 +44,11 @@ const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
 const FENCE: &str = "```";
 
-/// Whether recovery is on when the config does not say: for OpenAI-compatible servers
-/// (Chat Completions) other than OpenAI's own, whose models make real tool calls.
-pub fn on_by_default(wire: WireFormat, base_url: &str) -> bool {
-    let host = reqwest::Url::parse(base_url)
-        .ok()
-        .and_then(|url| url.host_str().map(str::to_ascii_lowercase));
-    wire == WireFormat::OpenAiChat && host.as_deref() != Some("api.openai.com")
+/// Whether recovery is on when the config does not say: for every server that is not a known
+/// provider's own host (a local llama.cpp, vLLM or Ollama, whatever wire format it speaks,
+/// Anthropic Messages included), since a hosted provider's models make real tool calls.
+pub fn on_by_default(_wire: WireFormat, base_url: &str) -> bool {
+    !super::spec::known_provider_host(base_url)
 }
 
 /// A provider wrapper that recovers tool calls written as text (see the module docs).
@@ -788,7 +786,9 @@ mod tests {
         assert!(on_by_default(WireFormat::OpenAiChat, "http://127.0.0.1:8080/v1"));
         assert!(on_by_default(WireFormat::OpenAiChat, "https://openrouter.ai/api/v1"));
         assert!(!on_by_default(WireFormat::OpenAiChat, "https://api.openai.com/v1"));
-        assert!(!on_by_default(WireFormat::Responses, "http://127.0.0.1:8080/v1"));
-        assert!(!on_by_default(WireFormat::Anthropic, "http://127.0.0.1:8080"));
+        assert!(on_by_default(WireFormat::Responses, "http://127.0.0.1:8080/v1"));
+        assert!(on_by_default(WireFormat::Anthropic, "http://127.0.0.1:8080"));
+        assert!(!on_by_default(WireFormat::Anthropic, "https://api.anthropic.com"));
+        assert!(!on_by_default(WireFormat::Responses, "https://api.openai.com/v1"));
     }
 }

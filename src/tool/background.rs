@@ -433,6 +433,7 @@ impl Background {
             keep: Keep::Tail,
             self_truncated: false,
             images: Vec::new(),
+            failure: None,
         })
     }
 }
@@ -561,6 +562,7 @@ impl Tool for ShellOutputTool {
                 keep: Keep::Tail,
                 self_truncated: false,
                 images: Vec::new(),
+                failure: None,
             })
         })
     }
@@ -610,6 +612,7 @@ impl Tool for ShellKillTool {
                 keep: Keep::Tail,
                 self_truncated: false,
                 images: Vec::new(),
+                failure: None,
             })
         })
     }

@@ -156,30 +156,24 @@ impl Executor {
     /// Starts one call. Must be called in the model's call order: that order decides the
     /// queue position of calls on the same file.
     pub fn start(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
-        self.start_call(call, cancel, true, None)
+        self.start_call(call, cancel, true, Notes::default())
     }
 
     /// [`Executor::start`], with a note for the model appended to the call's result before
     /// it is published (the loop's doom-loop note), so the model, the front ends and the
     /// session file all get the same text.
-    pub fn start_noted(&self, call: &ToolCall, cancel: &CancellationToken, note: Option<String>) -> PendingCall {
-        self.start_call(call, cancel, true, note)
+    pub fn start_noted(&self, call: &ToolCall, cancel: &CancellationToken, notes: Notes) -> PendingCall {
+        self.start_call(call, cancel, true, notes)
     }
 
     /// Starts a call the person made (`!command`): run and shown like the model's calls, but
     /// its result is not recorded as a tool result, since no assistant message asked for it
     /// (the caller records the person's message that carries the output).
     pub fn start_for_person(&self, call: &ToolCall, cancel: &CancellationToken) -> PendingCall {
-        self.start_call(call, cancel, false, None)
+        self.start_call(call, cancel, false, Notes::default())
     }
 
-    fn start_call(
-        &self,
-        call: &ToolCall,
-        cancel: &CancellationToken,
-        recorded: bool,
-        note: Option<String>,
-    ) -> PendingCall {
+    fn start_call(&self, call: &ToolCall, cancel: &CancellationToken, recorded: bool, notes: Notes) -> PendingCall {
         let sink = if recorded { self.sink.clone() } else { None };
         self.announce(call);
         let started = Instant::now();
@@ -188,7 +182,7 @@ impl Executor {
             Ok(prepared) => prepared,
             Err(error) => {
                 let mut record = failed(call, &error, started, display);
-                append_note(&mut record, note.as_deref());
+                append_notes(&mut record, &notes);
                 publish(&self.events, sink.as_ref(), &record);
                 return PendingCall {
                     call: call.clone(),
@@ -244,6 +238,7 @@ impl Executor {
                             duration_ms: millis(started),
                             display,
                             images: output.images,
+                            failure: output.failure,
                         },
                         call: call_for_task,
                         critical: None,
@@ -274,7 +269,7 @@ impl Executor {
             if let std::borrow::Cow::Owned(clean) = crate::secrets::redact(&record.result.content) {
                 record.result.content = clean;
             }
-            append_note(&mut record, note.as_deref());
+            append_notes(&mut record, &notes);
             publish(&events, sink.as_ref(), &record);
             record
         });
@@ -288,11 +283,70 @@ impl Executor {
     }
 }
 
-/// Appends a note for the model to a result, as a paragraph of its own.
-fn append_note(record: &mut CallRecord, note: Option<&str>) {
+/// Notes for the model appended to a call's result before it is published.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// Appended whatever the result (the loop's doom-loop note).
+    pub always: Option<String>,
+    /// The how-manyth identical failing call this one is if it fails: a failed result then
+    /// says plainly what to do instead (in place of `always`).
+    pub failing: Option<usize>,
+}
+
+/// Appends the notes for the model to a result, as a paragraph of its own.
+fn append_notes(record: &mut CallRecord, notes: &Notes) {
+    let note = match notes.failing {
+        Some(nth) if record.result.failed().is_some() => Some(instead(nth, &record.result)),
+        _ => notes.always.clone(),
+    };
     if let Some(note) = note {
-        crate::hooks::append_paragraph(&mut record.result.content, note);
+        crate::hooks::append_paragraph(&mut record.result.content, &note);
     }
+}
+
+/// English ordinal of `n` (1st, 2nd, 3rd, 4th, 11th, 21st…).
+pub(crate) fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// What a model that made the same failing call `nth` times should do instead, by how the
+/// call failed.
+fn instead(nth: usize, result: &ToolResult) -> String {
+    let kind = result
+        .content
+        .strip_prefix("Error: ")
+        .and_then(|rest| rest.split_once(':'))
+        .map_or("", |(kind, _)| kind);
+    let what = match (result.failure, kind) {
+        (Some(crate::protocol::Failure::Denied), _) => {
+            "This call is not allowed here and will be refused every time. Do not make it again: do the task another way, or tell the user what you need and why."
+        }
+        (Some(crate::protocol::Failure::Exit(_) | crate::protocol::Failure::Signal(_)), _) => {
+            "The command fails the same way every time. Read its output above, fix the cause (the code, the input, the flags), or run a different command; if you cannot, tell the user what fails."
+        }
+        (_, "NotFound") => {
+            "The path does not exist. Find the right one first: `read` the parent directory to list it, or `fs_search` with a `glob`; then call again with a path from that list."
+        }
+        (_, "InvalidArguments") => {
+            "The arguments are wrong in the way the error says. Change them to match the tool's parameters (names, types, required fields) before calling again."
+        }
+        (_, "UnknownTool") => "That tool does not exist. Use one of the tools the error names.",
+        _ => {
+            "Repeating it will fail again. Change the arguments as the error suggests or use a different tool; if you cannot, stop and tell the user what went wrong."
+        }
+    };
+    format!(
+        "Stop: this is the {} time this exact call (`{}` with the same arguments) failed. {what}",
+        ordinal(nth),
+        result.name
+    )
 }
 
 fn millis(started: Instant) -> u64 {
@@ -313,6 +367,7 @@ fn failed(call: &ToolCall, error: &ToolError, started: Instant, display: Display
             duration_ms: millis(started),
             display,
             images: Vec::new(),
+            failure: Some(crate::protocol::Failure::of_kind(&error.kind)),
         },
     }
 }

@@ -87,6 +87,9 @@ pub struct ToolOutput {
     pub self_truncated: bool,
     /// Images for the model beside `content` (which then says what they are).
     pub images: Vec<crate::provider::image::Image>,
+    /// A result that is not an error for the model but is a failure to the person (a
+    /// command's non-zero exit, a declined question).
+    pub failure: Option<crate::protocol::Failure>,
 }
 
 impl From<String> for ToolOutput {

@@ -19,6 +19,8 @@ const COUNT_LINES_UP_TO: u64 = 16 * 1024 * 1024;
 /// Bytes sniffed for NUL to detect binary files.
 const SNIFF_BYTES: usize = 8192;
 const MAX_ENTRIES: usize = 2000;
+/// Lines shown from the end of a file when `start_line` is past it.
+const TAIL_LINES: u64 = 50;
 
 /// Extensions that are binary whatever their first bytes say.
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -54,12 +56,12 @@ impl Tool for ReadTool {
             )
             .schema(
                 "start_line",
-                serde_json::json!({"type": "integer", "minimum": 1, "description": "First line to show (default 1)"}),
+                serde_json::json!({"type": "integer", "description": "First line to show (1-based, default 1)"}),
                 false,
             )
             .schema(
                 "end_line",
-                serde_json::json!({"type": "integer", "minimum": 1, "description": "Last line to show, inclusive"}),
+                serde_json::json!({"type": "integer", "description": "Last line to show, inclusive"}),
                 false,
             )
             .build()
@@ -68,20 +70,18 @@ impl Tool for ReadTool {
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let file_path = str_arg(&args, "file_path")?.to_owned();
-            let start = args["start_line"].as_u64().unwrap_or(1).max(1);
-            let end = args["end_line"].as_u64();
-            if end.is_some_and(|e| e < start) {
-                return Err(ToolError::invalid(format!(
-                    "end_line ({}) is before start_line ({start})",
-                    end.unwrap_or_default()
-                )));
-            }
+            // Line numbers out of range are clamped with a note, not refused: a weak model
+            // learns from the note and still gets lines.
+            let (start, end, note) = clamp(args["start_line"].as_i64(), args["end_line"].as_i64());
             let path = ctx.resolve(&file_path);
             let (root, cwd) = (ctx.root.clone(), ctx.cwd.clone());
-            let (content, images) =
+            let (mut content, images) =
                 tokio::task::spawn_blocking(move || read_path(&root, &cwd, &file_path, &path, start, end))
                     .await
                     .map_err(|e| ToolError::new("Internal", e.to_string()))??;
+            if let Some(note) = note {
+                content.push_str(&format!("\n({note})"));
+            }
             Ok(ToolOutput {
                 content,
                 self_truncated: true,
@@ -90,6 +90,17 @@ impl Tool for ReadTool {
             })
         })
     }
+}
+
+/// What `@path` in a prompt attaches: the file as `read` shows it from its first line
+/// (bounded the same way), or a directory's listing.
+pub(crate) fn attachment_text(root: &Path, cwd: &Path, shown: &str, path: &Path) -> Result<String, ToolError> {
+    read_path(root, cwd, shown, path, 1, None).map(|(text, _)| text)
+}
+
+/// A file's line count (the last line counts without its newline).
+pub(crate) fn line_count(path: &Path) -> std::io::Result<u64> {
+    count_lines(&mut super::guard::open_regular(path)?)
 }
 
 fn read_path(
@@ -171,9 +182,21 @@ fn read_path(
         return Ok((format!("({shown} is empty)"), Vec::new()));
     }
     if last_shown == 0 {
-        return Err(ToolError::invalid(format!(
-            "start_line {start} is past the end of {shown} ({number} lines)"
-        )));
+        // Past the end: the file's last lines, saying so.
+        let span = end.map_or(TAIL_LINES, |e| e - start + 1).min(TAIL_LINES);
+        let from = number.saturating_sub(span - 1).max(1);
+        let (mut out, images) = read_path(root, cwd, shown, path, from, Some(number))?;
+        out.push_str(&format!(
+            "\n(start_line {start} is past the end of {shown}, which has {number} line{}; showing its last lines {from}-{number} instead.)",
+            if number == 1 { "" } else { "s" }
+        ));
+        return Ok((out, images));
+    }
+    if eof && end.is_some_and(|e| e > number) && start > 1 {
+        out.push_str(&format!(
+            "\n(end_line {} is past the end of {shown}, which has {number} lines; showing lines {start}-{number}.)",
+            end.unwrap_or_default()
+        ));
     }
     if !eof && end.is_none_or(|e| last_shown < e) {
         let total = if meta.len() <= COUNT_LINES_UP_TO {
@@ -192,6 +215,34 @@ fn read_path(
         ));
     }
     Ok((out, Vec::new()))
+}
+
+/// The lines `read` shows, given what the model asked for: a start below 1 becomes 1, an end
+/// below 1 is dropped, reversed numbers are swapped; each fix comes with a note.
+fn clamp(start: Option<i64>, end: Option<i64>) -> (u64, Option<u64>, Option<String>) {
+    let mut notes = Vec::new();
+    let mut first = start.unwrap_or(1);
+    if first < 1 {
+        notes.push(format!(
+            "start_line {first} is not a line number (lines start at 1); read from line 1"
+        ));
+        first = 1;
+    }
+    let mut last = end;
+    if let Some(e) = last.filter(|e| *e < 1) {
+        notes.push(format!("end_line {e} is not a line number; ignored"));
+        last = None;
+    }
+    if let Some(e) = last.filter(|e| *e < first) {
+        notes.push(format!(
+            "start_line {first} and end_line {e} were reversed; showing lines {e}-{first}"
+        ));
+        last = Some(first);
+        first = e;
+    }
+    let to_u64 = |n: i64| u64::try_from(n).unwrap_or(1);
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (to_u64(first), last.map(to_u64), note)
 }
 
 fn count_lines(reader: &mut impl Read) -> std::io::Result<u64> {

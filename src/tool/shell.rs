@@ -399,15 +399,18 @@ pub(crate) fn describe_run(
     for note in [stdout.note(), stderr.note()].into_iter().flatten() {
         footer(note);
     }
+    let mut failure = None;
     match ending {
         Ending::Exited(status) => {
             use std::os::unix::process::ExitStatusExt;
             if let Some(code) = status.code().filter(|c| *c != 0) {
+                failure = Some(crate::protocol::Failure::Exit(code));
                 footer(format!("[exit code: {code}]"));
                 if let Some(note) = exit_note(code) {
                     footer(note);
                 }
             } else if let Some(signal) = status.signal() {
+                failure = Some(crate::protocol::Failure::Signal(signal));
                 footer(format!("[killed by signal {signal}]"));
             }
         }
@@ -431,6 +434,7 @@ pub(crate) fn describe_run(
     Ok(ToolOutput {
         content,
         keep: Keep::Tail,
+        failure,
         ..ToolOutput::default()
     })
 }

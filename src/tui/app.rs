@@ -307,19 +307,32 @@ impl App {
             Event::TurnStarted { prompt } => {
                 self.busy = true;
                 let shown = self.shown_prompt(&prompt);
-                self.push(Entry::User(shown));
+                self.push(Entry::User(shown, Vec::new()));
                 self.scroll = 0;
             }
             Event::ImagesAttached { images } => {
                 // Under the prompt they came with.
                 if let Some(last) = self.entries.last_mut()
-                    && let Entry::User(shown) = &mut last.entry
+                    && let Entry::User(shown, _) = &mut last.entry
                 {
                     for label in images {
                         shown.push('\n');
                         shown.push_str(&sanitize(&label));
                     }
                     last.touch();
+                }
+            }
+            Event::Attached { attachment } => {
+                if let Some(cached) = self
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find(|c| matches!(c.entry, Entry::User(..)))
+                {
+                    if let Entry::User(_, attached) = &mut cached.entry {
+                        attached.push(attachment);
+                    }
+                    cached.touch();
                 }
             }
             Event::RequestStarted { .. } => {}
@@ -348,7 +361,8 @@ impl App {
                 ..
             } => {
                 self.running_tools += 1;
-                self.push(Entry::Tool(ToolPane::new(&call_id, &name, &summary, display)));
+                let pane = ToolPane::new(&call_id, &name, &summary, display).at(self.tick);
+                self.push(Entry::Tool(pane));
             }
             Event::ToolOutputDelta { call_id, chunk } => {
                 if let Some((pane, _)) = self.pane_mut(&call_id) {
@@ -360,7 +374,7 @@ impl App {
                 if let Some((pane, _)) = self.pane_mut(&result.call_id) {
                     pane.result = super::sanitize::sanitize_keep_tabs(&result.content);
                     pane.status = ToolStatus::Done {
-                        is_error: result.is_error,
+                        failure: result.failed(),
                         duration_ms: result.duration_ms,
                     };
                 }
@@ -526,12 +540,13 @@ impl App {
         for message in messages {
             match message {
                 Message::User { text, images } => {
-                    let mut shown = super::paste::shown(text);
+                    let (prompt, attached) = crate::agent::attach_text::split(text);
+                    let mut shown = super::paste::shown(&prompt);
                     for image in images {
                         shown.push('\n');
                         shown.push_str(&sanitize(&image.label()));
                     }
-                    self.push(Entry::User(shown));
+                    self.push(Entry::User(shown, attached));
                 }
                 Message::Assistant { text, tool_calls, .. } => {
                     if !text.is_empty() {
@@ -556,7 +571,7 @@ impl App {
                     if let Some((pane, _)) = self.pane_mut(call_id) {
                         pane.result = super::sanitize::sanitize_keep_tabs(content);
                         pane.status = ToolStatus::Done {
-                            is_error: *is_error,
+                            failure: is_error.then_some(crate::protocol::Failure::Error),
                             duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),
                         };
                     }
@@ -572,6 +587,7 @@ impl App {
     }
 
     fn on_nested(&mut self, parent: &str, event: Event) {
+        let tick = self.tick;
         let Some((pane, _)) = self.pane_mut(parent) else { return };
         match event {
             Event::ToolCallStarted {
@@ -580,12 +596,14 @@ impl App {
                 summary,
                 display,
                 ..
-            } => pane.children.push(ToolPane::new(&call_id, &name, &summary, display)),
+            } => pane
+                .children
+                .push(ToolPane::new(&call_id, &name, &summary, display).at(tick)),
             Event::ToolResult(result) => {
                 if let Some(child) = Self::find_pane(pane.children.iter_mut(), &result.call_id) {
                     child.result = sanitize(&result.content);
                     child.status = ToolStatus::Done {
-                        is_error: result.is_error,
+                        failure: result.failed(),
                         duration_ms: result.duration_ms,
                     };
                 }
@@ -600,7 +618,8 @@ impl App {
                     ..
                 } = *event
                 {
-                    pane.children.push(ToolPane::new(&call_id, &name, &summary, display));
+                    pane.children
+                        .push(ToolPane::new(&call_id, &name, &summary, display).at(tick));
                 }
             }
             _ => {}

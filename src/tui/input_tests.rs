@@ -251,7 +251,7 @@ fn a_cr_paste_keeps_its_lines_and_stays_a_placeholder_in_the_transcript() {
     assert_eq!(actions, vec![Action::Op(Op::UserTurn { text: full.clone() })]);
     a.on_event(Event::TurnStarted { prompt: full });
     let shown = a.entries.iter().rev().find_map(|e| match &e.entry {
-        Entry::User(text) => Some(text.clone()),
+        Entry::User(text, _) => Some(text.clone()),
         _ => None,
     });
     assert_eq!(shown.as_deref(), Some(label));

@@ -51,7 +51,7 @@ use crate::protocol::{Event, EventSink, Op};
 use app::{Action, App, SessionInfo};
 
 /// Spinner frame interval while something runs.
-const TICK: Duration = Duration::from_millis(100);
+const TICK: Duration = Duration::from_millis(1000 / transcript::TICKS_PER_SECOND as u64);
 /// How long to wait for the terminal to say which modes it had.
 const QUERY_TIMEOUT: Duration = Duration::from_millis(500);
 

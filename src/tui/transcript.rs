@@ -2,7 +2,7 @@
 //! notices. Each entry caches its wrapped lines per width, so a redraw with a long history
 //! only renders what changed.
 
-use crate::protocol::Display;
+use crate::protocol::{Display, Failure};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -23,11 +23,19 @@ const LIVE_CAP: usize = 64 * 1024;
 
 const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+/// Spinner ticks a second (the UI's tick is a tenth of a second): a running pane's elapsed
+/// time is counted in ticks, so a redraw needs no clock and a test sets the time it shows.
+pub const TICKS_PER_SECOND: usize = 10;
+
 /// The state of a tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
     Running,
-    Done { is_error: bool, duration_ms: u64 },
+    /// `failure` says how the call failed, if it did.
+    Done {
+        failure: Option<Failure>,
+        duration_ms: u64,
+    },
 }
 
 /// One tool call's pane.
@@ -43,6 +51,8 @@ pub struct ToolPane {
     pub result: String,
     /// A sub-agent's own tool calls.
     pub children: Vec<ToolPane>,
+    /// The spinner tick the call started at (its elapsed time shows while it runs).
+    pub started_tick: usize,
 }
 
 impl ToolPane {
@@ -57,6 +67,15 @@ impl ToolPane {
             live: String::new(),
             result: String::new(),
             children: Vec::new(),
+            started_tick: 0,
+        }
+    }
+
+    /// The pane of a call that started at spinner tick `tick`.
+    pub fn at(self, tick: usize) -> Self {
+        Self {
+            started_tick: tick,
+            ..self
         }
     }
 
@@ -82,8 +101,10 @@ impl ToolPane {
                 SPINNER[tick % SPINNER.len()].to_string(),
                 Style::new().fg(Color::Yellow),
             ),
-            ToolStatus::Done { is_error: false, .. } => ("✓".to_owned(), Style::new().fg(Color::Green)),
-            ToolStatus::Done { is_error: true, .. } => ("✗".to_owned(), Style::new().fg(Color::Red)),
+            ToolStatus::Done { failure: None, .. } => ("✓".to_owned(), Style::new().fg(Color::Green)),
+            ToolStatus::Done {
+                failure: Some(failure), ..
+            } => failure_mark(*failure),
         };
         let mut spans = vec![
             Span::raw(indent.to_owned()),
@@ -97,13 +118,29 @@ impl ToolPane {
             ));
         }
         match &self.status {
-            ToolStatus::Running => spans.push(Span::styled("  running…", Style::new().fg(Color::DarkGray))),
+            ToolStatus::Running => {
+                let seconds = tick.wrapping_sub(self.started_tick) / TICKS_PER_SECOND;
+                let text = if seconds == 0 {
+                    "  running…".to_owned()
+                } else {
+                    format!("  running… {}", elapsed(seconds))
+                };
+                spans.push(Span::styled(text, Style::new().fg(Color::DarkGray)));
+            }
             // A pane restored from a saved session has no duration.
             ToolStatus::Done { duration_ms: 0, .. } => {}
             ToolStatus::Done { duration_ms, .. } => spans.push(Span::styled(
                 format!("  {}", duration(*duration_ms)),
                 Style::new().fg(Color::DarkGray),
             )),
+        }
+        // A failure other than a plain error result says which (an error's text says it).
+        if let ToolStatus::Done {
+            failure: Some(failure), ..
+        } = &self.status
+            && *failure != Failure::Error
+        {
+            spans.push(Span::styled(format!("  {}", failure.word()), failure_mark(*failure).1));
         }
         Line::from(spans)
     }
@@ -115,7 +152,7 @@ impl ToolPane {
         let bar = || Span::styled("  │ ", Style::new().fg(Color::DarkGray));
         for child in &self.children {
             let mut header = child.header(tick, "  ↳ ");
-            if let ToolStatus::Done { is_error: true, .. } = child.status {
+            if let ToolStatus::Done { failure: Some(_), .. } = child.status {
                 let first = child.result.lines().next().unwrap_or("").to_owned();
                 header
                     .spans
@@ -215,6 +252,27 @@ fn diff_style(line: &str) -> Style {
     }
 }
 
+/// How a failed call is marked: ✗ in red, or in yellow when the person stopped it
+/// (interrupted, a declined question); a denial gets ⊘.
+fn failure_mark(failure: Failure) -> (String, Style) {
+    match failure {
+        Failure::Denied => ("⊘".to_owned(), Style::new().fg(Color::Red)),
+        Failure::Declined | Failure::Interrupted => ("✗".to_owned(), Style::new().fg(Color::Yellow)),
+        Failure::Error | Failure::Exit(_) | Failure::Signal(_) | Failure::TimedOut => {
+            ("✗".to_owned(), Style::new().fg(Color::Red))
+        }
+    }
+}
+
+/// A running call's elapsed time: `42 s`, `3m 05s`.
+fn elapsed(seconds: usize) -> String {
+    if seconds < 60 {
+        format!("{seconds} s")
+    } else {
+        format!("{}m {:02}s", seconds / 60, seconds % 60)
+    }
+}
+
 fn duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
@@ -273,7 +331,8 @@ impl Welcome {
 pub enum Entry {
     /// The header on the first screen (scrolls away like any entry).
     Welcome(Welcome),
-    User(String),
+    /// A prompt, and the files its `@path`s attached (shown as chips).
+    User(String, Vec<crate::protocol::Attachment>),
     Assistant(String),
     Reasoning(String),
     Tool(ToolPane),
@@ -299,7 +358,7 @@ impl Entry {
     pub fn lines(&self, tick: usize, flags: ViewFlags) -> Vec<Line<'static>> {
         match self {
             Entry::Welcome(welcome) => welcome.lines(),
-            Entry::User(text) => {
+            Entry::User(text, attached) => {
                 let mut out = Vec::new();
                 for (i, line) in text.lines().enumerate() {
                     let marker = if i == 0 { "› " } else { "  " };
@@ -310,6 +369,22 @@ impl Entry {
                 }
                 if out.is_empty() {
                     out.push(Line::styled("› ", Style::new().fg(Color::Cyan)));
+                }
+                if !attached.is_empty() {
+                    let mut chips = vec![Span::raw("  ")];
+                    for attachment in attached {
+                        let what = match attachment.lines {
+                            Some(1) => "1 line".to_owned(),
+                            Some(n) => format!("{n} lines"),
+                            None => "directory".to_owned(),
+                        };
+                        chips.push(Span::styled(
+                            format!(" @{} · {what} ", sanitize(&attachment.path)),
+                            Style::new().fg(Color::Black).bg(Color::Cyan),
+                        ));
+                        chips.push(Span::raw(" "));
+                    }
+                    out.push(Line::from(chips));
                 }
                 out
             }

@@ -267,63 +267,180 @@ fn compact(n: u64) -> String {
     }
 }
 
-fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+/// How long a status line segment stays when the line is too narrow: segments with the
+/// highest number go first; the rest keep their places. State, mode, model, context and cost
+/// always stay (in that order of importance); the key hint and the path yield first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Keep {
+    State,
+    Mode,
+    Model,
+    Context,
+    Cost,
+    /// Counts of things running beside the turn (background processes).
+    Counts,
+    Tokens,
+    Path,
+    Hint,
+}
+
+/// One segment of the status line: what it shows, a shorter form for a narrow line, and how
+/// long it stays.
+pub struct Segment {
+    pub keep: Keep,
+    pub spans: Vec<Span<'static>>,
+    pub short: Option<Vec<Span<'static>>>,
+}
+
+impl Segment {
+    fn new(keep: Keep, spans: Vec<Span<'static>>) -> Self {
+        Self {
+            keep,
+            spans,
+            short: None,
+        }
+    }
+
+    fn or_short(self, short: Vec<Span<'static>>) -> Self {
+        Self {
+            short: Some(short),
+            ..self
+        }
+    }
+
+    fn width(&self) -> usize {
+        self.spans.iter().map(Span::width).sum()
+    }
+}
+
+/// The status line's segments in the order they are shown.
+fn status_segments(app: &App) -> Vec<Segment> {
     let state = app.state_label();
     let state_style = match state.as_str() {
         "idle" => Style::new().fg(Color::Green),
         _ => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
     };
-    let dim = Style::new().fg(Color::DarkGray);
     let hints = if app.busy {
         "Esc interrupt · Ctrl-C quit"
     } else {
         "/help · Ctrl-C quit"
     };
-    let line = Line::from(vec![
-        Span::styled(format!(" {} ", state), state_style),
-        Span::styled("│ ", dim),
-        Span::styled(
-            format!("{} ", app.session.sandbox.as_str()),
-            match app.session.sandbox {
-                crate::permission::Mode::FullAccess => Style::new().fg(Color::Red),
-                crate::permission::Mode::Plan => Style::new().fg(Color::Magenta),
-                _ => Style::new().fg(Color::Cyan),
-            },
+    let mode_style = match app.session.sandbox {
+        crate::permission::Mode::FullAccess => Style::new().fg(Color::Red),
+        crate::permission::Mode::Plan => Style::new().fg(Color::Magenta),
+        _ => Style::new().fg(Color::Cyan),
+    };
+    let tokens = match app.usage.cache_read_tokens {
+        0 => format!(
+            "↑{} ↓{}",
+            compact(app.usage.input_tokens),
+            compact(app.usage.output_tokens)
         ),
-        Span::styled("│ ", dim),
-        Span::raw(format!("{} {}", app.session.provider, app.session.model)),
-        Span::styled(" │ ", dim),
-        Span::raw(app.session.cwd.clone()),
-        Span::styled(" │ ", dim),
-        Span::raw(match app.usage.cache_read_tokens {
-            0 => format!(
-                "↑{} ↓{}",
-                compact(app.usage.input_tokens),
-                compact(app.usage.output_tokens)
-            ),
-            cached => format!(
-                "↑{} ({} cached) ↓{}",
-                compact(app.usage.input_tokens),
-                compact(cached),
-                compact(app.usage.output_tokens)
-            ),
-        }),
-    ]);
-    let mut line = line;
-    // Beside the state, where a narrow terminal still shows it.
+        cached => format!(
+            "↑{} ({} cached) ↓{}",
+            compact(app.usage.input_tokens),
+            compact(cached),
+            compact(app.usage.output_tokens)
+        ),
+    };
+    let mut segments = vec![
+        Segment::new(Keep::State, vec![Span::styled(state, state_style)]),
+        Segment::new(
+            Keep::Mode,
+            vec![Span::styled(app.session.sandbox.as_str().to_owned(), mode_style)],
+        ),
+        Segment::new(
+            Keep::Model,
+            vec![Span::raw(format!("{} {}", app.session.provider, app.session.model))],
+        )
+        .or_short(vec![Span::raw(app.session.model.clone())]),
+        Segment::new(Keep::Path, vec![Span::raw(app.session.cwd.clone())]),
+        Segment::new(Keep::Tokens, vec![Span::raw(tokens)]),
+    ];
     if app.background > 0 {
-        let count = Span::styled(format!("{} bg ", app.background), Style::new().fg(Color::Yellow));
-        line.spans.splice(2..2, [count, Span::styled("│ ", dim)]);
+        segments.push(Segment::new(
+            Keep::Counts,
+            vec![Span::styled(
+                format!("{} bg", app.background),
+                Style::new().fg(Color::Yellow),
+            )],
+        ));
     }
     if let Some(context) = super::app::context_label(app.context) {
-        line.spans.push(Span::styled(" │ ", dim));
-        line.spans.push(Span::raw(context));
+        let short = context.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        segments.push(Segment::new(Keep::Context, vec![Span::raw(context)]).or_short(vec![Span::raw(short)]));
     }
     if let Some(cost) = app.cost_usd {
-        line.spans.push(Span::styled(" │ ", dim));
-        line.spans.push(Span::raw(format!("${cost:.4}")));
+        segments.push(Segment::new(Keep::Cost, vec![Span::raw(format!("${cost:.4}"))]));
     }
+    segments.push(Segment::new(
+        Keep::Hint,
+        vec![Span::styled(hints, Style::new().fg(Color::DarkGray))],
+    ));
+    segments
+}
 
-    line.spans.push(Span::styled(format!(" │ {hints}"), dim));
+/// Fits the segments to `width` (a space at the start and ` │ ` between segments): from the
+/// segment that stays longest to the one that yields first, each is kept if it still fits;
+/// those that always stay are kept and shortened instead.
+fn fit(segments: Vec<Segment>, width: usize) -> Vec<Segment> {
+    let used = |segments: &[Segment]| -> usize {
+        1 + segments.iter().map(Segment::width).sum::<usize>() + 3 * segments.len().saturating_sub(1)
+    };
+    let mut order: Vec<usize> = (0..segments.len()).collect();
+    order.sort_by_key(|&i| segments[i].keep);
+    let mut kept = vec![false; segments.len()];
+    let mut total = 1;
+    for i in order {
+        let cost = segments[i].width() + if total > 1 { 3 } else { 0 };
+        if segments[i].keep <= Keep::Cost || total + cost <= width {
+            kept[i] = true;
+            total += cost;
+        }
+    }
+    let mut segments: Vec<Segment> = segments
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(segment, kept)| kept.then_some(segment))
+        .collect();
+    // Still too wide: the model without its provider, the context without its counts.
+    for keep in [Keep::Model, Keep::Context] {
+        if used(&segments) <= width {
+            break;
+        }
+        if let Some(segment) = segments.iter_mut().find(|s| s.keep == keep)
+            && let Some(short) = segment.short.take()
+        {
+            segment.spans = short;
+        }
+    }
+    // Then the model's name ends in `…`.
+    let over = used(&segments).saturating_sub(width);
+    if over > 0
+        && let Some(segment) = segments.iter_mut().find(|s| s.keep == Keep::Model)
+    {
+        let name: String = segment.spans.iter().map(|s| s.content.as_ref()).collect();
+        let chars = name.chars().count();
+        let room = chars.saturating_sub(over + 1).max(4);
+        if room < chars {
+            let cut: String = name.chars().take(room).collect();
+            segment.spans = vec![Span::raw(format!("{cut}…"))];
+        }
+    }
+    segments
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut line = Line::from(Span::raw(" "));
+    for (i, segment) in fit(status_segments(app), usize::from(area.width))
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            line.spans.push(Span::styled(" │ ", dim));
+        }
+        line.spans.extend(segment.spans);
+    }
     frame.render_widget(Paragraph::new(line).style(Style::new().bg(Color::Black)), area);
 }
