@@ -14,58 +14,6 @@ fn token(n: u32) -> String {
     format!("{}{n}", std::process::id())
 }
 
-/// Processes (not zombies) whose command line holds `token`.
-fn processes_with(token: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
-            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline)));
-        }
-    }
-    found
-}
-
-/// Waits until no process holds `token`, each one through a pidfd (readable when it exits;
-/// no polling). One still there after a minute fails the test instead of hanging it.
-fn wait_gone(token: &str) {
-    loop {
-        let left = processes_with(token);
-        if left.is_empty() {
-            return;
-        }
-        for line in &left {
-            let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) else {
-                continue;
-            };
-            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-            if fd < 0 {
-                continue;
-            }
-            let mut poll = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd; the fd is ours and closed right after.
-            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
-            // SAFETY: closing the pidfd opened above.
-            unsafe { libc::close(fd) };
-            assert!(ready == 1, "still running after a minute: {left:?}");
-        }
-    }
-}
-
 /// The content of the result of call `id` in the `n`th request.
 fn result_of(server: &MockServer, n: usize, id: &str) -> String {
     let requests = server.requests();
@@ -110,7 +58,7 @@ fn a_background_command_is_read_while_it_runs_and_killed_with_its_group() {
     let started = result_of(&server, 1, "start");
     assert!(started.starts_with("Started in the background as bg1."), "{started}");
     assert!(started.contains("[bg1 is still running"), "{started}");
-    assert!(!processes_with(&marker).is_empty(), "the command runs");
+    assert!(!support::processes_with(&marker).is_empty(), "the command runs");
     read.release();
 
     // `shell_output` waited for what it printed next.
@@ -128,7 +76,11 @@ fn a_background_command_is_read_while_it_runs_and_killed_with_its_group() {
     done.arrived();
     let killed = result_of(&server, 3, "kill");
     assert!(killed.contains("[bg1 was stopped (TERM, then KILL"), "{killed}");
-    assert_eq!(processes_with(&marker), Vec::<String>::new(), "nothing of it is left");
+    assert_eq!(
+        support::processes_with(&marker),
+        Vec::<String>::new(),
+        "nothing of it is left"
+    );
     done.release();
 
     assert!(child.wait().unwrap().success());
@@ -170,14 +122,14 @@ fn brute_p_ends_with_a_background_command_running_and_leaves_none() {
     let _deadline = support::deadline(&child, 60);
     done.arrived();
     assert!(result_of(&server, 1, "start").contains("[bg1 is still running"));
-    assert!(processes_with(&marker).len() >= 2, "both sleeps run");
+    assert!(support::processes_with(&marker).len() >= 2, "both sleeps run");
     done.release();
     let status = child.wait().unwrap();
     assert!(
         status.success(),
         "{status:?} (killed by the deadline: brute waited for it)"
     );
-    wait_gone(&marker);
+    support::wait_gone(&marker);
 }
 
 /// What a background process writes belongs to the turn running when it writes: started in

@@ -415,59 +415,6 @@ fn commands_cannot_see_brute_in_their_process_list() {
     assert!(visible <= 6, "only the command's own processes are visible: {visible}");
 }
 
-/// Processes (not zombies) whose command line holds `token`.
-fn processes_with(token: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
-            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline)));
-        }
-    }
-    found
-}
-
-/// Waits until no process holds `token`: each one found is waited on through a pidfd, which
-/// becomes readable when it exits (no polling). A process still there after a minute fails the
-/// test instead of hanging it.
-fn wait_gone(token: &str) {
-    loop {
-        let left = processes_with(token);
-        if left.is_empty() {
-            return;
-        }
-        for line in &left {
-            let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) else {
-                continue;
-            };
-            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-            if fd < 0 {
-                continue;
-            }
-            let mut poll = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd; the fd is ours and closed right after.
-            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
-            // SAFETY: closing the pidfd opened above.
-            unsafe { libc::close(fd) };
-            assert!(ready == 1, "still running after a minute: {left:?}");
-        }
-    }
-}
-
 /// Starts `brute -p` whose command starts a daemon (its own session, out of the process
 /// group) and a foreground sleep, waits until both run, sends `signal`, and returns the exit
 /// code; then checks that nothing with the token is left.
@@ -494,21 +441,21 @@ fn signal_during_command(signal: libc::c_int, sandboxed: bool) -> Option<i32> {
     run.until(|line| line.contains("tool_output_delta") && line.contains("started"));
     let child = &mut run.child;
     assert!(
-        !processes_with(&format!("sleep 7{token}")).is_empty(),
+        !support::processes_with(&format!("sleep 7{token}")).is_empty(),
         "the daemon runs"
     );
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait().unwrap();
     if sandboxed || signal != libc::SIGKILL {
-        wait_gone(&format!("sleep 8{token}"));
+        support::wait_gone(&format!("sleep 8{token}"));
     }
     if sandboxed {
         // Even the daemon that left the process group dies with brute's namespace.
-        wait_gone(&format!("sleep 7{token}"));
+        support::wait_gone(&format!("sleep 7{token}"));
     } else {
         // Without namespaces a daemon that left the group is out of reach; clean up.
-        for line in processes_with(&format!("sleep 7{token}")) {
+        for line in support::processes_with(&format!("sleep 7{token}")) {
             if let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) {
                 // SAFETY: killing the test's own stray process.
                 unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -9,23 +9,6 @@ use serde_json::json;
 use support::tmux::Tmux;
 use support::{MockServer, Reply, Sandbox, openai_sse};
 
-/// Processes (not zombies) whose command line holds `token`.
-fn processes_with(token: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
-            found.push(String::from_utf8_lossy(&cmdline).into_owned());
-        }
-    }
-    found
-}
-
 #[test]
 fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
     let sb = Sandbox::new();
@@ -85,14 +68,18 @@ fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
     ] {
         assert!(screen.contains(&shown), "{shown:?} in:\n{screen}");
     }
-    assert!(!processes_with(&marker).is_empty(), "bg1 runs");
+    assert!(!support::processes_with(&marker).is_empty(), "bg1 runs");
 
     tmux.text("/ps kill bg1");
     tmux.keys(&["Enter"]);
     tmux.wait_for("one left running", |s| {
         s.contains("stopping bg1: TERM to its process group") && s.contains(" idle │ 1 bg │")
     });
-    assert_eq!(processes_with(&marker), Vec::<String>::new(), "bg1's group is gone");
+    assert_eq!(
+        support::processes_with(&marker),
+        Vec::<String>::new(),
+        "bg1's group is gone"
+    );
 
     // bg2 ends between turns: the status line says so, and the next prompt tells the model.
     std::fs::write(sb.path("gate.fifo"), "go\n").unwrap();
@@ -131,56 +118,9 @@ fn ps_lists_and_kills_background_processes_and_an_ended_one_is_noted() {
 
     // Quitting the UI ends the one still running.
     assert!(screen.contains(" idle │ 1 bg │"), "{screen}");
-    assert!(!processes_with(&left_running).is_empty());
+    assert!(!support::processes_with(&left_running).is_empty());
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
-    wait_gone(&left_running);
-}
-
-/// Waits until no process holds `token`, each one through a pidfd (readable when it exits;
-/// no polling). One still there after a minute fails the test instead of hanging it.
-fn wait_gone(token: &str) {
-    loop {
-        let left = pids_with(token);
-        if left.is_empty() {
-            return;
-        }
-        for pid in left {
-            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-            if fd < 0 {
-                continue;
-            }
-            let mut poll = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd; the fd is ours and closed right after.
-            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
-            // SAFETY: closing the pidfd opened above.
-            unsafe { libc::close(fd) };
-            assert!(ready == 1, "still running after a minute: {:?}", processes_with(token));
-        }
-    }
-}
-
-/// The pids of the processes (not zombies) whose command line holds `token`.
-fn pids_with(token: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-            let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
-            let state = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
-            let zombie = state
-                .rsplit(')')
-                .next()
-                .is_some_and(|s| s.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(token)
-        })
-        .collect()
+    support::wait_gone(&left_running);
 }

@@ -357,14 +357,10 @@ fn status_segments(app: &App) -> Vec<Segment> {
         Segment::new(Keep::Path, vec![Span::raw(app.session.cwd.clone())]),
         Segment::new(Keep::Tokens, vec![Span::raw(tokens)]),
     ];
+    // Shown beside the state (in vector order); whether it stays is its `Keep`'s say.
     if app.background > 0 {
-        segments.push(Segment::new(
-            Keep::Counts,
-            vec![Span::styled(
-                format!("{} bg", app.background),
-                Style::new().fg(Color::Yellow),
-            )],
-        ));
+        let count = Span::styled(format!("{} bg", app.background), Style::new().fg(Color::Yellow));
+        segments.insert(1, Segment::new(Keep::Counts, vec![count]));
     }
     if let Some(context) = super::app::context_label(app.context) {
         let short = context.split(' ').take(2).collect::<Vec<_>>().join(" ");

@@ -1015,3 +1015,56 @@ pub fn mkfifo(path: &std::path::Path) {
     // SAFETY: a valid C string; mkfifo only creates a node.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
+
+/// Processes (not zombies) whose command line holds `token`.
+pub fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(token) {
+            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmdline)));
+        }
+    }
+    found
+}
+
+/// Waits until no process holds `token`: each one found is waited on through a pidfd, which
+/// becomes readable when it exits (no polling). A process still there after a minute fails the
+/// test instead of hanging it.
+pub fn wait_gone(token: &str) {
+    loop {
+        let left = processes_with(token);
+        if left.is_empty() {
+            return;
+        }
+        for line in &left {
+            let Some(pid) = line.split(':').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            // SAFETY: pidfd_open(2) on a pid read from /proc; a pid already gone gives -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+            if fd < 0 {
+                continue;
+            }
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the fd is ours and closed right after.
+            let ready = unsafe { libc::poll(&mut poll, 1, 60_000) };
+            // SAFETY: closing the pidfd opened above.
+            unsafe { libc::close(fd) };
+            assert!(ready == 1, "still running after a minute: {left:?}");
+        }
+    }
+}
