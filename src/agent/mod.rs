@@ -796,6 +796,22 @@ impl Agent {
         }
     }
 
+    /// Ends a turn whose prompt was not sent, saying why (an error event and the turn's end).
+    fn refused_prompt(&self, message: String) -> TurnEnd {
+        self.events.emit(Event::Error {
+            message: message.clone(),
+        });
+        self.events.emit(Event::TurnFinished {
+            outcome: TurnOutcome::Error,
+            text: String::new(),
+        });
+        TurnEnd {
+            outcome: TurnOutcome::Error,
+            text: String::new(),
+            error: Some(message),
+        }
+    }
+
     /// What this turn's tools did since the marks taken at its start, for its end record.
     fn turn_work(&self, writes_from: u64, busy_from: crate::busy::Mark) -> crate::session::TurnWork {
         let snapshots = self.executor.snapshots();
@@ -849,38 +865,14 @@ impl Agent {
         }
         let images = match images {
             Ok(images) => images,
-            Err(error) => {
-                let message = format!("the prompt was not sent: {error}");
-                self.events.emit(Event::Error {
-                    message: message.clone(),
-                });
-                self.events.emit(Event::TurnFinished {
-                    outcome: TurnOutcome::Error,
-                    text: String::new(),
-                });
-                return TurnEnd {
-                    outcome: TurnOutcome::Error,
-                    text: String::new(),
-                    error: Some(message),
-                };
-            }
+            Err(error) => return self.refused_prompt(format!("the prompt was not sent: {error}")),
         };
         let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
             Ok(context) => context,
             Err(reason) => {
-                let message = format!("a user_prompt_submit hook refused this prompt, so it was not sent: {reason}");
-                self.events.emit(Event::Error {
-                    message: message.clone(),
-                });
-                self.events.emit(Event::TurnFinished {
-                    outcome: TurnOutcome::Error,
-                    text: String::new(),
-                });
-                return TurnEnd {
-                    outcome: TurnOutcome::Error,
-                    text: String::new(),
-                    error: Some(message),
-                };
+                return self.refused_prompt(format!(
+                    "a user_prompt_submit hook refused this prompt, so it was not sent: {reason}"
+                ));
             }
         };
         let history_len = self.history.len();
