@@ -1140,6 +1140,28 @@ fn trees_deeper_than_path_max_are_undone_and_redone_whole() {
     );
     sb.bare().arg("redo").assert().success();
     assert_eq!(bytes_tree::read(sb.project.path()), made, "redo makes it again");
+    // The same as a project's very first run: its size unknown, the file watcher runs, and
+    // the turn's end lists only the directories it saw touched (the new one walked whole).
+    let fresh = Sandbox::new();
+    fresh.write("top.txt", "top\n");
+    let first = bytes_tree::read(fresh.project.path());
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("", &[("m", "shell", &make)])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    fresh.brute(&server).args(["-p", "make one"]).assert().success();
+    assert_eq!(bytes_tree::read(fresh.project.path()).len(), first.len() + 123);
+    fresh
+        .bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("123 paths changed"));
+    fresh.bare().arg("undo").assert().success();
+    assert_eq!(
+        bytes_tree::read(fresh.project.path()),
+        first,
+        "the watched turn's undo removes all of it"
+    );
 }
 
 /// A file the person saves while a turn runs (between the model's answers, when nothing of

@@ -443,11 +443,17 @@ impl Scanner {
         if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
             match watch.take() {
                 Ok(touched) => {
-                    if let Some(scan) = self.walk_touched(touched)? {
+                    let touched = match self.walk_touched(touched) {
+                        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<DeepTouched>()) => None,
+                        walked => walked?,
+                    };
+                    if let Some(scan) = touched {
                         self.last_walk = Walked::Touched;
                         return Ok(scan);
                     }
-                    tracing::info!("an ignore file changed: the checkpoint walks the whole tree");
+                    tracing::info!(
+                        "an ignore file changed, or a touched directory lies past PATH_MAX: the checkpoint walks the whole tree"
+                    );
                 }
                 Err(gap) => {
                     tracing::info!(%gap, "the checkpoint walks the whole tree");
@@ -516,7 +522,9 @@ impl Scanner {
     /// The checkpoint from the watcher's touched paths: the previous manifest, with every
     /// directory that holds a touched path listed again (its entries through [`observe`], a
     /// new subdirectory walked whole, a vanished one dropped with all under it). `None`
-    /// when an ignore file changed (what is ignored may have changed anywhere below it).
+    /// when an ignore file changed (what is ignored may have changed anywhere below it), or a
+    /// touched directory lies deeper than a path reaches (the whole walk goes there through
+    /// descriptors).
     fn walk_touched(&mut self, touched: BTreeSet<PathBuf>) -> std::io::Result<Option<Scan>> {
         let own = own_data_dir(&self.root, &self.objects);
         let mut dirs = BTreeSet::new();
@@ -544,12 +552,16 @@ impl Scanner {
             } else {
                 super::relpath::under(&self.root, dir)
             };
-            if !std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
-                continue; // gone: its parent's listing drops it
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => {}
+                // Past PATH_MAX: only the whole walk reaches it (see `walk_deep`).
+                Err(e) if too_long(&e) => return Ok(None),
+                _ => continue, // gone: its parent's listing drops it
             }
             let mut found = Manifest::new();
             let mut found_skipped = BTreeMap::new();
-            for entry in self.builder(&full).max_depth(Some(1)).build().flatten() {
+            for entry in self.builder(&full).max_depth(Some(1)).build() {
+                let Some(entry) = reachable(entry)? else { continue };
                 if entry.depth() == 0 {
                     continue;
                 }
@@ -581,11 +593,8 @@ impl Scanner {
                 manifest.insert(path.clone(), state);
                 if new_dir {
                     // A directory made since the last checkpoint: all of it is new.
-                    for entry in self
-                        .builder(&super::relpath::under(&self.root, &path))
-                        .build()
-                        .flatten()
-                    {
+                    for entry in self.builder(&super::relpath::under(&self.root, &path)).build() {
+                        let Some(entry) = reachable(entry)? else { continue };
                         if entry.depth() == 0 {
                             continue;
                         }
@@ -2015,8 +2024,10 @@ struct Deep {
     fds: std::sync::OnceLock<Option<crate::beneath::Root>>,
 }
 
+/// `ENAMETOOLONG`, also as the sequential walker wraps it (walkdir's error inside an
+/// `io::Error` of kind `InvalidFilename`, which is what std makes of that errno).
 fn too_long(error: &std::io::Error) -> bool {
-    error.raw_os_error() == Some(libc::ENAMETOOLONG)
+    error.raw_os_error() == Some(libc::ENAMETOOLONG) || error.kind() == std::io::ErrorKind::InvalidFilename
 }
 
 impl Deep {
@@ -2071,6 +2082,22 @@ impl Deep {
         }
     }
 }
+
+/// A walker entry of a touched walk: `Some` to observe, `None` to pass over (unreadable or
+/// vanished, as the whole walk does), and an error standing for "walk the whole tree" when a
+/// directory could not be listed because its path is too long (the whole walk reaches it).
+fn reachable(entry: Result<ignore::DirEntry, ignore::Error>) -> std::io::Result<Option<ignore::DirEntry>> {
+    match entry {
+        Ok(entry) => Ok(Some(entry)),
+        Err(error) if too_long_to_list(&error).is_some() => Err(std::io::Error::other(DeepTouched)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Says that a touched walk met a directory past PATH_MAX (see [`reachable`]).
+#[derive(Debug, thiserror::Error)]
+#[error("a touched directory lies past PATH_MAX")]
+struct DeepTouched;
 
 /// The directory a walker error is about when it could not be listed because its path is
 /// longer than the kernel takes.
