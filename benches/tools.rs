@@ -14,10 +14,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use brute::agent::state::AgentState;
 use brute::protocol::EventSink;
 use brute::provider::replay::ReplayProvider;
 use brute::tool::fs_search::{Query, Stop, search};
+use brute::tool::state::AgentState;
 use brute::tool::{Tool, ToolContext};
 
 const PATTERN: &str = r"fn [a-z_]+_mut\(";

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use brute::agent::state::AgentState;
 use brute::agent::{Agent, AgentConfig};
 use brute::protocol::{Event, EventSink, TurnOutcome};
 use brute::provider::Provider;
 use brute::provider::replay::ReplayProvider;
 use brute::tool::exec::Executor;
+use brute::tool::state::AgentState;
 use brute::tool::{Params, ToolError, ToolOutput, fn_tool};
 
 /// The script the replay provider plays: call the tool, then answer with its result.

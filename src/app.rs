@@ -4,26 +4,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::conversation::{Conversation, Resumer};
-use crate::agent::requests::Requests;
-use crate::agent::state::AgentState;
-use crate::agent::{Agent, AgentConfig, Compaction, prompt, question::QuestionTool, skills};
+use crate::agent::{Agent, AgentConfig, Compaction, prompt, question::QuestionTool};
+use crate::config::Settings;
 use crate::config::project::Workspace;
-use crate::config::{Settings, paths};
+use crate::paths;
 use crate::protocol::EventSink;
+use crate::protocol::requests::Requests;
 use crate::provider::http::{HttpProvider, HttpSettings};
 use crate::provider::replay::{DEMO_SCRIPT, ReplayProvider};
 use crate::provider::spec::Transport;
 use crate::provider::text_calls::{self, TextCalls};
 use crate::provider::{Provider, ProviderError};
 use crate::session;
-use crate::tool::adapter::{FileQueue, SnapshotFirst};
 use crate::tool::command::CommandTool;
 use crate::tool::exec::Executor;
 use crate::tool::registry::ToolFilter;
-use crate::tool::{
-    Pipeline, Registry, Snapshots, Tool, fetch, fs_search, patch, read, remove, shell, skill, subagent, todo, undo,
-    write,
-};
+use crate::tool::skills;
+use crate::tool::state::AgentState;
+use crate::tool::{Registry, Snapshots, Tool, fetch, fs_search, patch, read, remove, shell, skill, todo, undo, write};
 
 /// Why the agent could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -86,20 +84,14 @@ fn with_text_calls(provider: Arc<dyn Provider>, on: bool) -> Arc<dyn Provider> {
     }
 }
 
-/// Wraps a mutating built-in so calls on one file are queued in call order and the file is
-/// snapshotted before it changes (the registry adds validation and logging around this).
-fn mutating(tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
-    Arc::new(Pipeline::new(tool).layer(FileQueue).layer(SnapshotFirst))
-}
-
 /// The built-in tools, in the order they are advertised.
 pub fn builtin_tools() -> Registry {
-    let mut registry = Registry::new();
+    let mut registry = crate::pipeline::registry();
     registry.register(Arc::new(read::ReadTool));
-    registry.register(mutating(Arc::new(write::WriteTool)));
-    registry.register(mutating(Arc::new(patch::PatchTool)));
-    registry.register(mutating(Arc::new(remove::RemoveTool)));
-    registry.register(Arc::new(Pipeline::new(Arc::new(undo::UndoTool)).layer(FileQueue)));
+    registry.register(Arc::new(write::WriteTool));
+    registry.register(Arc::new(patch::PatchTool));
+    registry.register(Arc::new(remove::RemoveTool));
+    registry.register(Arc::new(undo::UndoTool));
     registry.register(Arc::new(fs_search::SearchTool::default()));
     registry.register(Arc::new(shell::ShellTool));
     registry.register(Arc::new(crate::tool::background::ShellOutputTool));
@@ -109,7 +101,7 @@ pub fn builtin_tools() -> Registry {
     registry.register(Arc::new(todo::TodoReadTool));
     registry.register(Arc::new(QuestionTool));
     registry.register(Arc::new(skill::SkillTool));
-    registry.register(Arc::new(subagent::SubAgentTool::task()));
+    registry.register(Arc::new(crate::agent::subagent::SubAgentTool::task()));
     registry.register(Arc::new(crate::tool::plan::ExitPlanModeTool));
     registry
 }
@@ -186,7 +178,7 @@ mod tests {
                 fetch::TIMEOUT.as_secs(),
                 fetch::MAX_BYTES >> 20
             ),
-            format!("bounded ({} MiB)", crate::tool::guard::MAX_FILE_BYTES >> 20),
+            format!("bounded ({} MiB)", crate::files::MAX_FILE_BYTES >> 20),
             format!("(default {})", crate::tool::registry::DEFAULT_MAX_TOOLS),
         ];
         for claim in claims {
@@ -197,7 +189,7 @@ mod tests {
 
 /// What commands and tools may do for this run: the sandbox mode made concrete for the
 /// project, `--yolo`, and whether a sandbox is available here at all.
-pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
+pub fn access(settings: &Settings, root: &Path) -> crate::tool::state::Access {
     let data_dir = paths::data_dir();
     let extra_roots = settings.extra_roots();
     let approvals_file = data_dir.as_deref().map(|d| crate::permission::approvals::file(d, root));
@@ -216,7 +208,7 @@ pub fn access(settings: &Settings, root: &Path) -> crate::agent::state::Access {
     if let Some(file) = &approvals_file {
         rules.append(crate::permission::approvals::load(file));
     }
-    crate::agent::state::Access {
+    crate::tool::state::Access {
         policy: crate::sandbox::Policy::for_project(
             settings.permission_mode().sandbox(),
             root,
@@ -533,7 +525,7 @@ pub fn build_agent_with(
         to: settings.compact_to.value,
         price: model_config
             .and_then(|m| m.price())
-            .or_else(|| crate::agent::pricing::builtin(&settings.model.value)),
+            .or_else(|| crate::provider::pricing::builtin(&settings.model.value)),
     });
     if configured_window.is_none()
         && let Ok(runtime) = tokio::runtime::Handle::try_current()

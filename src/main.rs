@@ -23,7 +23,8 @@ use std::process::ExitCode;
 use brute::app::SessionChoice;
 use brute::cli::prompt::{self, PromptError, Run};
 use brute::cli::{Cli, Command, exit};
-use brute::config::{self, Flags, paths};
+use brute::config::{self, Flags};
+use brute::paths;
 use brute::session::{self, SessionStore};
 
 fn main() -> ExitCode {
@@ -290,7 +291,7 @@ fn subcommand(cli: &Cli, command: &Command, root: &std::path::Path) -> anyhow::R
         Command::Mcp { action } => {
             let user_config = user_config();
             let servers = || config::mcp_servers(root, &flags(cli), &config::process_env, user_config.as_deref());
-            let (text, code) = brute::mcp::command::run(action, user_config.as_deref(), servers)?;
+            let (text, code) = brute::cli::mcp::run(action, user_config.as_deref(), servers)?;
             let _ = write!(std::io::stdout(), "{text}");
             Ok(code)
         }

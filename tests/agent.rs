@@ -5,13 +5,13 @@ mod support;
 
 use std::sync::Arc;
 
-use brute::agent::requests::Requests;
-use brute::agent::state::AgentState;
 use brute::agent::{Agent, AgentConfig};
+use brute::protocol::requests::Requests;
 use brute::protocol::{Event, EventSink, Op, RequestKind, Response, TurnOutcome};
 use brute::provider::Message;
 use brute::provider::replay::ReplayProvider;
 use brute::tool::exec::Executor;
+use brute::tool::state::AgentState;
 use brute::tool::{Params, ToolError, ToolOutput, fn_tool};
 use serde_json::json;
 use tokio::sync::mpsc;

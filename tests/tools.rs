@@ -657,10 +657,10 @@ fn skills_load_on_demand() {
     )
     .unwrap();
     std::fs::write(skill_dir.join("scripts/extract.sh"), "pdftotext \"$1\"\n").unwrap();
-    let skills = brute::agent::skills::discover(&brute::agent::skills::dirs(dir.path(), None, None)).skills;
+    let skills = brute::tool::skills::discover(&brute::tool::skills::dirs(dir.path(), None, None)).skills;
     let provider = std::sync::Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
     let state = std::sync::Arc::new(
-        brute::agent::state::AgentState::new(provider, "m".into(), 10, dir.path().to_path_buf()).with_skills(skills),
+        brute::tool::state::AgentState::new(provider, "m".into(), 10, dir.path().to_path_buf()).with_skills(skills),
     );
     let (sink, _rx) = brute::protocol::EventSink::channel();
     let ctx = brute::tool::ToolContext::standalone(state, sink);

@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::skills::split_front_matter;
+use crate::tool::skills::split_front_matter;
 
 /// The largest command file read.
 pub const MAX_COMMAND_BYTES: u64 = 256 * 1024;
@@ -262,12 +262,12 @@ fn tool_names(list: ToolList) -> Vec<String> {
 
 /// Reads one command file.
 pub fn parse(path: &Path, name: String, origin: Origin) -> Result<Command, String> {
-    let text = crate::tool::guard::read_text(path, MAX_COMMAND_BYTES)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text =
+        crate::files::read_text(path, MAX_COMMAND_BYTES).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (front, body) = split_front_matter(&text);
     let front = match front {
         Some(yaml) if !yaml.trim().is_empty() => {
-            super::skills::check_front_matter(yaml)
+            crate::tool::skills::check_front_matter(yaml)
                 .map_err(|why| format!("{}: front matter refused: {why}", path.display()))?;
             serde_norway::from_str::<Option<FrontMatter>>(yaml)
                 .map_err(|e| format!("{}: malformed YAML front matter: {e}", path.display()))?

@@ -29,7 +29,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 use super::Inbox;
-use super::requests::Requests;
+use crate::protocol::requests::Requests;
 use crate::protocol::{Event, EventSink, Op, RequestKind, Response, TurnOutcome};
 
 /// Builds the agent of another saved session (for `Resume`); supplied by the wiring
@@ -140,7 +140,7 @@ impl Conversation {
                 self.notice("new conversation");
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
-                super::apply_setting(op, self.agent.state(), &self.events);
+                self.agent.state().apply_setting(op, &self.events);
             }
             Op::ListProcesses | Op::KillProcess { .. } => {
                 super::background_op(op, self.agent.state(), &self.events);
@@ -301,14 +301,14 @@ mod tests {
 
     fn agent() -> super::super::Agent {
         let provider = Arc::new(crate::provider::replay::ReplayProvider::from_script("").unwrap());
-        let state = Arc::new(crate::agent::state::AgentState::new(
+        let state = Arc::new(crate::tool::state::AgentState::new(
             provider,
             "m".into(),
             100,
             std::env::temp_dir(),
         ));
         let (events, _) = EventSink::channel();
-        let registry = Arc::new(crate::tool::Registry::new());
+        let registry = Arc::new(crate::pipeline::registry());
         let executor = crate::tool::exec::Executor::new(registry, Arc::default(), state.clone(), events.clone());
         let config = super::super::AgentConfig {
             system_prompt: String::new(),

@@ -47,7 +47,7 @@ fn chain(root: &Path, cwd: &Path) -> Vec<PathBuf> {
 
 /// A non-empty instruction text of at most `limit` bytes: (text, whether the file had more).
 fn read(path: &Path, limit: usize) -> Option<(String, bool)> {
-    let (text, more) = crate::tool::guard::read_head(path, limit as u64).ok()?;
+    let (text, more) = crate::files::read_head(path, limit as u64).ok()?;
     let text = text.trim().to_owned();
     (!text.is_empty()).then_some((text, more))
 }

@@ -13,12 +13,9 @@ pub mod conversation;
 pub mod doom_loop;
 mod hook_events;
 pub mod instructions;
-pub mod pricing;
 pub mod prompt;
 pub mod question;
-pub mod requests;
-pub mod skills;
-pub mod state;
+pub mod subagent;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -30,10 +27,9 @@ use crate::protocol::{CallView, Event, EventSink, Op, TurnOutcome, Usage};
 use crate::provider::{ChatRequest, Delta, Message, ReasoningItem, StopReason, ToolCall};
 use crate::tool::ToolError;
 use crate::tool::exec::{CallRecord, Executor};
-use state::AgentState;
+use crate::tool::state::AgentState;
 
-/// The default cap on model requests per user turn.
-pub const DEFAULT_MAX_TURNS: u32 = 100;
+pub use crate::config::DEFAULT_MAX_TURNS;
 
 /// Added to the system prompt while the session is in plan mode.
 pub const PLAN_PROMPT: &str = include_str!("../../assets/plan_mode.md");
@@ -88,28 +84,6 @@ pub struct Inbox {
     pub shutdown: bool,
 }
 
-/// Applies a setting op (model, sandbox mode, reasoning effort) to the agent's live state and
-/// tells the front ends; the same whether a turn runs or not, so both paths share it.
-pub(crate) fn apply_setting(op: Op, state: &AgentState, events: &EventSink) {
-    match op {
-        Op::SetModel { model } => {
-            state.set_model(model.clone());
-            events.emit(Event::ModelChanged { model });
-        }
-        Op::SetSandbox { mode } => {
-            state.set_mode(mode);
-            events.emit(Event::SandboxChanged {
-                mode: state.access().mode(),
-            });
-        }
-        Op::SetEffort { effort } => {
-            state.set_effort(effort);
-            events.emit(Event::EffortChanged { effort });
-        }
-        _ => {}
-    }
-}
-
 /// Answers an op about background processes (`/ps`): the same whether a turn runs or not.
 pub(crate) fn background_op(op: Op, state: &AgentState, events: &EventSink) {
     let background = &state.background;
@@ -119,7 +93,7 @@ pub(crate) fn background_op(op: Op, state: &AgentState, events: &EventSink) {
             Ok(true) => events.emit(Event::Notice {
                 message: format!(
                     "stopping {id}: TERM to its process group, KILL after {} s",
-                    crate::tool::shell::KILL_GRACE.as_secs()
+                    crate::sandbox::group::KILL_GRACE.as_secs()
                 ),
             }),
             Ok(false) => events.emit(Event::Notice {
@@ -167,7 +141,7 @@ impl Inbox {
                     });
                 }
             }
-            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => apply_setting(op, state, events),
+            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => state.apply_setting(op, events),
             Op::ListProcesses | Op::KillProcess { .. } => background_op(op, state, events),
             Op::Undo { .. }
             | Op::Redo { .. }
@@ -226,7 +200,7 @@ pub struct Compaction {
     /// Bring the conversation down to this share of the window.
     pub to: f64,
     /// The model's prices, when known (for the session's cost).
-    pub price: Option<pricing::Price>,
+    pub price: Option<crate::provider::pricing::Price>,
 }
 
 impl Compaction {
@@ -236,7 +210,7 @@ impl Compaction {
             window: compact::context_window(model),
             at: 0.8,
             to: 0.5,
-            price: pricing::builtin(model),
+            price: crate::provider::pricing::builtin(model),
         }
     }
 }
@@ -1127,7 +1101,7 @@ impl Agent {
                 window: self.compaction.window,
             });
             if let Some(price) = &self.compaction.price {
-                self.cost_usd += pricing::cost(&completion.usage, price);
+                self.cost_usd += crate::provider::pricing::cost(&completion.usage, price);
                 self.events.emit(Event::Cost {
                     total_usd: self.cost_usd,
                 });

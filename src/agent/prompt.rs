@@ -6,16 +6,10 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::config::project::Workspace;
+pub use crate::tool::skills::SkillSummary;
 
 /// The built-in template; `{cwd}`, `{root}`, `{git}`, `{platform}` and `{date}` are filled in.
 pub const TEMPLATE: &str = include_str!("../../assets/system_prompt.md");
-
-/// A skill as listed in the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillSummary {
-    pub name: String,
-    pub description: String,
-}
 
 /// Builds the system prompt for a workspace: the template, the project instructions (the
 /// global `AGENTS.md` in `global_dir`, then the project's; see [`super::instructions`]) and the
@@ -61,32 +55,13 @@ fn today() -> String {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs() / 86_400)
         .unwrap_or(0) as i64;
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = crate::dates::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
-}
-
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 
     #[test]
     fn prompt_has_the_place_instructions_and_skills() {

@@ -320,7 +320,7 @@ mod tests {
             crate::sandbox::DISABLE_VAR,
             "BRUTE_DATA_DIR",
             "BRUTE_LOG",
-            crate::config::paths::CONFIG_DIR_VAR,
+            crate::paths::CONFIG_DIR_VAR,
         ] {
             assert!(documented.contains(&var), "{var}");
         }

@@ -3,6 +3,7 @@
 //! arguments ask for (the UI, with or without a first prompt, or a headless run).
 
 pub mod man;
+pub mod mcp;
 pub mod prompt;
 
 use std::path::PathBuf;

@@ -8,7 +8,6 @@
 //! depends on it, the API key, the script path, `[[tools]]`, the tool allowlist) are layered
 //! the same way but resolved by hand in `resolve`.
 
-pub mod paths;
 pub mod project;
 pub mod trust;
 #[macro_use]
@@ -22,6 +21,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::paths;
 pub use crate::provider::spec::ProviderKind;
 use crate::provider::spec::{self, ProviderSpec};
 use crate::tool::command::CommandToolSpec;
@@ -87,6 +87,9 @@ pub enum ConfigError {
     Invalid { name: String, message: String },
 }
 
+/// The default cap on model requests per user turn.
+pub const DEFAULT_MAX_TURNS: u32 = 100;
+
 settings! {
     file_only {
         /// Command tools (`[[tools]]`); a project tool replaces a user tool of the same name.
@@ -148,7 +151,7 @@ settings! {
     }
     plain {
         /// Model requests per user turn.
-        max_turns: u32 = crate::agent::DEFAULT_MAX_TURNS, env = "BRUTE_MAX_TURNS", check = at_least_one;
+        max_turns: u32 = DEFAULT_MAX_TURNS, env = "BRUTE_MAX_TURNS", check = at_least_one;
         max_tokens: u32 = 16_384;
         /// Stream responses (off for servers that cannot stream tool calls).
         stream: bool = true;
@@ -249,8 +252,8 @@ pub struct ModelConfig {
 
 impl ModelConfig {
     /// The price, when both input and output prices are given.
-    pub fn price(&self) -> Option<crate::agent::pricing::Price> {
-        Some(crate::agent::pricing::Price {
+    pub fn price(&self) -> Option<crate::provider::pricing::Price> {
+        Some(crate::provider::pricing::Price {
             input: self.input_price?,
             output: self.output_price?,
             cache_read: self.cache_read_price,
@@ -524,7 +527,7 @@ pub fn process_env(name: &str) -> Option<String> {
 pub fn read_layer(path: &Path) -> Result<Option<FileLayer>, ConfigError> {
     // A repository's config could be a FIFO or a link to /dev/zero: read it bounded.
     // Refused, not decoded lossily: a replaced byte could change what a key or value says.
-    let text = match crate::tool::guard::read_bounded(path, 1024 * 1024) {
+    let text = match crate::files::read_bounded(path, 1024 * 1024) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|e| ConfigError::NotUtf8 {
             path: path.to_path_buf(),
             offset: e.utf8_error().valid_up_to(),

@@ -223,3 +223,16 @@ macro_rules! settings {
         }
     };
 }
+
+/// The skill scripts' ceiling (`[skill_sandbox]`) is a table, shown in one line.
+impl Value for crate::tool::skill_script::Ceiling {
+    fn show(&self) -> String {
+        format!(
+            "read {:?}, write {:?}, network {}, timeout {} s",
+            self.fs_read, self.fs_write, self.network, self.timeout
+        )
+    }
+    fn parse_env(_text: &str) -> Result<Self, String> {
+        Err("cannot be set from the environment (use [skill_sandbox] in config.toml)".to_owned())
+    }
+}

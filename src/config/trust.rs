@@ -50,7 +50,7 @@ pub enum Trust {
 }
 
 fn store() -> Option<PathBuf> {
-    super::paths::data_dir().map(|d| d.join(FILE))
+    crate::paths::data_dir().map(|d| d.join(FILE))
 }
 
 fn canonical(dir: &Path) -> PathBuf {
@@ -61,20 +61,20 @@ fn canonical(dir: &Path) -> PathBuf {
 /// `.mcp.json` when it has one.
 fn fingerprint(dir: &Path) -> String {
     let path = dir.join(".brute").join("config.toml");
-    let config = match crate::tool::guard::read_bounded(&path, 1024 * 1024) {
+    let config = match crate::files::read_bounded(&path, 1024 * 1024) {
         Ok(bytes) => format!("sha256:{}", crate::session::objects::hash(&bytes)),
         Err(_) => "absent".to_owned(),
     };
     // `.mcp.json` starts programs too: trust covers it as it was (a project without one keeps
     // the fingerprint it always had).
-    match crate::tool::guard::read_bounded(&dir.join(crate::mcp::config::MCP_JSON), 1024 * 1024) {
+    match crate::files::read_bounded(&dir.join(crate::mcp::config::MCP_JSON), 1024 * 1024) {
         Ok(bytes) => format!("{config}+mcp:sha256:{}", crate::session::objects::hash(&bytes)),
         Err(_) => config,
     }
 }
 
 fn read(path: &Path) -> Vec<Entry> {
-    crate::tool::guard::read_bounded(path, 16 * 1024 * 1024)
+    crate::files::read_bounded(path, 16 * 1024 * 1024)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default()
@@ -112,9 +112,9 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> std::io::Result<PathBuf> {
         });
     }
     if let Some(parent) = path.parent() {
-        super::paths::private_dir(parent)?;
+        crate::paths::private_dir(parent)?;
     }
     let json = serde_json::to_vec_pretty(&list).map_err(std::io::Error::other)?;
-    super::paths::replace_private(&path, &json)?;
+    crate::paths::replace_private(&path, &json)?;
     Ok(dir)
 }

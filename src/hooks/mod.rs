@@ -7,7 +7,7 @@
 //!   JSON input on stdin, bounded output and a timeout that kills its process group.
 //! - [`outcome`]: what a finished hook says (exit 0 and optional JSON, exit 2 blocks, anything
 //!   else is a hook error), in brute's and Claude Code's output shapes.
-//! - [`layer`]: the tool middlewares for `pre_tool_use` and `post_tool_use`.
+//! - The tool middlewares for `pre_tool_use` and `post_tool_use` are in [`crate::pipeline::hooks`].
 //!
 //! Hooks of one event run one after another in config order (user config first, then the
 //! project's): a later `pre_tool_use` hook sees the input an earlier one rewrote, and the first
@@ -15,7 +15,6 @@
 //! is allocated ([`Hooks::has`] is a plain check).
 
 pub mod config;
-pub mod layer;
 pub mod outcome;
 pub mod run;
 

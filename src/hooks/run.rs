@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use super::Hook;
-use crate::tool::shell::kill_group;
+use crate::sandbox::group::kill_group;
 
 /// Bytes of each output stream kept; the rest is read and dropped.
 pub const MAX_OUTPUT: usize = 256 * 1024;

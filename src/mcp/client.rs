@@ -392,7 +392,7 @@ struct KillGroup(u32);
 
 impl Drop for KillGroup {
     fn drop(&mut self) {
-        crate::tool::shell::kill_group(self.0);
+        crate::sandbox::group::kill_group(self.0);
     }
 }
 

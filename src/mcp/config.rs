@@ -186,7 +186,7 @@ struct JsonFile {
 /// entries left out. Only call this for a trusted project: the file comes with the repository.
 pub fn project_servers(root: &Path) -> (Vec<Server>, Vec<String>) {
     let path = root.join(MCP_JSON);
-    let text = match crate::tool::guard::read_text(&path, 1024 * 1024) {
+    let text = match crate::files::read_text(&path, 1024 * 1024) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => return (Vec::new(), vec![format!("cannot read {}: {e}", path.display())]),

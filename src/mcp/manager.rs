@@ -19,36 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::client::{Connection, RemoteTool, StderrTail};
 use super::config::Server;
 use super::tool::{McpTool, advertised_name};
-use crate::protocol::{Event, EventSink};
+use crate::protocol::{Event, EventSink, ServerState, ServerStatus};
 use crate::tool::{Registry, Tool, ToolError};
-
-/// Where a server is in its life.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ServerState {
-    /// `enabled = false`.
-    Disabled,
-    Starting,
-    Ready,
-    /// It failed to start, timed out, or exited; the message says how (with stderr).
-    Failed {
-        error: String,
-    },
-}
-
-/// One server's status, for `/mcp` and front ends.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ServerStatus {
-    pub name: String,
-    /// `stdio: cmd args` or `http: URL`.
-    pub transport: String,
-    /// The config file or `.mcp.json` it came from.
-    pub source: String,
-    #[serde(flatten)]
-    pub state: ServerState,
-    /// The server's own tool names (ready servers).
-    pub tools: Vec<String>,
-}
 
 /// What a server's tools share: the live connection's peer and what tells that it is gone.
 pub struct Link {

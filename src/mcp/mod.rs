@@ -9,14 +9,13 @@
 //! - [`tool`]: a server's tool as a [`crate::tool::Tool`].
 //! - [`manager`]: starting servers in the background, their status, and the tool set the
 //!   agent picks up between turns.
-//! - [`edit`]: `brute mcp add/remove` on the user's config file; [`command`]: `brute mcp`.
+//! - `brute mcp list/get/add/remove` lives with the command line ([`crate::cli::mcp`]).
 
 pub mod client;
-pub mod command;
 pub mod config;
-pub mod edit;
 pub mod manager;
 pub mod stdio;
 pub mod tool;
 
-pub use manager::{LiveTools, Manager, ServerState, ServerStatus};
+pub use crate::protocol::{ServerState, ServerStatus};
+pub use manager::{LiveTools, Manager};

@@ -46,7 +46,7 @@ pub fn save(path: &Path, kind: RuleKind, rule: &Rule) -> std::io::Result<()> {
         list.push(rule.as_str().to_owned());
     }
     if let Some(dir) = path.parent() {
-        crate::config::paths::private_dir(dir)?;
+        crate::paths::private_dir(dir)?;
     }
     let mut text = String::from("# Approvals you chose to keep for this project (\"always allow\").\n");
     for kind in [RuleKind::Allow, RuleKind::AllowUnsandboxed] {
@@ -60,7 +60,7 @@ pub fn save(path: &Path, kind: RuleKind, rule: &Rule) -> std::io::Result<()> {
         }
         text.push_str("]\n");
     }
-    crate::config::paths::replace_private(path, text.as_bytes())
+    crate::paths::replace_private(path, text.as_bytes())
 }
 
 fn toml_string(text: &str) -> String {

@@ -2,12 +2,11 @@
 //!
 //! [`rules`] holds the person's allow / deny / ask rules (Claude-Code style, such as
 //! `shell(cargo test*)`); the approval step consults them before the sandbox mode decides.
-//! [`mode`] is the mode the person picks: a sandbox mode, or plan mode.
+//! The mode the person picks (a sandbox mode, or plan mode) is [`crate::protocol::Mode`].
 
 pub mod approvals;
-pub mod mode;
 pub mod rules;
 
-pub use mode::Mode;
+pub use crate::protocol::Mode;
 
 pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, Rules, Source};

@@ -11,6 +11,7 @@ pub mod anthropic;
 pub mod http;
 pub mod image;
 pub mod openai;
+pub mod pricing;
 pub mod replay;
 pub mod responses;
 pub mod spec;

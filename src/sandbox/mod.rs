@@ -20,6 +20,7 @@
 // their own module here. Elsewhere `available()` says no, so confined modes refuse to start
 // and `full-access` runs commands directly.
 pub mod git_dirs;
+pub mod group;
 #[cfg(target_os = "linux")]
 pub mod harden;
 #[cfg(target_os = "linux")]

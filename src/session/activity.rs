@@ -77,7 +77,7 @@ struct TurnFile {
 
 /// Reads a turn's file; `None` when it is not one.
 fn read_turn(path: &Path) -> Option<TurnFile> {
-    let bytes = crate::tool::guard::read_bounded(path, 16 << 20).ok()?;
+    let bytes = crate::files::read_bounded(path, 16 << 20).ok()?;
     let mut lines = bytes
         .split(|b| *b == b'\n')
         .filter_map(|l| serde_json::from_slice::<Line>(l).ok());

@@ -1664,7 +1664,7 @@ impl Target {
     /// What a path holds now for the +/- counts (regular files only, bounded).
     fn bytes(&self, rel: &str) -> Option<Vec<u8>> {
         self.fds
-            .read_bounded(&super::relpath::path(rel), crate::tool::guard::MAX_FILE_BYTES)
+            .read_bounded(&super::relpath::path(rel), crate::files::MAX_FILE_BYTES)
             .ok()
     }
 

@@ -737,7 +737,7 @@ pub fn format_time(ms: u64) -> String {
 /// Formats milliseconds since the epoch for a zone `offset_secs` east of UTC named `zone`.
 pub fn format_time_at(ms: u64, offset_secs: i64, zone: &str) -> String {
     let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX).saturating_add(offset_secs);
-    let (y, m, d) = crate::agent::prompt::civil_from_days(secs.div_euclid(86_400));
+    let (y, m, d) = crate::dates::civil_from_days(secs.div_euclid(86_400));
     let rem = secs.rem_euclid(86_400);
     let zone = if zone.is_empty() { "UTC" } else { zone };
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02} {zone}", rem / 3600, (rem % 3600) / 60)

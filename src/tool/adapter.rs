@@ -118,6 +118,9 @@ impl Tool for Pipeline {
     fn follows_links(&self) -> bool {
         self.tool.follows_links()
     }
+    fn snapshot_before(&self) -> bool {
+        self.tool.snapshot_before()
+    }
     fn escalation(&self, args: &Value) -> Option<String> {
         self.tool.escalation(args)
     }
@@ -372,16 +375,5 @@ impl Tool for FnTool {
     }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.handler)(args, ctx.clone())
-    }
-}
-
-/// Wraps a tool the way the registry runs every tool: validated and logged; mutating tools
-/// (those that name a path) are also queued per file and snapshotted first.
-pub fn standard(tool: Arc<dyn Tool>, mutating: bool) -> Pipeline {
-    let pipeline = Pipeline::new(tool).layer(LogCalls).layer(ValidateArgs::default());
-    if mutating {
-        pipeline.layer(FileQueue).layer(SnapshotFirst)
-    } else {
-        pipeline
     }
 }

@@ -28,9 +28,10 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::capture::Capture;
-use super::shell::{Chunk, KILL_GRACE, kill_group, pump, shell_program, signal_group};
+use super::shell::{Chunk, pump, shell_program};
 use super::{Keep, Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 use crate::protocol::{Display, Event, EventSink, ProcessView};
+use crate::sandbox::group::{KILL_GRACE, kill_group, signal_group};
 
 /// How long `shell` with `run_in_background` waits for first output (or an early exit)
 /// before it returns.

@@ -81,7 +81,7 @@ impl Capture {
         let dir = self.dir.as_ref()?;
         std::fs::create_dir_all(dir).ok()?;
         let path = dir.join(&self.name);
-        let mut file = crate::config::paths::private_file(&path).ok()?;
+        let mut file = crate::paths::private_file(&path).ok()?;
         file.write_all(&self.kept).ok()?;
         Some(Spill {
             path,

@@ -16,9 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::mutation::{MutationQueue, queue_key};
 use super::{Registry, Snapshots, ToolContext, ToolError, truncate};
-use crate::agent::state::AgentState;
 use crate::protocol::{Display, Event, EventSink, ToolResult};
 use crate::provider::ToolCall;
+use crate::tool::state::AgentState;
 
 /// How long an interrupted tool may take to stop by itself before it is abandoned.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);

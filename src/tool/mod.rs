@@ -2,7 +2,6 @@
 //! parameter declaration, and the built-in tools (one file each).
 
 pub mod adapter;
-pub mod approve;
 pub mod argv;
 pub mod background;
 pub mod capture;
@@ -23,7 +22,8 @@ pub mod remove;
 pub mod shell;
 pub mod skill;
 pub mod skill_script;
-pub mod subagent;
+pub mod skills;
+pub mod state;
 pub mod todo;
 pub mod truncate;
 pub mod undo;
@@ -43,7 +43,7 @@ pub use mutation::Snapshots;
 pub use params::Params;
 pub use registry::Registry;
 
-use crate::agent::state::AgentState;
+use state::AgentState;
 
 /// The names of the built-in tools ([`crate::app::builtin_tools`] registers exactly these;
 /// a test keeps the two equal). Config and library tools can never take one of them.
@@ -341,6 +341,11 @@ pub trait Tool: Send + Sync {
     /// entry itself is changed (remove deletes a link, not its target): decides what the
     /// snapshot for undo captures.
     fn follows_links(&self) -> bool {
+        true
+    }
+    /// Whether the pipeline snapshots the path a call changes before it runs, so undo can
+    /// bring it back; `undo` itself restores snapshots and takes none.
+    fn snapshot_before(&self) -> bool {
         true
     }
     /// Whether calls start processes (they run in the sandbox; where none is available each

@@ -89,7 +89,7 @@ pub enum Snapshot {
 
 impl Snapshot {
     /// Captures what `path` holds now. A symlink is kept as a link (never followed); FIFOs,
-    /// sockets and devices are refused, and a file over [`super::guard::MAX_FILE_BYTES`] is an
+    /// sockets and devices are refused, and a file over [`crate::files::MAX_FILE_BYTES`] is an
     /// error rather than an unbounded read.
     pub fn capture(path: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::PermissionsExt;
@@ -103,14 +103,14 @@ impl Snapshot {
                 target: std::fs::read_link(path)?,
             }),
             Ok(meta) => {
-                if let Some(kind) = super::guard::special_kind(&meta) {
+                if let Some(kind) = crate::files::special_kind(&meta) {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidInput,
                         format!("it is {kind}, not a regular file"),
                     ));
                 }
                 Ok(Snapshot::File {
-                    bytes: super::guard::read_bounded(path, super::guard::MAX_FILE_BYTES)?,
+                    bytes: crate::files::read_bounded(path, crate::files::MAX_FILE_BYTES)?,
                     mode: meta.permissions().mode() & 0o7777,
                 })
             }

@@ -55,7 +55,7 @@ impl Tool for PatchTool {
             super::guard::refuse_special(&path, shown)?;
             // Read and written through the descriptor of the checked parent (see `place`).
             let place = super::place::place(ctx, &path, shown, true)?;
-            let bytes = match place.root.read_bounded(&place.rel, super::guard::MAX_FILE_BYTES) {
+            let bytes = match place.root.read_bounded(&place.rel, crate::files::MAX_FILE_BYTES) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));

@@ -13,8 +13,8 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Params, Reach, Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::agent::state::Access;
 use crate::protocol::{Op, PlanDecision, RequestKind, Response};
+use crate::tool::state::Access;
 
 /// What every plan-mode refusal ends with.
 const WAIT: &str = "nothing may change in plan mode until the person approves your plan: finish the plan and call exit_plan_mode with it";
@@ -111,7 +111,7 @@ impl Tool for ExitPlanModeTool {
                 back_to,
             };
             let switch = |mode: crate::permission::Mode| {
-                crate::agent::apply_setting(Op::SetSandbox { mode }, &ctx.agent, &ctx.events);
+                ctx.agent.apply_setting(Op::SetSandbox { mode }, &ctx.events);
                 mode
             };
             let approved = |mode: crate::permission::Mode| {

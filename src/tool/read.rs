@@ -100,7 +100,7 @@ pub(crate) fn attachment_text(root: &Path, cwd: &Path, shown: &str, path: &Path)
 
 /// A file's line count (the last line counts without its newline).
 pub(crate) fn line_count(path: &Path) -> std::io::Result<u64> {
-    count_lines(&mut super::guard::open_regular(path)?)
+    count_lines(&mut crate::files::open_regular(path)?)
 }
 
 fn read_path(
@@ -121,10 +121,10 @@ fn read_path(
     if meta.is_dir() {
         return list_dir(shown, path).map(|listing| (listing, Vec::new()));
     }
-    if let Some(kind) = super::guard::special_kind(&meta) {
+    if let Some(kind) = crate::files::special_kind(&meta) {
         return Err(super::guard::special_error(shown, kind));
     }
-    let file = super::guard::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
+    let file = crate::files::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::adapter::{GuardPaths, KeepAfterCommands, LogCalls, Pipeline, ValidateArgs};
 use super::{Tool, ToolError};
 use crate::provider::ToolSpec;
 
@@ -79,34 +78,34 @@ struct Entry {
     tool: Arc<dyn Tool>,
 }
 
+/// How a registry wraps each tool it is given: the tool pipeline every call passes
+/// ([`crate::pipeline::wrap`]: validation, the path guard, hooks, the approval step, the file
+/// queue, snapshots, logging). Supplied by the layer above, so no registry can be built that
+/// skips it by accident.
+pub type Wrap = fn(Arc<dyn Tool>) -> Arc<dyn Tool>;
+
 /// The tools of one run.
-#[derive(Default)]
 pub struct Registry {
     entries: Vec<Entry>,
+    wrap: Wrap,
 }
 
 impl Registry {
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty registry whose tools are wrapped by `wrap` (usually [`crate::pipeline::registry`]
+    /// builds it).
+    pub fn new(wrap: Wrap) -> Self {
+        Self {
+            entries: Vec::new(),
+            wrap,
+        }
     }
 
-    /// Adds a tool; a later tool with the same name replaces the earlier one. Every tool is
-    /// wrapped so its `pre_tool_use` hooks run first (see [`crate::hooks::layer`]), its
-    /// arguments (as a hook left them) are validated against its schema before it runs, the
-    /// paths it changes are kept inside the boundaries of [`super::guard`], the permission step
-    /// decides, its `post_tool_use` hooks see the result, and it is logged.
+    /// Adds a tool, wrapped by the registry's [`Wrap`]; a later tool with the same name
+    /// replaces the earlier one.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.entries.retain(|e| e.tool.name() != tool.name());
-        let wrapped = Pipeline::new(tool)
-            .layer(LogCalls)
-            .layer(crate::hooks::layer::PreToolHooks)
-            .layer(ValidateArgs::default())
-            .layer(GuardPaths)
-            .layer(super::approve::Approve)
-            .layer(KeepAfterCommands)
-            .layer(crate::hooks::layer::PostToolHooks);
         self.entries.push(Entry {
-            tool: Arc::new(wrapped),
+            tool: (self.wrap)(tool),
         });
     }
 
@@ -225,7 +224,7 @@ mod tests {
     use crate::tool::{Params, ToolOutput, fn_tool};
 
     fn registry(n: usize) -> Registry {
-        let mut registry = Registry::new();
+        let mut registry = Registry::new(|tool| tool);
         for i in 0..n {
             let tool = fn_tool(&format!("t{i}"), "d", Params::new().build(), |_, _| async {
                 Ok(ToolOutput::text(""))

@@ -51,7 +51,7 @@ impl Tool for RemoveTool {
                 }
                 Err(e) => return Err(ToolError::io(format!("cannot inspect {shown}"), &e)),
             };
-            if let Some(kind) = super::guard::special_kind(&meta) {
+            if let Some(kind) = crate::files::special_kind(&meta) {
                 return Err(super::guard::special_error(shown, kind));
             }
             // Removed through the descriptor of the checked parent (see `place`).
@@ -77,7 +77,7 @@ impl Tool for RemoveTool {
                 if let Some(kind) = std::fs::symlink_metadata(entry)
                     .ok()
                     .as_ref()
-                    .and_then(super::guard::special_kind)
+                    .and_then(crate::files::special_kind)
                 {
                     return Err(super::guard::special_error(&ctx.display(entry), kind));
                 }

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 
 use super::capture::Capture;
 use super::{Keep, Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::sandbox::group::{KILL_GRACE, kill_group, signal_group};
 
 /// Default timeout in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
@@ -105,26 +106,6 @@ pub(crate) async fn pump(mut pipe: impl AsyncRead + Unpin, tx: mpsc::Sender<Chun
             break;
         }
     }
-}
-
-/// How long an interrupted or timed-out command has between SIGTERM and SIGKILL.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
-
-/// Sends `signal` to every process in the group led by `pid`.
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(pid)
-        && pid > 0
-    {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group id only fails.
-        unsafe {
-            libc::killpg(pid, signal);
-        }
-    }
-}
-
-/// Sends SIGKILL to every process in the group led by `pid`.
-pub fn kill_group(pid: u32) {
-    signal_group(pid, libc::SIGKILL);
 }
 
 /// How a process run ended.

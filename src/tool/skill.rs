@@ -4,7 +4,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::agent::skills::split_front_matter;
+use crate::tool::skills::split_front_matter;
 
 /// The built-in `skill` tool.
 pub struct SkillTool;
@@ -42,7 +42,7 @@ impl Tool for SkillTool {
                     "no skill named `{name}`. Available skills: {available}"
                 )));
             };
-            let text = crate::tool::guard::read_text(&skill.path, 1024 * 1024)
+            let text = crate::files::read_text(&skill.path, 1024 * 1024)
                 .map_err(|e| ToolError::io(format!("cannot read {}", skill.path.display()), &e))?;
             let (_, body) = split_front_matter(&text);
             let folder = skill.path.parent().unwrap_or(&skill.path);

@@ -40,7 +40,7 @@ use serde_json::Value;
 
 use super::shell::run_prepared;
 use super::{Params, Tool, ToolContext, ToolError, ToolOutput};
-use crate::agent::skills::{Skill, split_front_matter};
+use crate::tool::skills::{Skill, split_front_matter};
 
 /// A script's timeout when neither the skill nor the ceiling says otherwise.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -67,18 +67,6 @@ impl Default for Ceiling {
             network: false,
             timeout: DEFAULT_TIMEOUT_SECS,
         }
-    }
-}
-
-impl crate::config::Value for Ceiling {
-    fn show(&self) -> String {
-        format!(
-            "read {:?}, write {:?}, network {}, timeout {} s",
-            self.fs_read, self.fs_write, self.network, self.timeout
-        )
-    }
-    fn parse_env(_text: &str) -> Result<Self, String> {
-        Err("cannot be set from the environment (use [skill_sandbox] in config.toml)".to_owned())
     }
 }
 
@@ -127,13 +115,13 @@ struct CapsFront {
 impl Capabilities {
     /// Reads the capability keys of a SKILL.md's front matter (other keys are the skill's).
     pub fn of(skill_md: &Path) -> Result<Self, String> {
-        let text = super::guard::read_text(skill_md, crate::agent::skills::MAX_SKILL_BYTES)
+        let text = crate::files::read_text(skill_md, crate::tool::skills::MAX_SKILL_BYTES)
             .map_err(|e| format!("cannot read {}: {e}", skill_md.display()))?;
         let (front, _) = split_front_matter(&text);
         let Some(front) = front.filter(|f| !f.trim().is_empty()) else {
             return Ok(Self::default());
         };
-        crate::agent::skills::check_front_matter(front)
+        crate::tool::skills::check_front_matter(front)
             .map_err(|why| format!("{}: front matter refused: {why}", skill_md.display()))?;
         let caps: CapsFront = serde_norway::from_str::<Option<CapsFront>>(front)
             .map_err(|e| format!("{}: capabilities: {e}", skill_md.display()))?
@@ -287,7 +275,7 @@ fn file_stem(path: &Path) -> String {
 
 /// The comment lines right after the shebang (`#` or `//`), joined; empty when none.
 pub fn script_description(path: &Path) -> String {
-    let Ok(text) = super::guard::read_text(path, 8 * 1024) else {
+    let Ok(text) = crate::files::read_text(path, 8 * 1024) else {
         return String::new();
     };
     let mut lines = text.lines().peekable();

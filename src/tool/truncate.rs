@@ -138,7 +138,7 @@ fn save_overflow(dir: &Path, call_id: &str, content: &str) -> std::io::Result<Pa
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let path = dir.join(format!("{stamp}-{safe}.txt"));
-    std::io::Write::write_all(&mut crate::config::paths::private_file(&path)?, content.as_bytes())?;
+    std::io::Write::write_all(&mut crate::paths::private_file(&path)?, content.as_bytes())?;
     Ok(path)
 }
 

@@ -13,6 +13,11 @@ impl Tool for UndoTool {
         "undo"
     }
 
+    /// Undo restores snapshots; taking one first would make it undo itself.
+    fn snapshot_before(&self) -> bool {
+        false
+    }
+
     fn description(&self) -> &str {
         "Revert the last change made to a file by write, patch or remove in this session (a created file is deleted, a removed one re-created). Call again to go further back."
     }

@@ -52,7 +52,7 @@ impl Tool for WriteTool {
             super::guard::refuse_special(&path, shown)?;
             // Read and written through the descriptor of the checked parent (see `place`).
             let place = super::place::place(ctx, &path, shown, true)?;
-            let old = match place.root.read_bounded(&place.rel, super::guard::MAX_FILE_BYTES) {
+            let old = match place.root.read_bounded(&place.rel, crate::files::MAX_FILE_BYTES) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),

@@ -92,7 +92,7 @@ pub async fn run(
     app.sessions = list_sessions(root);
     let sessions_root = root.to_path_buf();
     app.list_sessions = Some(Box::new(move || list_sessions(&sessions_root)));
-    if let Some(data_dir) = crate::config::paths::data_dir() {
+    if let Some(data_dir) = crate::paths::data_dir() {
         let history = history::HistoryFile::new(&data_dir, root);
         app.composer.set_history(history.load());
         app.history_file = Some(history);
@@ -345,7 +345,7 @@ fn shorten_home(path: &Path) -> String {
 
 /// This directory's saved sessions, newest first, for `/resume`.
 fn list_sessions(root: &Path) -> Vec<picker::SessionRow> {
-    let Some(data_dir) = crate::config::paths::data_dir() else {
+    let Some(data_dir) = crate::paths::data_dir() else {
         return Vec::new();
     };
     crate::session::SessionStore::new(&data_dir, root)

@@ -777,7 +777,7 @@ impl Harness {
         let (sink, rx) = brute::protocol::EventSink::channel();
         let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script("").unwrap());
         let state = Arc::new(
-            brute::agent::state::AgentState::new(provider, "m".into(), 1000, root)
+            brute::tool::state::AgentState::new(provider, "m".into(), 1000, root)
                 .with_overflow_dir(Some(dir.path().join(".overflow"))),
         );
         let executor = brute::tool::exec::Executor::new(Arc::new(registry), Arc::default(), state, sink);
@@ -938,7 +938,7 @@ pub fn replay_agent(
     tokio::sync::mpsc::UnboundedReceiver<brute::protocol::Event>,
 ) {
     let provider = Arc::new(brute::provider::replay::ReplayProvider::from_script(script).unwrap());
-    let state = Arc::new(brute::agent::state::AgentState::new(
+    let state = Arc::new(brute::tool::state::AgentState::new(
         provider,
         "replay".into(),
         100,

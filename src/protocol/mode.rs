@@ -4,7 +4,7 @@
 //! Plan mode is the read-only sandbox for commands and more: tools that change anything
 //! outside it are neither offered nor run ([`crate::tool::plan`]), the model is told it is
 //! planning, and it ends with a plan the person may approve. Approving goes back to the
-//! sandbox mode the session was in before (kept in [`crate::agent::state::Access::plan`]).
+//! sandbox mode the session was in before (kept in [`crate::tool::state::Access::plan`]).
 
 use serde::{Deserialize, Serialize};
 

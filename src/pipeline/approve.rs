@@ -5,7 +5,7 @@
 //! where the mode would allow it, an `allow` rule lets it through without asking. Otherwise a
 //! call needs approval when it would change a path outside the writable roots (or anything in
 //! `read-only` mode), when it asks to run a command beyond the sandbox
-//! ([`super::Tool::escalation`]), or when it runs commands and no sandbox is available here.
+//! ([`crate::tool::Tool::escalation`]), or when it runs commands and no sandbox is available here.
 //! `--yolo` and approvals for the session skip the question; without a person (`brute -p`) the
 //! call is denied with a result that names what would allow it.
 //!
@@ -29,16 +29,16 @@
 //! whether the call was unsandboxed (and where its path led), so approving a confined call
 //! never covers the same call out of the sandbox.
 //!
-//! A `pre_tool_use` hook's `permissionDecision` ([`crate::hooks::layer::decision`]) is weighed
+//! A `pre_tool_use` hook's `permissionDecision` ([`super::hooks::decision`]) is weighed
 //! here too: `ask` asks even where the rules or the mode would allow; `allow` answers the
 //! question the mode would ask (like the person approving once) but never a rule's, and like
 //! an allow rule it never lets a call out of the sandbox: a hook is a script, and leaving the
 //! sandbox is the person's word only.
 //!
 //! In plan mode a call that could change anything is refused before any of this
-//! ([`super::plan::refusal`]).
+//! ([`crate::tool::plan::refusal`]).
 //!
-//! An external tool ([`super::Tool::external`], e.g. an MCP server's) is allowed without
+//! An external tool ([`crate::tool::Tool::external`], e.g. an MCP server's) is allowed without
 //! asking when it declares itself read-only; otherwise it is asked about once per tool per
 //! session (its arguments mean nothing brute could judge), and an allow rule on its name
 //! (`mcp__github__*`) lets it through.
@@ -48,14 +48,14 @@ use std::path::{Path, PathBuf};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::adapter::{Middleware, Next};
-use super::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::agent::state::Access;
 use crate::hooks::Permission;
 use crate::permission::rules::{Facts, Target};
 use crate::permission::{Decision, Rule, RuleKind, Source};
 use crate::protocol::{ApprovalDecision, RequestKind, Response};
 use crate::sandbox::{Mode, Policy};
+use crate::tool::adapter::{Middleware, Next};
+use crate::tool::state::Access;
+use crate::tool::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// The approval middleware (see the module docs).
 pub struct Approve;
@@ -76,13 +76,14 @@ struct Call {
 
 impl Call {
     fn of(tool: &dyn Tool, args: &Value, ctx: &ToolContext, access: &Access) -> Call {
-        let real = |shown: &str| super::guard::real_path(&super::guard::normalize(&ctx.cwd, &ctx.resolve(shown)));
+        let real =
+            |shown: &str| crate::tool::guard::real_path(&crate::tool::guard::normalize(&ctx.cwd, &ctx.resolve(shown)));
         let mutated = tool.mutated_path(args);
         let changed = mutated.as_deref().map(real);
         let given = mutated.or_else(|| crate::permission::rules::path_argument(tool.name(), args));
         let through_link = given
             .as_deref()
-            .is_some_and(|given| super::guard::normalize(&ctx.cwd, &ctx.resolve(given)) != real(given));
+            .is_some_and(|given| crate::tool::guard::normalize(&ctx.cwd, &ctx.resolve(given)) != real(given));
         let target = given.map(|given| {
             let path = real(&given);
             Target {
@@ -115,7 +116,7 @@ impl Call {
 
 /// `path` relative to the project root when it lies inside it (`.` for the root itself).
 fn relative_to(path: &Path, root: &Path) -> Option<String> {
-    [super::guard::real_path(root), root.to_path_buf()]
+    [crate::tool::guard::real_path(root), root.to_path_buf()]
         .iter()
         .find_map(|root| path.strip_prefix(root).ok())
         .map(|rel| match rel.as_os_str().is_empty() {
@@ -239,7 +240,7 @@ fn approval_key(tool: &str, args: &Value, call: &Call) -> String {
 }
 
 /// What allows such a call without asking, for the denial `brute -p` gives.
-fn how_to_allow(tool: &str, summary: &str, external: Option<&super::External>, call: &Call) -> String {
+fn how_to_allow(tool: &str, summary: &str, external: Option<&crate::tool::External>, call: &Call) -> String {
     if let Some(external) = external {
         return format!(
             "allow it in config with `allow = [\"{tool}\"]` (or `\"{}\"` for all of its server's tools) under [permissions], or run brute with --yolo",
@@ -292,7 +293,7 @@ impl Middleware for Approve {
             let tool = next.tool();
             let access = ctx.agent.access();
             // Plan mode first: no rule, hook, approval or `--yolo` lets a change through.
-            if let Some(refused) = super::plan::refusal(tool, &args, &access) {
+            if let Some(refused) = crate::tool::plan::refusal(tool, &args, &access) {
                 return Err(refused);
             }
             let call = Call::of(tool, &args, ctx, &access);
@@ -300,12 +301,12 @@ impl Middleware for Approve {
             // may act on: `place` refuses if it leads elsewhere by then.
             ctx.pin_approved_target(
                 tool.mutated_path(&args)
-                    .map(|shown| super::place::target(ctx, &ctx.resolve(&shown), tool.follows_links())),
+                    .map(|shown| crate::tool::place::target(ctx, &ctx.resolve(&shown), tool.follows_links())),
             );
             // A pre_tool_use hook's say: `ask` forces the question, `allow` answers only the
             // question the mode would ask, and never for an unsandboxed call; neither overrides
             // a deny (or ask) rule.
-            let hook = crate::hooks::layer::decision();
+            let hook = super::hooks::decision();
             let hook_asks = "a pre_tool_use hook asks for approval";
             let decision = access.rules.decide_call(tool.name(), &args, &call.facts);
             let reason = match decision {
@@ -465,9 +466,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::{Access, Approve, Mode, Policy, Rule, RuleKind, Source};
-    use crate::agent::requests::Requests;
-    use crate::agent::state::AgentState;
+    use crate::protocol::requests::Requests;
     use crate::protocol::{ApprovalDecision, Event, EventSink, RequestKind, Response};
+    use crate::tool::state::AgentState;
     use crate::tool::{External, Pipeline, Tool, ToolContext, ToolError, ToolOutput};
 
     /// An outside tool that counts its runs.
@@ -809,7 +810,7 @@ mod tests {
     #[tokio::test]
     async fn a_hook_allow_does_not_lift_the_sandbox() {
         use crate::hooks::Permission;
-        use crate::hooks::layer::with_decision;
+        use crate::pipeline::hooks::with_decision;
         let s = setup(Mode::WorkspaceWrite, &[], None);
         let (shell, pipeline) = probe("shell");
         let escalated = json!({"command": "ls", "sandbox": "full"});

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::requests::Requests;
 use super::skills::Skill;
+use crate::protocol::requests::Requests;
 use crate::protocol::{Event, EventSink, TodoItem};
 use crate::provider::{Effort, Provider};
 
@@ -86,6 +86,28 @@ impl Access {
 }
 
 impl AgentState {
+    /// Applies a setting op (model, sandbox mode, reasoning effort) to the agent's live state and
+    /// tells the front ends; the same whether a turn runs or not, so both paths share it.
+    pub fn apply_setting(&self, op: crate::protocol::Op, events: &EventSink) {
+        match op {
+            crate::protocol::Op::SetModel { model } => {
+                self.set_model(model.clone());
+                events.emit(Event::ModelChanged { model });
+            }
+            crate::protocol::Op::SetSandbox { mode } => {
+                self.set_mode(mode);
+                events.emit(Event::SandboxChanged {
+                    mode: self.access().mode(),
+                });
+            }
+            crate::protocol::Op::SetEffort { effort } => {
+                self.set_effort(effort);
+                events.emit(Event::EffortChanged { effort });
+            }
+            _ => {}
+        }
+    }
+
     pub fn new(provider: Arc<dyn Provider>, model: String, max_tokens: u32, root: PathBuf) -> Self {
         Self {
             provider,

@@ -14,7 +14,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::prompt::SkillSummary;
+/// A skill as listed in the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillSummary {
+    pub name: String,
+    pub description: String,
+}
 
 /// The largest SKILL.md read.
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
@@ -259,7 +264,7 @@ fn front_matter(yaml: &str) -> Result<FrontMatter, String> {
 
 /// Reads one SKILL.md.
 pub fn parse(path: &Path) -> Result<Skill, SkillError> {
-    let text = crate::tool::guard::read_text(path, MAX_SKILL_BYTES).map_err(|source| SkillError::Read {
+    let text = crate::files::read_text(path, MAX_SKILL_BYTES).map_err(|source| SkillError::Read {
         path: path.to_path_buf(),
         source,
     })?;

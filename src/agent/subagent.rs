@@ -7,11 +7,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Params, Registry, Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::agent::state::AgentState;
 use crate::agent::{Agent, AgentConfig, prompt};
 use crate::protocol::TurnOutcome;
 use crate::tool::exec::Executor;
+use crate::tool::state::AgentState;
+use crate::tool::{Params, Registry, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
 /// Builds a fresh tool registry for each sub-agent run.
 pub type RegistryFactory = Arc<dyn Fn() -> Registry + Send + Sync>;
@@ -24,7 +24,7 @@ pub struct SubAgentTool {
     tools: RegistryFactory,
     max_turns: u32,
     /// The least its tools can change (plan mode offers it only when that is nothing).
-    reach: super::Reach,
+    reach: crate::tool::Reach,
 }
 
 /// The system prompt of the built-in `task` sub-agent.
@@ -37,12 +37,12 @@ impl SubAgentTool {
         let reads_only = registry.names().into_iter().all(|name| {
             registry
                 .get(name)
-                .is_some_and(|tool| tool.reach() == super::Reach::Reads)
+                .is_some_and(|tool| tool.reach() == crate::tool::Reach::Reads)
         });
         Self {
             reach: match reads_only {
-                true => super::Reach::Reads,
-                false => super::Reach::Anything,
+                true => crate::tool::Reach::Reads,
+                false => crate::tool::Reach::Anything,
             },
             name: name.to_owned(),
             description: description.to_owned(),
@@ -55,11 +55,11 @@ impl SubAgentTool {
     /// The built-in `task` tool: read-only tools (read, fs_search, fetch, skill), 25 turns.
     pub fn task() -> Self {
         let tools: RegistryFactory = Arc::new(|| {
-            let mut registry = Registry::new();
-            registry.register(Arc::new(super::read::ReadTool));
-            registry.register(Arc::new(super::fs_search::SearchTool::default()));
-            registry.register(Arc::new(super::fetch::FetchTool::default()));
-            registry.register(Arc::new(super::skill::SkillTool));
+            let mut registry = crate::pipeline::registry();
+            registry.register(Arc::new(crate::tool::read::ReadTool));
+            registry.register(Arc::new(crate::tool::fs_search::SearchTool::default()));
+            registry.register(Arc::new(crate::tool::fetch::FetchTool::default()));
+            registry.register(Arc::new(crate::tool::skill::SkillTool));
             registry
         });
         Self::new(
@@ -85,7 +85,7 @@ impl Tool for SubAgentTool {
         crate::protocol::Display::Agent
     }
 
-    fn reach(&self) -> super::Reach {
+    fn reach(&self) -> crate::tool::Reach {
         self.reach
     }
 
@@ -134,7 +134,7 @@ impl Tool for SubAgentTool {
                         root: ctx.root.clone(),
                         cwd: ctx.cwd.clone(),
                     },
-                    crate::config::paths::config_dir().as_deref(),
+                    crate::paths::config_dir().as_deref(),
                     &skills,
                 ),
                 max_turns: self.max_turns,

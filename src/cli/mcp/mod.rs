@@ -1,11 +1,13 @@
 //! `brute mcp list | get | add | remove`: what each prints and its exit code. `add` and
-//! `remove` change only the user's config file (see [`super::edit`]); project servers are
+//! `remove` change only the user's config file (see [`edit`]); project servers are
 //! edited in the project's own files.
 
 use std::path::Path;
 
-use super::config::{Server, ServerSpec};
+pub mod edit;
+
 use crate::cli::{McpCommand, exit};
+use crate::mcp::config::{Server, ServerSpec};
 
 /// Runs one `brute mcp` action. `servers` loads the configured servers (only when needed).
 /// Returns the text for stdout and the exit code; usage problems are errors.
@@ -63,7 +65,7 @@ pub fn run(
                 };
                 spec.env.insert(key.to_owned(), value.to_owned());
             }
-            super::edit::add(file, name, &spec)?;
+            edit::add(file, name, &spec)?;
             Ok((
                 format!(
                     "added MCP server `{name}` ({}) to {}\n",
@@ -75,7 +77,7 @@ pub fn run(
         }
         McpCommand::Remove { name } => {
             let file = user_config.ok_or_else(|| anyhow::anyhow!("no config directory (set BRUTE_CONFIG_DIR)"))?;
-            super::edit::remove(file, name)?;
+            edit::remove(file, name)?;
             Ok((
                 format!("removed MCP server `{name}` from {}\n", file.display()),
                 exit::OK,

@@ -14,7 +14,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{HookEvent, Permission, fields};
+use crate::hooks::{HookEvent, Permission, fields};
 use crate::protocol::Event;
 use crate::tool::adapter::{Middleware, Next};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -140,8 +140,8 @@ impl Middleware for PostToolHooks {
             if !feedback.is_empty() {
                 let note = format!("[post_tool_use hook] {}", feedback.join("\n"));
                 match &mut result {
-                    Ok(output) => super::append_paragraph(&mut output.content, &note),
-                    Err(error) => super::append_paragraph(&mut error.message, &note),
+                    Ok(output) => crate::hooks::append_paragraph(&mut output.content, &note),
+                    Err(error) => crate::hooks::append_paragraph(&mut error.message, &note),
                 }
             }
             result

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::config::ServerSpec;
+use crate::mcp::config::ServerSpec;
 
 /// Why the file could not be changed.
 #[derive(Debug, thiserror::Error)]
@@ -101,7 +101,7 @@ fn write(path: &Path, text: &str) -> Result<(), EditError> {
 
 /// Adds server `name` to the config file at `path` (created if missing).
 pub fn add(path: &Path, name: &str, spec: &ServerSpec) -> Result<(), EditError> {
-    super::config::check_name(name).map_err(EditError::Invalid)?;
+    crate::mcp::config::check_name(name).map_err(EditError::Invalid)?;
     spec.transport().map_err(EditError::Invalid)?;
     let text = read(path)?;
     let before =

@@ -7,6 +7,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod mode;
+pub mod requests;
+mod servers;
+
+pub use mode::Mode;
+pub use servers::{ServerState, ServerStatus};
+
 /// What a front end asks the core to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -43,7 +50,7 @@ pub enum Op {
     SetModel { model: String },
     /// Switch the mode (`read-only`, `workspace-write`, `full-access`, or `plan`) from the
     /// next tool call on.
-    SetSandbox { mode: crate::permission::Mode },
+    SetSandbox { mode: Mode },
     /// Set how hard a reasoning model thinks from the next request on (`None`: the model's
     /// default).
     SetEffort { effort: Option<crate::provider::Effort> },
@@ -404,7 +411,7 @@ pub enum Event {
     /// The model requests use from now on (also mid-turn, from the next request).
     ModelChanged { model: String },
     /// The mode tool calls run under from now on (a sandbox mode, or plan).
-    SandboxChanged { mode: crate::permission::Mode },
+    SandboxChanged { mode: Mode },
     /// The reasoning effort requests use from now on (`None`: the model's default).
     EffortChanged { effort: Option<crate::provider::Effort> },
     /// What the session cost so far, in USD (only when the model's price is known).
@@ -434,7 +441,7 @@ pub enum Event {
     Diff { title: String, diff: String, files: usize },
     /// The MCP servers' status changed (one started, failed, or changed its tools); the whole
     /// list, in config order, for `/mcp`.
-    McpStatus { servers: Vec<crate::mcp::ServerStatus> },
+    McpStatus { servers: Vec<ServerStatus> },
     /// The tools offered to the model changed (between turns: MCP servers came or went).
     ToolsChanged { tools: Vec<String> },
     /// An error that ends the turn.
