@@ -1,4 +1,4 @@
-//! The conversation's own hook events (the tool events live in [`crate::hooks::layer`]):
+//! The conversation's own hook events (the tool events live in [`crate::pipeline::hooks`]):
 //!
 //! - `session_start` runs once per conversation, before its first prompt is sent (so the same
 //!   way in the TUI and `brute -p`), with `source` `startup`, `resume` (a continued session) or

@@ -1,0 +1,78 @@
+//! What a checkpoint records: each path's [`FileState`], the [`Manifest`] of a tree, and the
+//! [`Change`]s between two manifests.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+/// One path's recorded state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    /// Object id of the content; empty for a directory. `git:<hex>` names a blob of the
+    /// project's git repository (see [`crate::session::git_baseline`]).
+    pub id: String,
+    pub size: u64,
+    pub mode: u32,
+    pub mtime_ns: u64,
+    /// Status-change time: nothing can set it back, so an edit that restores the old size and
+    /// mtime is still seen (0 in manifests written before it was recorded).
+    #[serde(default)]
+    pub ctime_ns: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dir: bool,
+    /// A symbolic link; `id` holds its target (as bytes), never what it points to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub link: bool,
+    /// The content's git blob id, for a file stored in brute's store in a git repository:
+    /// the same content referenced as `git:<hex>` (when git's index records it) is the same.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub git: String,
+}
+
+impl FileState {
+    /// The git blob id of the content, when known.
+    pub fn git_blob(&self) -> Option<&str> {
+        crate::session::git_baseline::git_hex(&self.id).or((!self.git.is_empty()).then_some(self.git.as_str()))
+    }
+
+    /// Same content, kind and permissions (timestamps aside; a link's own mode means nothing).
+    pub fn same_content(&self, other: &FileState) -> bool {
+        let same_blob = || self.git_blob().is_some_and(|a| other.git_blob() == Some(a));
+        (self.id == other.id || (!self.dir && !self.link && same_blob()))
+            && self.dir == other.dir
+            && self.link == other.link
+            && (self.link || self.mode & 0o7777 == other.mode & 0o7777)
+    }
+}
+
+/// Path (relative, `/`-separated) → state.
+pub type Manifest = BTreeMap<String, FileState>;
+
+/// One path that differs between two manifests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub before: Option<FileState>,
+    pub after: Option<FileState>,
+}
+
+/// The paths whose content differs from `a` to `b`.
+pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
+    let paths: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let (before, after) = (a.get(path), b.get(path));
+            let same = match (before, after) {
+                (Some(x), Some(y)) => x.same_content(y),
+                (None, None) => true,
+                _ => false,
+            };
+            (!same).then(|| Change {
+                path: path.clone(),
+                before: before.cloned(),
+                after: after.cloned(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,668 @@
+//! The [`Scanner`]: walks a project tree into a [`Manifest`] (whole, or only the directories a
+//! file watcher saw touched), within a [`Budget`], and stores it as a checkpoint.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use super::deep::{Deep, DeepTouched, reachable, too_long, walk_deep};
+use super::manifest::{FileState, Manifest};
+use super::store::{Base, Chain, load_with_depth, save_manifest_after};
+use super::walk::{Collector, Seen, Stop, WalkCtx, observe_now, observe_path, read_file, read_pending};
+use crate::session::objects::ObjectStore;
+
+/// A tree with more entries than this is not checkpointed by default (brute started in a
+/// home directory or a huge monorepo would otherwise copy it all); see [`Budget`].
+pub const DEFAULT_MAX_ENTRIES: usize = 500_000;
+/// A walk that takes longer than this turns checkpoints off by default (see [`Budget`]).
+pub const DEFAULT_MAX_WALK: Duration = Duration::from_secs(60);
+
+/// Where brute's data directory (the parent of the object store) lies inside `root`, as the
+/// walker spells paths under `root`; `None` when it is elsewhere.
+fn own_data_dir(root: &Path, objects: &ObjectStore) -> Option<PathBuf> {
+    let data = objects.dir().parent()?;
+    let data = data.canonicalize().unwrap_or_else(|_| data.to_path_buf());
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let rel = data.strip_prefix(&real_root).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| root.join(rel))
+}
+
+/// A tree known to have fewer entries is walked on one thread, and gets no file watcher (its
+/// walk costs less than the watcher: inotify, a thread, a fence per checkpoint).
+pub const SMALL_TREE: usize = 2_000;
+/// Files bigger than this are not checkpointed by default (configurable).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The result of one scan.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    /// Shared with the scanner, which keeps it as the state the next scan starts from (a
+    /// manifest of a big tree is megabytes: it is not copied).
+    pub manifest: Arc<Manifest>,
+    /// Files left out because they exceed the size cap: (path, size).
+    pub skipped: Vec<(String, u64)>,
+    /// Files read and hashed in this scan (the others were reused by metadata).
+    pub hashed: usize,
+}
+
+/// Scans a project tree incrementally.
+pub struct Scanner {
+    root: PathBuf,
+    objects: ObjectStore,
+    max_file_bytes: u64,
+    previous: Arc<Manifest>,
+    /// Where `previous` is stored, and where in its chain of deltas (see
+    /// [`save_manifest_after`]).
+    stored: Option<(String, Chain)>,
+    /// The last scan stopped at the [`Budget`]; why. A tree over it stays so for this
+    /// scanner: later walks fail at once.
+    too_big: Option<String>,
+    budget: Budget,
+    /// The file watcher, when the session has one (see [`Scanner::watch`]).
+    watch: Option<Arc<crate::session::watch::TreeWatch>>,
+    /// `previous` is a full walk made while the watcher watched every directory in it: the
+    /// next checkpoint may re-list only what it saw touched.
+    watched_base: bool,
+    /// The files over the size cap in `previous`.
+    skipped_known: BTreeMap<String, u64>,
+    last_walk: Walked,
+    /// Why checkpoints walked the whole tree though a watcher ran (for notices and tests).
+    gaps: Vec<crate::session::watch::Gap>,
+    /// `previous` is a checkpoint this scanner stored: every content it names is in the store
+    /// and named by the session (kept from pruning), so a file reused by its metadata needs
+    /// no store lookup. A seed's or a bare scan's contents are looked up file by file.
+    contents_stored: bool,
+    /// git's index and attribute rules for the root, read again when the index changes.
+    git: Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>>,
+    /// The last full walk found directories deeper than a path reaches (see [`walk_deep`]).
+    deep_tree: bool,
+}
+
+impl Scanner {
+    pub fn new(root: PathBuf, objects: ObjectStore, max_file_bytes: u64) -> Self {
+        Self {
+            root,
+            objects,
+            max_file_bytes,
+            previous: Arc::default(),
+            stored: None,
+            too_big: None,
+            budget: Budget::default(),
+            watch: None,
+            watched_base: false,
+            skipped_known: BTreeMap::new(),
+            last_walk: Walked::Full,
+            gaps: Vec::new(),
+            contents_stored: false,
+            git: None,
+            deep_tree: false,
+        }
+    }
+
+    /// The git baseline for this scan: the one read before while the index is unchanged, else
+    /// read now (`None` outside git or where git's state is doubtful).
+    fn git_baseline(&mut self) -> Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>> {
+        if !self.git.as_ref().is_some_and(|g| g.is_current()) {
+            self.git = crate::session::git_baseline::GitBaseline::open(&self.root).map(std::sync::Arc::new);
+        }
+        self.git.clone()
+    }
+
+    /// Starts a file watcher: from the next full walk on, checkpoints re-list only the
+    /// directories it saw touched. Fails (and every checkpoint keeps walking) where inotify
+    /// cannot start.
+    pub fn watch(&mut self) -> Result<(), crate::session::watch::Gap> {
+        if self.watch.is_none() {
+            self.watch = Some(Arc::new(crate::session::watch::TreeWatch::start()?));
+            self.watched_base = false;
+        }
+        Ok(())
+    }
+
+    /// The watcher, when one runs (tests inject an overflow through it).
+    pub fn watcher(&self) -> Option<Arc<crate::session::watch::TreeWatch>> {
+        self.watch.clone()
+    }
+
+    /// How the last walk went.
+    pub fn last_walk(&self) -> Walked {
+        self.last_walk
+    }
+
+    /// Why walks fell back to the whole tree though a watcher ran, oldest first.
+    pub fn gaps(&self) -> &[crate::session::watch::Gap] {
+        &self.gaps
+    }
+
+    /// Sets how much a walk may cost before checkpoints are off (see [`Budget`]).
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
+    }
+
+    /// Whether the last scan stopped because the tree is over the [`Budget`].
+    pub fn too_big(&self) -> bool {
+        self.too_big.is_some()
+    }
+
+    /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
+    pub fn has_known(&self) -> bool {
+        !self.previous.is_empty()
+    }
+
+    /// Whether the tree is known to be small (under [`SMALL_TREE`] entries).
+    pub fn known_small(&self) -> bool {
+        !self.previous.is_empty() && self.previous.len() < SMALL_TREE
+    }
+
+    /// Seeds the metadata cache with a stored manifest (e.g. the last of a resumed session);
+    /// the next checkpoint is stored as the changes from it.
+    pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
+        let (manifest, chain) = load_with_depth(objects, id)?;
+        self.previous = manifest;
+        // Not walked here: the watcher knows nothing of changes since.
+        self.watched_base = false;
+        self.contents_stored = false;
+        self.stored = Some((id.to_owned(), chain));
+        Ok(())
+    }
+
+    /// Scans the tree and stores the manifest (as the changes from the last one stored, where
+    /// that is small); returns its id and the scan.
+    pub fn checkpoint(&mut self) -> std::io::Result<(String, Scan)> {
+        // A failed walk (a full disk) took the watcher's touched paths: the next one walks all.
+        let scan = self.walk().inspect_err(|_| self.watched_base = false)?;
+        let after = self.stored.as_ref().map(|(id, chain)| Base {
+            id,
+            manifest: &self.previous,
+            chain: *chain,
+        });
+        let (id, chain) =
+            save_manifest_after(&self.objects, &scan.manifest, after).inspect_err(|_| self.watched_base = false)?;
+        self.previous = scan.manifest.clone();
+        self.stored = Some((id.clone(), chain));
+        self.contents_stored = true;
+        Ok((id, scan))
+    }
+
+    pub fn objects(&self) -> &ObjectStore {
+        &self.objects
+    }
+
+    /// The states of `paths` (relative) now, each observed as a walk would (a path that is
+    /// gone, or not checkpointed, is absent), without walking the tree: what an undo compares
+    /// the turn's changes with, and what a turn over the budget records of the files its
+    /// tools change. Contents read are stored.
+    pub fn states_of<'p>(&mut self, paths: impl IntoIterator<Item = &'p str>) -> std::io::Result<Manifest> {
+        self.git_baseline();
+        let ctx = self.ctx();
+        let own = own_data_dir(&self.root, &self.objects);
+        let mut found = Manifest::new();
+        let mut links: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+        for rel in paths {
+            // What a walk never records: `.git`, and brute's own data directory.
+            if rel.is_empty()
+                || rel.split('/').any(|part| part == ".git")
+                || own
+                    .as_ref()
+                    .is_some_and(|own| crate::session::relpath::under(&self.root, rel).starts_with(own))
+            {
+                continue;
+            }
+            // Under a directory that is a link now, the path is not in the tree (a walk
+            // would not enter the link either). Each directory is looked at once.
+            let mut dir = rel;
+            let mut under_link = false;
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                let link = *links.entry(parent.to_owned()).or_insert_with(|| {
+                    ctx.deep
+                        .lstat(&crate::session::relpath::under(&self.root, parent))
+                        .is_some_and(|m| m.file_type().is_symlink())
+                });
+                under_link |= link;
+                dir = parent;
+            }
+            if under_link {
+                continue;
+            }
+            let path = crate::session::relpath::under(&self.root, rel);
+            let Some(meta) = ctx.deep.lstat(&path) else {
+                continue;
+            };
+            let seen = observe_path(&ctx, &path, Some(meta.file_type()), || Some(meta.clone()))?;
+            let seen = match seen {
+                Seen::Read(file) => read_file(&ctx, &file)?,
+                seen => seen,
+            };
+            if let Seen::Entry(rel, state) = seen {
+                found.insert(rel, state);
+            }
+        }
+        let WalkCtx { pack, .. } = ctx;
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        Ok(found)
+    }
+
+    /// The git blob the last walk recorded for the file `rel`, if it names one.
+    pub fn git_id(&self, rel: &str) -> Option<String> {
+        self.previous
+            .get(rel)
+            .filter(|state| crate::session::git_baseline::git_hex(&state.id).is_some())
+            .map(|state| state.id.clone())
+    }
+
+    /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a
+    /// change of `rel` would leave only git holding (see [`crate::session::keep`]).
+    pub fn git_ids_at(&self, rel: &str) -> Vec<String> {
+        if rel.is_empty() {
+            return Vec::new();
+        }
+        let git = |state: &FileState| crate::session::git_baseline::git_hex(&state.id).is_some();
+        let mut ids: Vec<String> = self
+            .previous
+            .get(rel)
+            .filter(|state| git(state))
+            .map(|state| state.id.clone())
+            .into_iter()
+            .collect();
+        if self.previous.get(rel).is_some_and(|state| state.dir) {
+            let prefix = format!("{rel}/");
+            ids.extend(
+                self.previous
+                    .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+                    .take_while(|(path, _)| path.starts_with(&prefix))
+                    .filter(|(_, state)| git(state))
+                    .map(|(_, state)| state.id.clone()),
+            );
+        }
+        ids
+    }
+
+    /// [`Scanner::known_as`], shared (no copy): it stays valid after the next scan.
+    pub fn known_shared(&self, id: &str) -> Option<Arc<Manifest>> {
+        self.stored
+            .as_ref()
+            .filter(|(stored, _)| stored == id)
+            .map(|_| self.previous.clone())
+    }
+
+    /// The last manifest scanned, when it is the one stored as `id` (saves loading it).
+    pub fn known_as(&self, id: &str) -> Option<&Manifest> {
+        self.stored
+            .as_ref()
+            .filter(|(stored, _)| stored == id)
+            .map(|_| &*self.previous)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Walks the tree and records every file and directory (not stored; see
+    /// [`Scanner::checkpoint`]).
+    pub fn scan(&mut self) -> std::io::Result<Scan> {
+        let scan = self.walk()?;
+        self.previous = scan.manifest.clone();
+        // What is stored no longer describes `previous`.
+        self.stored = None;
+        self.contents_stored = false;
+        Ok(scan)
+    }
+
+    /// The walk itself, on `ignore`'s parallel walker: every entry goes through [`observe`]
+    /// (files whose metadata matches `previous` are not read again), each thread collects its
+    /// own entries, and the manifest is built once from them all, sorted.
+    fn walk(&mut self) -> std::io::Result<Scan> {
+        let walked = self.walk_once();
+        if walked.is_err() && self.too_big.is_some() {
+            // No checkpoint follows for the session: its inotify watches go now.
+            self.watch = None;
+            self.watched_base = false;
+        }
+        walked
+    }
+
+    fn walk_once(&mut self) -> std::io::Result<Scan> {
+        if let Some(reason) = &self.too_big {
+            return Err(std::io::Error::other(reason.clone()));
+        }
+        hold_for_tests();
+        // Read (again, when the index changed) before either kind of walk.
+        self.git_baseline();
+        if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
+            match watch.take() {
+                Ok(touched) => {
+                    let touched = match self.walk_touched(touched) {
+                        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<DeepTouched>()) => None,
+                        walked => walked?,
+                    };
+                    if let Some(scan) = touched {
+                        self.last_walk = Walked::Touched;
+                        return Ok(scan);
+                    }
+                    tracing::info!(
+                        "an ignore file changed, or a touched directory lies past PATH_MAX: the checkpoint walks the whole tree"
+                    );
+                }
+                Err(gap) => {
+                    tracing::info!(%gap, "the checkpoint walks the whole tree");
+                    self.gaps.push(gap);
+                }
+            }
+        }
+        self.watched_base = false;
+        if let Some(watch) = &self.watch {
+            watch.reset();
+            watch.watch_dir(&self.root);
+        }
+        let scan = self.walk_full()?;
+        self.skipped_known = scan.skipped.iter().cloned().collect();
+        // inotify cannot watch past PATH_MAX either: a tree that deep is walked whole.
+        self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up()) && !self.deep_tree;
+        self.last_walk = Walked::Full;
+        Ok(scan)
+    }
+
+    /// A walker over `dir` (the root or a directory in it) with the checkpoint's rules: hidden
+    /// files in, ignore files honoured (from parent directories too), never `.git` or brute's
+    /// own data directory; each directory it will list is watched first.
+    fn builder(&self, dir: &Path) -> ignore::WalkBuilder {
+        // brute's own data directory inside the tree (started in $HOME) is never part of a
+        // checkpoint: it changes while being read, and undo must never touch it.
+        let own = own_data_dir(&self.root, &self.objects);
+        let watch = self.watch.clone();
+        let mut builder = ignore::WalkBuilder::new(dir);
+        builder.hidden(false).require_git(false).filter_entry(move |e| {
+            let keep = e.file_name() != ".git" && own.as_deref() != Some(e.path());
+            if keep
+                && let Some(watch) = &watch
+                && e.file_type().is_some_and(|t| t.is_dir())
+            {
+                watch.watch_dir(e.path());
+            }
+            keep
+        });
+        builder
+    }
+
+    /// A new [`WalkCtx`] for one walk.
+    fn ctx(&self) -> WalkCtx<'_> {
+        WalkCtx {
+            root: &self.root,
+            deep: Deep::new(&self.root),
+            own: own_data_dir(&self.root, &self.objects),
+            deep_dirs: std::sync::Mutex::new(Vec::new()),
+            previous: &self.previous,
+            objects: &self.objects,
+            pack: std::sync::Mutex::new(self.objects.pack()),
+            max_file_bytes: self.max_file_bytes,
+            contents_stored: self.contents_stored,
+            git: self.git.clone(),
+            now: SystemTime::now(),
+            hashed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            budget: self.budget,
+            started: std::time::Instant::now(),
+            stop: std::sync::Mutex::new(None),
+            collected: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The checkpoint from the watcher's touched paths: the previous manifest, with every
+    /// directory that holds a touched path listed again (its entries through [`observe`], a
+    /// new subdirectory walked whole, a vanished one dropped with all under it). `None`
+    /// when an ignore file changed (what is ignored may have changed anywhere below it), or a
+    /// touched directory lies deeper than a path reaches (the whole walk goes there through
+    /// descriptors).
+    fn walk_touched(&mut self, touched: BTreeSet<PathBuf>) -> std::io::Result<Option<Scan>> {
+        let own = own_data_dir(&self.root, &self.objects);
+        let mut dirs = BTreeSet::new();
+        for path in &touched {
+            let Ok(rel) = path.strip_prefix(&self.root) else {
+                continue;
+            };
+            if own.as_ref().is_some_and(|own| path.starts_with(own)) {
+                continue;
+            }
+            if path.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore") {
+                return Ok(None);
+            }
+            let rel = crate::session::relpath::spell(rel);
+            // A path is listed by its directory (the root's own events by the root).
+            let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+            dirs.insert(anchor(&self.previous, dir).to_owned());
+        }
+        let mut manifest = (*self.previous).clone();
+        let mut skipped = self.skipped_known.clone();
+        let ctx = self.ctx();
+        for dir in &dirs {
+            let full = if dir.is_empty() {
+                self.root.clone()
+            } else {
+                crate::session::relpath::under(&self.root, dir)
+            };
+            match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => {}
+                // Past PATH_MAX: only the whole walk reaches it (see `walk_deep`).
+                Err(e) if too_long(&e) => return Ok(None),
+                _ => continue, // gone: its parent's listing drops it
+            }
+            let mut found = Manifest::new();
+            let mut found_skipped = BTreeMap::new();
+            for entry in self.builder(&full).max_depth(Some(1)).build() {
+                let Some(entry) = reachable(entry)? else { continue };
+                if entry.depth() == 0 {
+                    continue;
+                }
+                match observe_now(&ctx, &entry)? {
+                    Seen::Entry(rel, state) => {
+                        found.insert(rel, state);
+                    }
+                    Seen::TooLarge(rel, size) => {
+                        found_skipped.insert(rel, size);
+                    }
+                    // observe_now reads what it must
+                    Seen::Nothing | Seen::Read(_) => {}
+                }
+            }
+            for (path, was_dir) in children(&manifest, dir) {
+                let now_dir = found.get(&path).map(|s| s.dir);
+                if now_dir.is_none() {
+                    manifest.remove(&path);
+                }
+                if was_dir && now_dir != Some(true) {
+                    remove_under(&mut manifest, &path);
+                    skipped.retain(|p, _| !p.starts_with(&format!("{path}/")));
+                }
+            }
+            skipped.retain(|p, _| p.rsplit_once('/').map_or("", |(d, _)| d) != dir.as_str());
+            skipped.extend(found_skipped);
+            for (path, state) in found {
+                let new_dir = state.dir && manifest.get(&path).is_none_or(|was| !was.dir);
+                manifest.insert(path.clone(), state);
+                if new_dir {
+                    // A directory made since the last checkpoint: all of it is new.
+                    for entry in self.builder(&crate::session::relpath::under(&self.root, &path)).build() {
+                        let Some(entry) = reachable(entry)? else { continue };
+                        if entry.depth() == 0 {
+                            continue;
+                        }
+                        match observe_now(&ctx, &entry)? {
+                            Seen::Entry(rel, state) => {
+                                manifest.insert(rel, state);
+                            }
+                            Seen::TooLarge(rel, size) => {
+                                skipped.insert(rel, size);
+                            }
+                            // observe_now reads what it must
+                            Seen::Nothing | Seen::Read(_) => {}
+                        }
+                    }
+                }
+            }
+        }
+        let WalkCtx { pack, hashed, .. } = ctx;
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        if manifest.len() > self.budget.entries {
+            let message = format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            );
+            self.too_big = Some(message.clone());
+            return Err(std::io::Error::other(message));
+        }
+        self.skipped_known = skipped.clone();
+        Ok(Some(Scan {
+            manifest: Arc::new(manifest),
+            skipped: skipped.into_iter().collect(),
+            hashed: hashed.into_inner(),
+        }))
+    }
+
+    /// A walk of the whole tree on the parallel walker (one thread for a tree known to be
+    /// small: starting and stopping threads would cost more than they save).
+    fn walk_full(&mut self) -> std::io::Result<Scan> {
+        let small = self.known_small();
+        let threads = if small {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get()).min(8)
+        };
+        let walker = self.builder(&self.root).threads(threads).build_parallel();
+        let ctx = self.ctx();
+        // First the listing (metadata only, as `rg --files`): a tree over the budget is known
+        // before any file is read. Then the files that need it are read, on as many threads.
+        walker.visit(&mut Collector { ctx: &ctx });
+        let deep = std::mem::take(&mut *ctx.deep_dirs.lock().unwrap_or_else(|e| e.into_inner()));
+        let deep_tree = !deep.is_empty();
+        for dir in deep {
+            if ctx.stopped() {
+                break;
+            }
+            let local = walk_deep(&ctx, &dir);
+            ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(local);
+        }
+        if !ctx.stopped() {
+            let read = read_pending(&ctx, threads);
+            ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(read);
+        }
+        let WalkCtx {
+            pack,
+            hashed,
+            stop,
+            collected,
+            ..
+        } = ctx;
+        self.deep_tree = deep_tree;
+        match stop.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Stop::Budget(message)) => {
+                self.too_big = Some(message.clone());
+                return Err(std::io::Error::other(message));
+            }
+            Some(Stop::Failed(error)) => return Err(error),
+            None => {}
+        }
+        pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
+        let mut entries = Vec::new();
+        let mut skipped = Vec::new();
+        for local in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            entries.extend(local.entries);
+            skipped.extend(local.skipped);
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        skipped.sort_unstable();
+        Ok(Scan {
+            // Sorted input: the map is built in one pass, not by inserting one by one.
+            manifest: Arc::new(entries.into_iter().collect()),
+            skipped,
+            hashed: hashed.into_inner(),
+        })
+    }
+}
+
+/// The directory `dir` (relative, `""` for the root) if the manifest has it as a directory,
+/// else its nearest ancestor that it has (a path in a directory made since is listed from
+/// the directory the manifest knows).
+fn anchor<'a>(manifest: &Manifest, mut dir: &'a str) -> &'a str {
+    while !dir.is_empty() && !manifest.get(dir).is_some_and(|s| s.dir) {
+        dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
+    }
+    dir
+}
+
+/// The entries directly in `dir` (relative, `""` for the root): path and whether a directory.
+fn children(manifest: &Manifest, dir: &str) -> Vec<(String, bool)> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .filter(|(path, _)| !path[prefix.len()..].contains('/'))
+        .map(|(path, state)| (path.clone(), state.dir))
+        .collect()
+}
+
+/// Removes everything under directory `dir` (not `dir` itself).
+fn remove_under(manifest: &mut Manifest, dir: &str) {
+    let prefix = format!("{dir}/");
+    let under: Vec<String> = manifest
+        .range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded))
+        .take_while(|(path, _)| path.starts_with(&prefix))
+        .map(|(path, _)| path.clone())
+        .collect();
+    for path in under {
+        manifest.remove(&path);
+    }
+}
+
+/// How the last walk went: over the whole tree, or only the directories the file watcher
+/// saw touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Walked {
+    #[default]
+    Full,
+    Touched,
+}
+
+/// How much a checkpoint may walk: past either limit, checkpoints of the whole tree are off
+/// for the session (a home directory or a huge monorepo would otherwise be copied, or every
+/// turn would wait on the walk); turns then record what the built-in tools change (see
+/// [`crate::session::keep`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Files and directories, at most.
+    pub entries: usize,
+    /// Time one walk may take, at most (a slow or enormous tree).
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            entries: DEFAULT_MAX_ENTRIES,
+            time: DEFAULT_MAX_WALK,
+        }
+    }
+}
+
+/// A test seam: with `BRUTE_TEST_HOLD_CHECKPOINT` naming a FIFO, the first walk of the
+/// process waits until something writes a line to it (tests hold a checkpoint back to see
+/// what runs meanwhile). Not for use outside tests.
+fn hold_for_tests() {
+    static HELD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Some(path) = std::env::var_os("BRUTE_TEST_HOLD_CHECKPOINT") else {
+        return;
+    };
+    if HELD.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if let Ok(file) = std::fs::File::open(&path) {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line);
+    }
+}

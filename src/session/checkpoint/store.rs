@@ -1,0 +1,472 @@
+//! Storing manifests: whole, or as the changes from the one before ([`save_manifest_after`]),
+//! and loading them back through their chain of deltas (with a small cache of the last loaded).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::manifest::Manifest;
+use crate::session::objects::ObjectStore;
+
+/// Where a stored manifest sits in its chain of deltas: how many deltas deep, and how many
+/// path entries those deltas hold together since the last whole manifest (`None` for a
+/// delta written before that was recorded: the next manifest is then stored whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Chain {
+    pub depth: u32,
+    pub entries: Option<u64>,
+}
+
+impl Chain {
+    /// A manifest stored whole.
+    pub const WHOLE: Chain = Chain {
+        depth: 0,
+        entries: Some(0),
+    };
+}
+
+/// A stored manifest the next one may be stored against.
+pub struct Base<'a> {
+    pub id: &'a str,
+    pub manifest: &'a Manifest,
+    pub chain: Chain,
+}
+
+/// Marks a manifest stored as the changes from another (a whole one is plain JSON).
+pub(super) const DELTA_MAGIC: &[u8] = b"brute-manifest-delta\n";
+/// Deltas on deltas stop here: a load reads at most this many objects.
+const MAX_DEPTH: u32 = 512;
+/// A chain of deltas ends (the next manifest is stored whole) once its deltas hold this many
+/// times the entries of a whole manifest. Whole manifests then cost at most 1/`WHOLE_AFTER`
+/// of what the deltas cost, and a load parses at most `WHOLE_AFTER + 1` manifests' worth of
+/// entries, whatever the size of the tree and the number of turns.
+const WHOLE_AFTER: u64 = 2;
+
+/// A manifest stored as the changes from `base`.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Delta {
+    pub(super) base: String,
+    depth: u32,
+    /// Entries in the chain's deltas up to this one (see [`Chain`]); absent in deltas
+    /// written by brute before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    entries: Option<u64>,
+    #[serde(default)]
+    pub(super) set: Manifest,
+    #[serde(default)]
+    pub(super) del: Vec<String>,
+}
+
+impl Delta {
+    fn chain(&self) -> Chain {
+        Chain {
+            depth: self.depth,
+            entries: self.entries,
+        }
+    }
+}
+
+/// A stored manifest as read: whole, or the changes from another.
+enum Stored {
+    Whole(Manifest),
+    Delta(Delta),
+}
+
+fn read_stored(objects: &ObjectStore, id: &str) -> std::io::Result<Stored> {
+    let bytes = objects.get(id)?;
+    let invalid = |e: serde_json::Error| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("manifest {id} in {} is damaged: {e}", objects.dir().display()),
+        )
+    };
+    match bytes.strip_prefix(DELTA_MAGIC) {
+        Some(json) => serde_json::from_slice(json).map(Stored::Delta).map_err(invalid),
+        None => serde_json::from_slice(&bytes).map(Stored::Whole).map_err(invalid),
+    }
+}
+
+/// Stores `manifest` whole, or, when `after` is given and the changes from it are few, as
+/// those changes: each turn then costs disk in proportion to what it changed, not to the size
+/// of the tree. A manifest equal to `after`'s is not stored again: its id is returned.
+/// Returns the id and where it sits in its chain.
+pub fn save_manifest_after(
+    objects: &ObjectStore,
+    manifest: &Manifest,
+    after: Option<Base<'_>>,
+) -> std::io::Result<(String, Chain)> {
+    if let Some(base) = after {
+        let set: Manifest = manifest
+            .iter()
+            .filter(|(path, state)| base.manifest.get(*path) != Some(*state))
+            .map(|(path, state)| (path.clone(), state.clone()))
+            .collect();
+        let del: Vec<String> = base
+            .manifest
+            .keys()
+            .filter(|p| !manifest.contains_key(*p))
+            .cloned()
+            .collect();
+        if set.is_empty() && del.is_empty() {
+            return Ok((base.id.to_owned(), base.chain));
+        }
+        let changed = (set.len() + del.len()) as u64;
+        let entries = base.chain.entries.map(|e| e + changed);
+        let whole = manifest.len() as u64;
+        if let Some(entries) = entries
+            && base.chain.depth < MAX_DEPTH
+            && changed <= whole / 4
+            && entries <= WHOLE_AFTER * whole
+        {
+            let delta = Delta {
+                base: base.id.to_owned(),
+                depth: base.chain.depth + 1,
+                entries: Some(entries),
+                set,
+                del,
+            };
+            let mut bytes = DELTA_MAGIC.to_vec();
+            serde_json::to_writer(&mut bytes, &delta).map_err(std::io::Error::other)?;
+            return Ok((objects.put(&bytes)?, delta.chain()));
+        }
+    }
+    Ok((save_manifest(objects, manifest)?, Chain::WHOLE))
+}
+
+/// The last manifests loaded, by id (listing or undoing turns in order loads each one's base
+/// just before it).
+type Loaded = (String, std::sync::Arc<Manifest>, Chain);
+static LOADED: std::sync::Mutex<Vec<Loaded>> = std::sync::Mutex::new(Vec::new());
+const LOADED_KEPT: usize = 8;
+
+fn cached(id: &str) -> Option<(std::sync::Arc<Manifest>, Chain)> {
+    let loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    loaded
+        .iter()
+        .find(|(known, ..)| known == id)
+        .map(|(_, manifest, chain)| (manifest.clone(), *chain))
+}
+
+/// Loads manifest `id`: reads its deltas down to a whole manifest (or one loaded lately),
+/// then applies them oldest first to one copy. A chain longer than [`MAX_DEPTH`] (a loop in
+/// a damaged store) is an error, never a hang.
+pub(super) fn load_with_depth(objects: &ObjectStore, id: &str) -> std::io::Result<(std::sync::Arc<Manifest>, Chain)> {
+    if let Some(found) = cached(id) {
+        return Ok(found);
+    }
+    let mut deltas: Vec<Delta> = Vec::new();
+    let mut next = id.to_owned();
+    let base = loop {
+        if let Some((manifest, _)) = cached(&next) {
+            break manifest;
+        }
+        match read_stored(objects, &next)? {
+            Stored::Whole(manifest) => break std::sync::Arc::new(manifest),
+            Stored::Delta(delta) => {
+                if deltas.len() > MAX_DEPTH as usize {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "manifest {id} in {} is stored as a chain of more than {MAX_DEPTH} changes (a damaged store)",
+                            objects.dir().display()
+                        ),
+                    ));
+                }
+                next = delta.base.clone();
+                deltas.push(delta);
+            }
+        }
+    };
+    let chain = deltas.first().map_or(Chain::WHOLE, Delta::chain);
+    let manifest = if deltas.is_empty() {
+        base
+    } else {
+        let mut manifest = (*base).clone();
+        for delta in deltas.into_iter().rev() {
+            for path in &delta.del {
+                manifest.remove(path);
+            }
+            manifest.extend(delta.set);
+        }
+        std::sync::Arc::new(manifest)
+    };
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if loaded.len() >= LOADED_KEPT {
+        loaded.remove(0);
+    }
+    loaded.push((id.to_owned(), manifest.clone(), chain));
+    Ok((manifest, chain))
+}
+
+/// The ids a stored manifest needs besides its contents: itself and the manifests its
+/// changes are stored against (for pruning). Stops at one that cannot be read.
+pub fn manifest_chain(objects: &ObjectStore, id: &str) -> Vec<String> {
+    manifest_chain_until(objects, id, |_| false)
+}
+
+/// [`manifest_chain`], stopping before the first id `known` accepts (a prune that marked a
+/// manifest has marked its whole chain: a session's turns share one chain, and walking it
+/// again for each would cost turns × depth reads).
+pub fn manifest_chain_until(objects: &ObjectStore, id: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut chain = Vec::new();
+    let mut next = Some(id.to_owned());
+    while let Some(id) = next.take() {
+        if known(&id) || chain.contains(&id) || chain.len() > MAX_DEPTH as usize {
+            break;
+        }
+        let base = objects
+            .get(&id)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Delta>(bytes.strip_prefix(DELTA_MAGIC)?).ok())
+            .map(|delta| delta.base);
+        chain.push(id);
+        next = base;
+    }
+    chain
+}
+
+/// Stores a manifest as an object; returns its id.
+pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Result<String> {
+    let bytes = serde_json::to_vec(manifest).map_err(std::io::Error::other)?;
+    objects.put(&bytes)
+}
+
+/// Loads a stored manifest (following the changes it is stored as, if any).
+/// [`load_manifest`] without a copy (the cached manifest itself).
+pub fn load_shared(objects: &ObjectStore, id: &str) -> std::io::Result<Arc<Manifest>> {
+    load_with_depth(objects, id).map(|(manifest, _)| manifest)
+}
+
+pub fn load_manifest(objects: &ObjectStore, id: &str) -> std::io::Result<Manifest> {
+    load_with_depth(objects, id).map(|(manifest, _)| (*manifest).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::checkpoint::{Cursor, FileState};
+
+    fn file(id: &str) -> FileState {
+        FileState {
+            id: id.to_owned(),
+            size: 1,
+            mode: 0o644,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            dir: false,
+            link: false,
+            git: String::new(),
+        }
+    }
+
+    #[test]
+    fn manifests_are_stored_as_small_changes_and_load_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        let mut m0 = Manifest::new();
+        for i in 0..100 {
+            m0.insert(format!("f{i:03}"), file(&format!("{i:064}")));
+        }
+        let (id0, chain0) = save_manifest_after(&objects, &m0, None).unwrap();
+        assert_eq!(chain0, Chain::WHOLE);
+        let mut m1 = m0.clone();
+        m1.insert("f000".into(), file(&"a".repeat(64)));
+        m1.remove("f001");
+        m1.insert("new".into(), file(&"b".repeat(64)));
+        let base = Base {
+            id: &id0,
+            manifest: &m0,
+            chain: chain0,
+        };
+        let (id1, chain1) = save_manifest_after(&objects, &m1, Some(base)).unwrap();
+        assert_eq!(
+            chain1,
+            Chain {
+                depth: 1,
+                entries: Some(3)
+            }
+        );
+        let stored = objects.get(&id1).unwrap();
+        assert!(
+            stored.starts_with(DELTA_MAGIC) && stored.len() < 600,
+            "{} bytes",
+            stored.len()
+        );
+        // A fresh process (no cached loads) gets the whole manifest back.
+        LOADED.lock().unwrap().clear();
+        assert_eq!(load_manifest(&objects, &id1).unwrap(), m1);
+        assert_eq!(manifest_chain(&objects, &id1), [id1.clone(), id0.clone()]);
+        // Many changes: stored whole.
+        let m2: Manifest = (0..100).map(|i| (format!("g{i}"), file(&"c".repeat(64)))).collect();
+        let base = Base {
+            id: &id1,
+            manifest: &m1,
+            chain: chain1,
+        };
+        let (id2, chain2) = save_manifest_after(&objects, &m2, Some(base)).unwrap();
+        assert_eq!(
+            (chain2, manifest_chain(&objects, &id2)),
+            (Chain::WHOLE, vec![id2.clone()])
+        );
+        // A delta whose base is gone (a damaged store) is an error naming the missing
+        // object, never a partial manifest.
+        let orphan = Delta {
+            base: "f".repeat(64),
+            depth: 1,
+            entries: Some(0),
+            set: Manifest::new(),
+            del: Vec::new(),
+        };
+        let mut bytes = DELTA_MAGIC.to_vec();
+        serde_json::to_writer(&mut bytes, &orphan).unwrap();
+        let orphan = objects.put(&bytes).unwrap();
+        let error = load_manifest(&objects, &orphan).unwrap_err();
+        assert!(error.to_string().contains(&"f".repeat(64)), "{error}");
+        assert_eq!(manifest_chain(&objects, &orphan), [orphan.clone(), "f".repeat(64)]);
+        // Deltas stop at MAX_DEPTH: then a whole one again.
+        let base = Base {
+            id: &id0,
+            manifest: &m0,
+            chain: Chain {
+                depth: MAX_DEPTH,
+                entries: Some(0),
+            },
+        };
+        assert_eq!(save_manifest_after(&objects, &m1, Some(base)).unwrap().1, Chain::WHOLE);
+    }
+
+    /// Manifests as brute wrote them before chains counted their entries: a whole one (plain
+    /// JSON) and a delta without `entries`, spelled out byte for byte. They load, chain and
+    /// walk as before, and the next manifest stored after such a delta is stored whole (the
+    /// length of the old chain is unknown), after which chains count again.
+    #[test]
+    fn manifests_in_the_old_format_still_load_and_the_next_one_is_stored_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        let (a, b, c) = ("a".repeat(64), "b".repeat(64), "c".repeat(64));
+        let whole = format!(
+            r#"{{"d":{{"id":"","size":0,"mode":16877,"mtime_ns":0,"ctime_ns":0,"dir":true}},"d/x.txt":{{"id":"{a}","size":1,"mode":33188,"mtime_ns":5,"ctime_ns":6}},"y.txt":{{"id":"{b}","size":2,"mode":33261,"mtime_ns":7}}}}"#
+        );
+        let whole = objects.put(whole.as_bytes()).unwrap();
+        let delta = format!(
+            "brute-manifest-delta\n{{\"base\":\"{whole}\",\"depth\":1,\"set\":{{\"d/z\":{{\"id\":\"{c}\",\"size\":3,\"mode\":511,\"mtime_ns\":0,\"ctime_ns\":0,\"link\":true}}}},\"del\":[\"y.txt\"]}}"
+        );
+        let delta = objects.put(delta.as_bytes()).unwrap();
+        LOADED.lock().unwrap().clear();
+        let loaded = load_manifest(&objects, &delta).unwrap();
+        assert_eq!(loaded.keys().collect::<Vec<_>>(), ["d", "d/x.txt", "d/z"]);
+        assert!(loaded["d"].dir && loaded["d/z"].link && loaded["d/z"].id == c);
+        assert_eq!((loaded["d/x.txt"].mode, loaded["d/x.txt"].ctime_ns), (33188, 6));
+        let old_whole = load_manifest(&objects, &whole).unwrap();
+        assert_eq!(old_whole["y.txt"].ctime_ns, 0, "ctime absent in the oldest manifests");
+        assert_eq!(manifest_chain(&objects, &delta), [delta.clone(), whole.clone()]);
+        let mut cursor = Cursor::default();
+        cursor.move_to(&objects, &whole).unwrap();
+        assert_eq!(cursor.move_to(&objects, &delta).unwrap(), 2);
+        // The next manifest after the old delta: stored whole, then as changes again.
+        let (_, chain) = load_with_depth(&objects, &delta).unwrap();
+        assert_eq!(
+            chain,
+            Chain {
+                depth: 1,
+                entries: None
+            }
+        );
+        let mut next = loaded.clone();
+        for i in 0..8 {
+            next.insert(format!("new{i}"), file(&"e".repeat(64)));
+        }
+        let base = Base {
+            id: &delta,
+            manifest: &loaded,
+            chain,
+        };
+        let (id, chain) = save_manifest_after(&objects, &next, Some(base)).unwrap();
+        assert_eq!(chain, Chain::WHOLE);
+        assert!(!objects.get(&id).unwrap().starts_with(DELTA_MAGIC));
+        let mut after = next.clone();
+        after.remove("new0");
+        let base = Base {
+            id: &id,
+            manifest: &next,
+            chain,
+        };
+        let (_, chain) = save_manifest_after(&objects, &after, Some(base)).unwrap();
+        assert_eq!(
+            chain,
+            Chain {
+                depth: 1,
+                entries: Some(1)
+            }
+        );
+    }
+
+    /// A tree that did not change is not stored again, and a chain ends once its deltas
+    /// hold [`WHOLE_AFTER`] manifests' worth of entries: whole manifests then cost a fraction
+    /// of the deltas (every 32 turns, they were most of a long session's store), and every
+    /// manifest of the chain loads whole in a fresh process.
+    #[test]
+    fn chains_end_by_the_entries_they_hold_and_unchanged_trees_cost_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        let mut manifest: Manifest = (0..100)
+            .map(|i| (format!("f{i:03}"), file(&format!("{i:064}"))))
+            .collect();
+        let (mut id, mut chain) = save_manifest_after(&objects, &manifest, None).unwrap();
+        let mut stored = vec![(id.clone(), manifest.clone())];
+        let mut wholes = 1;
+        for step in 0..1000u64 {
+            let previous = manifest.clone();
+            manifest.insert(format!("f{:03}", step % 100), file(&format!("e{step:063x}")));
+            let base = Base {
+                id: &id,
+                manifest: &previous,
+                chain,
+            };
+            (id, chain) = save_manifest_after(&objects, &manifest, Some(base)).unwrap();
+            wholes += usize::from(chain == Chain::WHOLE);
+            // The same tree again (the next turn's start): the same id, nothing written.
+            let count = objects.list().len();
+            let base = Base {
+                id: &id,
+                manifest: &manifest,
+                chain,
+            };
+            assert_eq!(
+                save_manifest_after(&objects, &manifest, Some(base)).unwrap(),
+                (id.clone(), chain)
+            );
+            assert_eq!(objects.list().len(), count);
+            stored.push((id.clone(), manifest.clone()));
+        }
+        // One change per step, 100 entries a manifest: a whole one every 201 manifests.
+        assert_eq!(wholes, 5, "{wholes} whole manifests for 1,001");
+        LOADED.lock().unwrap().clear();
+        for (id, expected) in stored.iter().rev().step_by(37) {
+            assert_eq!(&load_manifest(&objects, id).unwrap(), expected);
+        }
+    }
+
+    /// A damaged store whose deltas form a loop is an error on load, never a hang or a
+    /// stack overflow; the chain stops where it repeats.
+    #[test]
+    fn a_loop_of_deltas_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        // Two deltas naming each other cannot be made by content addressing; one naming
+        // itself through a missing middle can: a -> b, and b written as a delta to a.
+        let a_bytes = |base: &str| format!("brute-manifest-delta\n{{\"base\":\"{base}\",\"depth\":1}}");
+        let mut b = "0".repeat(64);
+        // Find the fixed point by writing b after a: b's content names a's id.
+        let a = objects.put(a_bytes(&b).as_bytes()).unwrap();
+        b = objects.put(a_bytes(&a).as_bytes()).unwrap();
+        // Now a names "000…" (missing), b names a: make "000…" exist as a delta naming b.
+        let zero = dir.path().join("00").join("0".repeat(62));
+        std::fs::create_dir_all(zero.parent().unwrap()).unwrap();
+        std::fs::write(&zero, a_bytes(&b)).unwrap();
+        LOADED.lock().unwrap().clear();
+        let error = load_manifest(&objects, &b).unwrap_err();
+        assert!(error.to_string().contains("chain of more than"), "{error}");
+        assert_eq!(manifest_chain(&objects, &b), [b.clone(), a.clone(), "0".repeat(64)]);
+    }
+}

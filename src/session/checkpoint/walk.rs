@@ -1,0 +1,427 @@
+//! One walk's shared state ([`WalkCtx`]) and the one place a walked entry's state is decided
+//! ([`observe`]): reused by its metadata, read and stored, or left out.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use super::deep::{Deep, too_long_to_list};
+use super::manifest::{FileState, Manifest};
+use super::scanner::Budget;
+use crate::session::objects::ObjectStore;
+
+/// Files modified this recently are re-read even when their metadata matches (an edit within
+/// the filesystem's timestamp granularity would otherwise go unseen).
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn ctime_ns(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (meta.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec().max(0) as u64)
+}
+
+/// Why a walk stopped early.
+pub(super) enum Stop {
+    Budget(String),
+    Failed(std::io::Error),
+}
+
+/// What one walk shares between its threads.
+pub(super) struct WalkCtx<'a> {
+    pub(super) root: &'a Path,
+    /// The tree past the depth a path reaches at once (see [`Deep`]).
+    pub(super) deep: Deep,
+    /// brute's own data directory, when it lies in the tree (never recorded).
+    pub(super) own: Option<PathBuf>,
+    /// Directories the walker could not list because their path is longer than the kernel
+    /// takes (PATH_MAX): walked by descriptors after the listing (see [`walk_deep`]).
+    pub(super) deep_dirs: std::sync::Mutex<Vec<PathBuf>>,
+    pub(super) previous: &'a Manifest,
+    pub(super) objects: &'a ObjectStore,
+    pub(super) pack: std::sync::Mutex<crate::session::objects::PackWriter>,
+    pub(super) max_file_bytes: u64,
+    /// See [`Scanner::contents_stored`].
+    pub(super) contents_stored: bool,
+    /// git's index for the root, when its blobs can be baselines.
+    pub(super) git: Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>>,
+    pub(super) now: SystemTime,
+    pub(super) hashed: AtomicUsize,
+    pub(super) entries: AtomicUsize,
+    pub(super) budget: Budget,
+    pub(super) started: std::time::Instant,
+    pub(super) stop: std::sync::Mutex<Option<Stop>>,
+    pub(super) collected: std::sync::Mutex<Vec<Local>>,
+}
+
+impl WalkCtx<'_> {
+    pub(super) fn stop(&self, why: Stop) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        stop.get_or_insert(why);
+    }
+
+    pub(super) fn stopped(&self) -> bool {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Counts one entry against the budget; the message when it is spent.
+    pub(super) fn spend(&self) -> Option<String> {
+        let n = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.budget.entries {
+            return Some(format!(
+                "{} has more than {} files and directories (checkpoint_max_entries)",
+                self.root.display(),
+                self.budget.entries
+            ));
+        }
+        // The clock is read every 1024 entries only.
+        if n.is_multiple_of(1024) {
+            return self.overtime();
+        }
+        None
+    }
+
+    /// The message when the walk has taken longer than the budget allows.
+    fn overtime(&self) -> Option<String> {
+        (self.started.elapsed() > self.budget.time).then(|| {
+            format!(
+                "walking {} took longer than {} s",
+                self.root.display(),
+                self.budget.time.as_secs()
+            )
+        })
+    }
+}
+
+/// Reads the files the listing left to read (see [`Seen::Read`]) on up to `threads` threads
+/// (this one for a few), within the walk's time budget.
+pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
+    let pending: Vec<Pending> = {
+        let mut collected = ctx.collected.lock().unwrap_or_else(|e| e.into_inner());
+        collected
+            .iter_mut()
+            .flat_map(|l| std::mem::take(&mut l.pending))
+            .collect()
+    };
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut local = Local::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(file) = pending.get(i) else {
+                break;
+            };
+            if i.is_multiple_of(256) {
+                if let Some(message) = ctx.overtime() {
+                    ctx.stop(Stop::Budget(message));
+                }
+                if ctx.stopped() {
+                    break;
+                }
+            }
+            match read_file(ctx, file) {
+                Ok(seen) => local.add(seen),
+                Err(error) => {
+                    ctx.stop(Stop::Failed(error));
+                    break;
+                }
+            }
+        }
+        local
+    };
+    let threads = threads.min(pending.len() / 64).max(1);
+    if threads == 1 {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(local) => {
+                    all.entries.extend(local.entries);
+                    all.skipped.extend(local.skipped);
+                }
+                // Its files would be missing from the manifest (as if the turn made them).
+                Err(_) => ctx.stop(Stop::Failed(std::io::Error::other(
+                    "a checkpoint reader thread panicked",
+                ))),
+            }
+        }
+        all
+    })
+}
+
+/// One walker thread's findings, handed over when the thread is done.
+#[derive(Default)]
+pub(super) struct Local {
+    pub(super) entries: Vec<(String, FileState)>,
+    pub(super) skipped: Vec<(String, u64)>,
+    /// Files to read once the listing is complete.
+    pub(super) pending: Vec<Pending>,
+}
+
+impl Local {
+    pub(super) fn add(&mut self, seen: Seen) {
+        match seen {
+            Seen::Entry(rel, state) => self.entries.push((rel, state)),
+            Seen::TooLarge(rel, size) => self.skipped.push((rel, size)),
+            Seen::Read(file) => self.pending.push(file),
+            Seen::Nothing => {}
+        }
+    }
+}
+
+pub(super) struct Collector<'a, 'c> {
+    pub(super) ctx: &'a WalkCtx<'c>,
+}
+
+impl<'s, 'c> ignore::ParallelVisitorBuilder<'s> for Collector<'s, 'c> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 's> {
+        Box::new(Visitor {
+            ctx: self.ctx,
+            local: Local::default(),
+        })
+    }
+}
+
+struct Visitor<'a, 'c> {
+    ctx: &'a WalkCtx<'c>,
+    local: Local,
+}
+
+impl ignore::ParallelVisitor for Visitor<'_, '_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                if let Some(dir) = too_long_to_list(&error) {
+                    self.ctx
+                        .deep_dirs
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(dir.to_path_buf());
+                }
+                return ignore::WalkState::Continue;
+            }
+        };
+        if entry.depth() == 0 {
+            return ignore::WalkState::Continue;
+        }
+        if let Some(message) = self.ctx.spend() {
+            self.ctx.stop(Stop::Budget(message));
+            return ignore::WalkState::Quit;
+        }
+        match observe(self.ctx, &entry) {
+            Ok(seen) => self.local.add(seen),
+            Err(error) => {
+                self.ctx.stop(Stop::Failed(error));
+                return ignore::WalkState::Quit;
+            }
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_, '_> {
+    fn drop(&mut self) {
+        let local = std::mem::take(&mut self.local);
+        self.ctx.collected.lock().unwrap_or_else(|e| e.into_inner()).push(local);
+    }
+}
+
+/// What the walk records for one entry.
+pub(super) enum Seen {
+    Entry(String, FileState),
+    /// A file over the size cap: (path, size).
+    TooLarge(String, u64),
+    /// A file whose content must be read (see [`read_file`]).
+    Read(Pending),
+    /// Not checkpointed (a FIFO, socket or device; vanished or unreadable).
+    Nothing,
+}
+
+/// A file the listing found changed (or new): read after the listing.
+pub(super) struct Pending {
+    pub(super) rel: String,
+    pub(super) path: PathBuf,
+    pub(super) mode: u32,
+    pub(super) mtime_ns: u64,
+    pub(super) ctime_ns: u64,
+}
+
+/// [`observe`], with a file that needs reading read at once (walks of a few directories).
+pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+    match observe(ctx, entry)? {
+        Seen::Read(file) => read_file(ctx, &file),
+        seen => Ok(seen),
+    }
+}
+
+/// The one place a walked entry's state is decided: a directory's mode, a link's target, a
+/// file's recorded state when its metadata matches the previous scan (no read), else the
+/// file to read ([`read_file`]: its content is stored). Only the metadata the walker already has is used before that
+/// choice (one `lstat` per entry, as `rg --files` makes).
+fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+    observe_path(ctx, entry.path(), entry.file_type(), || {
+        entry.metadata().ok().or_else(|| ctx.deep.lstat(entry.path()))
+    })
+}
+
+/// [`observe`] for a path and what is known of it: its kind, and its `lstat` when asked.
+pub(super) fn observe_path(
+    ctx: &WalkCtx<'_>,
+    path: &Path,
+    kind: Option<std::fs::FileType>,
+    metadata: impl Fn() -> Option<std::fs::Metadata>,
+) -> std::io::Result<Seen> {
+    let Ok(rel) = path.strip_prefix(ctx.root) else {
+        return Ok(Seen::Nothing);
+    };
+    let rel = crate::session::relpath::spell(rel);
+    let Some(kind) = kind else {
+        return Ok(Seen::Nothing);
+    };
+    if kind.is_dir() {
+        let Some(meta) = metadata() else {
+            return Ok(Seen::Nothing);
+        };
+        let state = FileState {
+            id: String::new(),
+            size: 0,
+            mode: meta.permissions().mode(),
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: true,
+            link: false,
+            git: String::new(),
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if kind.is_symlink() {
+        // The link itself (its target path), never what it points to.
+        let Ok(target) = ctx.deep.read_link(path) else {
+            return Ok(Seen::Nothing);
+        };
+        let target = target.into_encoded_bytes();
+        let id = crate::session::objects::hash(&target);
+        // The same target as last time is stored already (no store lookup, no lock).
+        let id = match ctx.previous.get(&rel) {
+            Some(known) if known.link && known.id == id => id,
+            _ => ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&target)?,
+        };
+        let state = FileState {
+            id,
+            size: target.len() as u64,
+            mode: 0o777,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            dir: false,
+            link: true,
+            git: String::new(),
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    if !kind.is_file() {
+        return Ok(Seen::Nothing); // FIFOs, sockets and devices are not checkpointed
+    }
+    let Some(meta) = metadata() else {
+        return Ok(Seen::Nothing);
+    };
+    if meta.len() > ctx.max_file_bytes {
+        return Ok(Seen::TooLarge(rel, meta.len()));
+    }
+    let mode = meta.permissions().mode();
+    let mtime = mtime_ns(&meta);
+    let ctime = ctime_ns(&meta);
+    // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
+    if let Some(id) = ctx.git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
+        let state = FileState {
+            id,
+            size: meta.len(),
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+            ..Default::default()
+        };
+        return Ok(Seen::Entry(rel, state));
+    }
+    let recent = meta
+        .modified()
+        .ok()
+        .and_then(|m| ctx.now.duration_since(m).ok())
+        .is_none_or(|age| age < RACY_WINDOW);
+    if let Some(known) = ctx.previous.get(&rel)
+        && !known.dir
+        && !known.link
+        && known.size == meta.len()
+        && known.mtime_ns == mtime
+        && known.ctime_ns == ctime
+        && known.mode == mode
+        && !recent
+        // A git blob stays a baseline only while the index records it for the path.
+        && (crate::session::git_baseline::git_hex(&known.id).is_none()
+            || ctx.git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
+        // A seed's content pruned or lost meanwhile is read again, never referenced.
+        && (ctx.contents_stored || ctx.objects.contains(&known.id))
+    {
+        return Ok(Seen::Entry(rel, known.clone()));
+    }
+    Ok(Seen::Read(Pending {
+        rel,
+        path: path.to_path_buf(),
+        mode,
+        mtime_ns: mtime,
+        ctime_ns: ctime,
+    }))
+}
+
+/// Reads a file [`observe`] left to read, and stores its content, or references it as git's
+/// blob when it is exactly the index's.
+pub(super) fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Seen> {
+    let Pending {
+        rel,
+        path,
+        mode,
+        mtime_ns,
+        ctime_ns,
+    } = file;
+    let (rel, mode, mtime, ctime) = (rel.clone(), *mode, *mtime_ns, *ctime_ns);
+    let bytes = match ctx.deep.read(path) {
+        Ok(bytes) => bytes,
+        Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
+    };
+    // In a git repository the content's blob id is known too: read anyway (racy, touched,
+    // maybe converted), a file whose blob is the index's is referenced, not stored.
+    let store = |bytes: &[u8]| ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(bytes);
+    let (id, git_blob) = match ctx.git.as_ref().map(|g| g.after_read(&rel, &bytes)) {
+        Some(read) if read.in_index => (
+            format!("{}{}", crate::session::git_baseline::PREFIX, read.blob),
+            String::new(),
+        ),
+        Some(read) => (store(&bytes)?, read.blob),
+        None => (store(&bytes)?, String::new()),
+    };
+    ctx.hashed.fetch_add(1, Ordering::Relaxed);
+    Ok(Seen::Entry(
+        rel,
+        FileState {
+            id,
+            size: bytes.len() as u64,
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+            dir: false,
+            link: false,
+            git: git_blob,
+        },
+    ))
+}
