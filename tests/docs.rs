@@ -178,9 +178,19 @@ fn destination_end(chars: &[char], start: usize) -> Option<usize> {
     None
 }
 
-/// Inline links (`[text](target)`, images too), reference definitions (`[label]: target`) and
-/// the labels reference links use (`[text][label]`), outside code.
-fn links(text: &str) -> (Vec<Link>, BTreeMap<String, String>, Vec<(usize, String)>) {
+/// What a document links to, outside code.
+#[derive(Debug, Default)]
+struct Links {
+    /// Inline links (`[text](target)`, images too) and reference definitions' targets.
+    inline: Vec<Link>,
+    /// Reference definitions (`[label]: target`), by lower-case label.
+    definitions: BTreeMap<String, String>,
+    /// The labels reference links use (`[text][label]`), with their line.
+    references: Vec<(usize, String)>,
+}
+
+/// Every link of a document.
+fn links(text: &str) -> Links {
     let mut inline = Vec::new();
     let mut definitions = BTreeMap::new();
     let mut references = Vec::new();
@@ -235,7 +245,11 @@ fn links(text: &str) -> (Vec<Link>, BTreeMap<String, String>, Vec<(usize, String
             i += 1;
         }
     }
-    (inline, definitions, references)
+    Links {
+        inline,
+        definitions,
+        references,
+    }
 }
 
 /// `a/b/../c` as `a/c`, without touching the filesystem; `None` when it climbs above the root.
@@ -285,7 +299,11 @@ fn external_ok(target: &str) -> bool {
 /// documents read so far (by repository-relative path).
 fn check(rel: &str, text: &str, anchors_of: &mut dyn FnMut(&str) -> Option<BTreeSet<String>>) -> Vec<String> {
     let mut broken = Vec::new();
-    let (inline, definitions, references) = links(text);
+    let Links {
+        inline,
+        definitions,
+        references,
+    } = links(text);
     for (line, label) in references {
         if !definitions.contains_key(&label) {
             broken.push(format!("{rel}:{line}: reference link [{label}] has no definition"));
@@ -369,7 +387,7 @@ fn every_link_leads_somewhere() {
     let mut count = 0;
     for rel in documents() {
         let text = read(&rel);
-        count += links(&text).0.len();
+        count += links(&text).inline.len();
         broken.extend(check(&rel, &text, &mut anchors_of));
     }
     assert!(count > 100, "only {count} links found: the link finder is broken");
