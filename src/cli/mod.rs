@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// Exit codes, documented in `--help` and the README.
+/// Exit codes, documented in `--help`, the man page and `docs/user-guide.md`.
 pub mod exit {
     /// The task finished.
     pub const OK: i32 = 0;
@@ -446,10 +446,10 @@ mod tests {
         assert_eq!(super::prompt_hint(&["brute".into(), "fix".into()]), None);
     }
 
-    /// Every exit code brute uses is explained in `--help`, the man page and the README.
+    /// Every exit code brute uses is explained in `--help`, the man page and the user guide.
     #[test]
     fn every_exit_code_is_documented() {
-        let readme = include_str!("../../README.md");
+        let guide = include_str!("../../docs/user-guide.md");
         for code in [
             exit::OK,
             exit::ERROR,
@@ -465,10 +465,10 @@ mod tests {
                 "exit code {code} is not in EXIT_CODES"
             );
             assert!(
-                readme
+                guide
                     .lines()
                     .any(|l| l.starts_with('|') && l.contains(&format!(" {code} "))),
-                "exit code {code} is not in the README's table"
+                "exit code {code} is not in the exit code table of docs/user-guide.md"
             );
         }
     }

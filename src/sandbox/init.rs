@@ -303,7 +303,7 @@ fn private_ptys() -> bool {
 /// Local services reachable through Unix sockets with a path would let a command leave the
 /// sandbox (start a process through systemd or Docker, or a terminal multiplexer). The user's
 /// runtime directory and the container daemons' sockets are hidden in the command's mount
-/// namespace; sockets elsewhere (e.g. a tmux server's under /tmp) are not (see the README).
+/// namespace; sockets elsewhere (e.g. a tmux server's under /tmp) are not (see docs/safety.md).
 fn hide_local_services() {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };

@@ -61,7 +61,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave brute"),
 ];
 
-/// The keys `/help` lists (the README's key table says the same).
+/// The keys `/help` lists (the key table in docs/user-guide.md says the same).
 pub const HELP_KEYS: &str = "keys: Enter send (queued while a turn runs; Up on an empty composer takes it back) · Shift/Alt+Enter newline
       Esc or Ctrl-C interrupt · Ctrl-C clears the composer; twice on an empty one quits · Ctrl-L redraw
       Ctrl-A/E start/end of line · Alt-B/F word back/forward · Ctrl-W/U/K delete word/to start/to end · Ctrl-Y paste it back

@@ -438,7 +438,7 @@ pub fn fixtures() -> Option<PathBuf> {
         dir.display()
     );
     eprintln!(
-        "skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see README)"
+        "skipping: ../shared/fixtures/llm-wire is absent (recorded provider responses are not committed; see docs/contributing.md)"
     );
     None
 }
