@@ -47,9 +47,8 @@ pub async fn run(provider: Arc<dyn Provider>, model: &str) -> anyhow::Result<Str
         max_turns: 5,
     };
     let mut agent = Agent::new(state, executor, config, events);
-    let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     let end = agent
-        .run_turn("How many vowels are in \"a coding agent\"?".into(), &mut ops)
+        .run_turn("How many vowels are in \"a coding agent\"?".into())
         .await;
     drop(agent);
     let mut transcript = String::new();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use brute::agent::{Agent, AgentConfig};
 use brute::protocol::requests::Requests;
-use brute::protocol::{Event, EventSink, Op, RequestKind, Response, TurnOutcome};
+use brute::protocol::{Event, EventSink, RequestKind, Response, TurnOutcome};
 use brute::provider::Message;
 use brute::provider::replay::ReplayProvider;
 use brute::tool::exec::Executor;
@@ -71,7 +71,7 @@ const ASK: &str = r#"{"tool_calls": [{"id": "q1", "name": "question", "arguments
 #[tokio::test]
 async fn questions_go_to_the_front_end_and_answers_come_back() {
     let mut s = setup(ASK, true, 10, Vec::new());
-    let (ops_tx, mut ops) = mpsc::unbounded_channel();
+    let requests = s.agent.state().requests.clone();
     let front_end = tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
             if let Event::Request {
@@ -81,18 +81,16 @@ async fn questions_go_to_the_front_end_and_answers_come_back() {
             {
                 assert_eq!(questions.len(), 2);
                 assert_eq!(questions[0].options[1].label, "postgres");
-                ops_tx
-                    .send(Op::Respond {
-                        id,
-                        response: Response::Answers {
-                            answers: vec!["2".into(), "5432".into()],
-                        },
-                    })
-                    .unwrap();
+                requests.resolve(
+                    &id,
+                    Response::Answers {
+                        answers: vec!["2".into(), "5432".into()],
+                    },
+                );
             }
         }
     });
-    let end = s.agent.run_turn("set up".into(), &mut ops).await;
+    let end = s.agent.run_turn("set up".into()).await;
     assert_eq!(end.outcome, TurnOutcome::Done);
     let results = tool_results(&s.agent);
     assert_eq!(
@@ -106,53 +104,45 @@ async fn questions_go_to_the_front_end_and_answers_come_back() {
 #[tokio::test]
 async fn a_cancelled_dialog_says_the_user_declined() {
     let mut s = setup(ASK, true, 10, Vec::new());
-    let (ops_tx, mut ops) = mpsc::unbounded_channel();
+    let requests = s.agent.state().requests.clone();
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
             if let Event::Request { id, .. } = event {
-                ops_tx
-                    .send(Op::Respond {
-                        id,
-                        response: Response::Declined,
-                    })
-                    .unwrap();
+                requests.resolve(&id, Response::Declined);
             }
         }
     });
-    s.agent.run_turn("set up".into(), &mut ops).await;
+    s.agent.run_turn("set up".into()).await;
     assert!(tool_results(&s.agent)[0].1.starts_with("The user declined to answer"));
 }
 
 #[tokio::test]
 async fn an_empty_answer_takes_the_default_and_interrupt_answers_the_question() {
     let mut s = setup(ASK, true, 10, Vec::new());
-    let (ops_tx, mut ops) = mpsc::unbounded_channel();
+    let requests = s.agent.state().requests.clone();
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
             if let Event::Request { id, .. } = event {
                 let answers = vec![String::new(), String::new()];
-                ops_tx
-                    .send(Op::Respond {
-                        id,
-                        response: Response::Answers { answers },
-                    })
-                    .unwrap();
+                requests.resolve(&id, Response::Answers { answers });
             }
         }
     });
-    s.agent.run_turn("x".into(), &mut ops).await;
+    s.agent.run_turn("x".into()).await;
     assert!(tool_results(&s.agent)[0].1.contains("Which database? → sqlite"));
 
     let mut s = setup(ASK, true, 10, Vec::new());
-    let (ops_tx, mut ops) = mpsc::unbounded_channel();
+    // An interrupt is the conversation cancelling the turn's token.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let interrupt = cancel.clone();
     tokio::spawn(async move {
         while let Some(event) = s.events.recv().await {
             if let Event::Request { .. } = event {
-                ops_tx.send(Op::Interrupt).unwrap();
+                interrupt.cancel();
             }
         }
     });
-    let end = s.agent.run_turn("x".into(), &mut ops).await;
+    let end = s.agent.run_turn_with_cancel("x".into(), cancel).await;
     assert_eq!(end.outcome, TurnOutcome::Interrupted);
     let results = tool_results(&s.agent);
     assert_eq!(results.len(), 1, "the question still has a result");
@@ -167,8 +157,7 @@ async fn a_critical_error_ends_the_turn_visibly() {
     let script = r#"{"tool_calls": [{"name": "fatal"}, {"name": "read", "arguments": {"file_path": "."}}]}
 {"text": "never reached"}"#;
     let mut s = setup(script, false, 10, vec![Arc::new(fatal)]);
-    let (_tx, mut ops) = mpsc::unbounded_channel();
-    let end = s.agent.run_turn("x".into(), &mut ops).await;
+    let end = s.agent.run_turn("x".into()).await;
     assert_eq!(end.outcome, TurnOutcome::Error);
     assert_eq!(
         end.error.as_deref(),
@@ -188,8 +177,7 @@ async fn the_iteration_cap_stops_with_a_notice() {
 {"tool_calls": [{"name": "todo_read"}]}
 {"tool_calls": [{"name": "todo_read"}]}"#;
     let mut s = setup(script, false, 2, Vec::new());
-    let (_tx, mut ops) = mpsc::unbounded_channel();
-    let end = s.agent.run_turn("x".into(), &mut ops).await;
+    let end = s.agent.run_turn("x".into()).await;
     assert_eq!(end.outcome, TurnOutcome::MaxTurns);
     assert!(
         matches!(s.agent.history().last(), Some(Message::Tool { .. })),
@@ -213,8 +201,7 @@ async fn tools_reach_their_agent_through_the_context() {
     let script = r#"{"tool_calls": [{"name": "set_temperature", "arguments": {"value": 0.25}}]}
 {"text": "done"}"#;
     let mut s = setup(script, false, 10, vec![Arc::new(set_temperature)]);
-    let (_tx, mut ops) = mpsc::unbounded_channel();
-    s.agent.run_turn("x".into(), &mut ops).await;
+    s.agent.run_turn("x".into()).await;
     assert_eq!(s.agent.state().temperature(), Some(0.25));
     assert_eq!(tool_results(&s.agent)[0].1, "temperature is now 0.25");
 }
@@ -230,8 +217,7 @@ async fn schema_violations_are_reported_for_inline_tools_too() {
     let script = r#"{"tool_calls": [{"name": "typed", "arguments": {"n": "five"}}, {"name": "typed", "arguments": {}}]}
 {"text": "ok"}"#;
     let mut s = setup(script, false, 10, vec![Arc::new(typed)]);
-    let (_tx, mut ops) = mpsc::unbounded_channel();
-    s.agent.run_turn("x".into(), &mut ops).await;
+    s.agent.run_turn("x".into()).await;
     let results = tool_results(&s.agent);
     assert_eq!(
         results[0].1,

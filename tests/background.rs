@@ -169,10 +169,9 @@ fn a_background_process_writes_are_the_turns_in_which_they_happen() {
         .enable_all()
         .build()
         .unwrap();
-    let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
     let fifo = |name: &str| r.join(name);
     runtime.block_on(async {
-        agent.run_turn("start it".into(), &mut ops).await;
+        agent.run_turn("start it".into()).await;
         // Between the turns: it writes between.txt, and says so through b.fifo.
         let (a, b) = (fifo("a.fifo"), fifo("b.fifo"));
         tokio::task::spawn_blocking(move || {
@@ -193,7 +192,7 @@ fn a_background_process_writes_are_the_turns_in_which_they_happen() {
                 }
             }
         };
-        tokio::join!(agent.run_turn("wait for it".into(), &mut ops), release);
+        tokio::join!(agent.run_turn("wait for it".into()), release);
     });
     assert_eq!(std::fs::read_to_string(r.join("during.txt")).unwrap(), "from-bg\n");
     let output = agent.history().iter().rev().find_map(|m| match m {

@@ -756,12 +756,8 @@ fn a_person_command_is_an_undoable_turn_recorded_as_their_message() {
         .enable_all()
         .build()
         .unwrap();
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-    let mut inbox = brute::agent::Inbox::default();
-    let end = runtime.block_on(agent.run_command_in(
+    let end = runtime.block_on(agent.run_command(
         "echo hi > made.txt && echo shown".into(),
-        &mut ops,
-        &mut inbox,
         tokio_util::sync::CancellationToken::new(),
     ));
     assert_eq!(end.outcome, brute::protocol::TurnOutcome::Done);

@@ -24,13 +24,16 @@
 //! | `Shutdown` | ends | stops the turn, then ends; background processes are killed |
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::Inbox;
+use super::TurnEnd;
 use crate::protocol::requests::Requests;
 use crate::protocol::{Event, EventSink, Op, RequestKind, Response, TurnOutcome};
+use crate::tool::state::AgentState;
 
 /// Builds the agent of another saved session (for `Resume`); supplied by the wiring
 /// ([`crate::app`]) so the core does not depend on configuration.
@@ -44,13 +47,43 @@ enum Pending {
     Checkpoints,
 }
 
+/// What a turn task does with the agent it is lent.
+enum Work {
+    /// A prompt: a model turn.
+    Prompt(String),
+    /// A `!command` the person typed.
+    Command(String),
+    /// `/compact`.
+    Compact(Option<String>),
+}
+
+/// The turn that runs: a task that owns the agent until it hands it back.
+struct Running {
+    task: JoinHandle<(Box<super::Agent>, Option<TurnEnd>)>,
+    cancel: CancellationToken,
+}
+
+/// What woke the loop.
+enum Wake {
+    Op(Option<Op>),
+    Finished(Result<(Box<super::Agent>, Option<TurnEnd>), tokio::task::JoinError>),
+}
+
 /// The running conversation.
 pub struct Conversation {
-    agent: super::Agent,
+    /// The agent while no turn runs; a running turn's task holds it.
+    agent: Option<super::Agent>,
+    /// The agent's shared state, reachable while a turn runs (settings, processes, requests).
+    state: Arc<AgentState>,
     ops: UnboundedReceiver<Op>,
     events: EventSink,
     requests: Requests,
-    inbox: Inbox,
+    running: Option<Running>,
+    /// Prompts sent while a turn runs, oldest first; they run after it.
+    queue: Vec<String>,
+    /// Answers to the conversation's own requests that came while a turn held the agent.
+    unclaimed: Vec<(String, Response)>,
+    shutdown: bool,
     pending: HashMap<String, Pending>,
     resumer: Option<Resumer>,
 }
@@ -72,11 +105,15 @@ impl Conversation {
     ) -> (Self, UnboundedSender<Op>) {
         let (tx, ops) = tokio::sync::mpsc::unbounded_channel();
         let conversation = Self {
-            agent,
+            state: agent.state().clone(),
+            agent: Some(agent),
             ops,
             events,
             requests,
-            inbox: Inbox::default(),
+            running: None,
+            queue: Vec::new(),
+            unclaimed: Vec::new(),
+            shutdown: false,
             pending: HashMap::new(),
             resumer,
         };
@@ -107,88 +144,198 @@ impl Conversation {
         }
     }
 
-    /// Handles ops until `Shutdown` or until every sender is gone.
+    /// The one loop that takes every op, idle or not, until `Shutdown` or until every sender
+    /// is gone (after the running turn ends).
     pub async fn run(mut self) {
-        while let Some(op) = self.ops.recv().await {
-            self.handle(op).await;
-            if self.inbox.shutdown {
+        let mut ops_open = true;
+        loop {
+            if self.running.is_none() && (self.shutdown || (!ops_open && self.queue.is_empty())) {
                 break;
+            }
+            let wake = {
+                let ops = &mut self.ops;
+                let running = &mut self.running;
+                tokio::select! {
+                    op = ops.recv(), if ops_open => Wake::Op(op),
+                    joined = async {
+                        match running {
+                            Some(turn) => (&mut turn.task).await,
+                            None => std::future::pending().await,
+                        }
+                    } => Wake::Finished(joined),
+                }
+            };
+            match wake {
+                Wake::Op(Some(op)) => self.take(op),
+                Wake::Op(None) => ops_open = false,
+                Wake::Finished(joined) => {
+                    self.running = None;
+                    match joined {
+                        Ok((agent, end)) => self.finished(agent, end),
+                        Err(error) => {
+                            // The agent went with the task: nothing is left to talk to.
+                            self.events.emit(Event::Error {
+                                message: format!("the turn failed and the conversation ends: {error}"),
+                            });
+                            return;
+                        }
+                    }
+                }
             }
         }
         // Background processes end with the session; nothing waits for them.
-        self.agent.state().background.kill_all();
+        self.state.background.kill_all();
     }
 
-    async fn handle(&mut self, op: Op) {
+    /// Takes one op. Every op has one defined effect, whether a turn runs or not (the table in
+    /// the module docs).
+    fn take(&mut self, op: Op) {
         match op {
-            Op::UserTurn { text } => {
-                self.inbox.queue.push(text);
-                self.run_queue().await;
-            }
-            Op::Interrupt | Op::Unqueue { .. } => {}
-            Op::Respond { id, response } => {
-                if let Some(response) = self.requests.resolve(&id, response) {
-                    self.answered(&id, response);
+            Op::Interrupt => {
+                if let Some(turn) = &self.running {
+                    turn.cancel.cancel();
                 }
             }
+            Op::Shutdown => {
+                self.shutdown = true;
+                if let Some(turn) = &self.running {
+                    turn.cancel.cancel();
+                }
+            }
+            Op::Respond { id, response } => {
+                if let Some(response) = self.requests.resolve(&id, response) {
+                    match self.running {
+                        Some(_) => self.unclaimed.push((id, response)),
+                        None => self.answered(&id, response),
+                    }
+                }
+            }
+            Op::UserTurn { text } => {
+                self.queue.push(text);
+                match self.running {
+                    Some(_) => self.queue_changed(),
+                    None => self.start_next(false),
+                }
+            }
+            Op::Unqueue { index } => {
+                if index < self.queue.len() {
+                    self.queue.remove(index);
+                    self.queue_changed();
+                }
+            }
+            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
+                self.state.apply_setting(op, &self.events);
+            }
+            Op::ListProcesses | Op::KillProcess { .. } => {
+                super::background_op(op, &self.state, &self.events);
+            }
+            op if self.running.is_some() => self.refuse_while_running(&op),
+            Op::RunCommand { command } => self.start(Work::Command(command)),
+            Op::Compact { focus } => self.start(Work::Compact(focus)),
             Op::Undo { force, partial } => self.propose_move(false, force, partial),
             Op::Redo { force, partial } => self.propose_move(true, force, partial),
             Op::Resume { id } => self.resume(&id),
             Op::Clear => {
-                self.agent.clear();
-                self.events.emit(self.agent.history_event());
+                let agent = self.agent_mut();
+                agent.clear();
+                let history = agent.history_event();
+                self.events.emit(history);
                 self.notice("new conversation");
             }
-            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
-                self.agent.state().apply_setting(op, &self.events);
-            }
-            Op::ListProcesses | Op::KillProcess { .. } => {
-                super::background_op(op, self.agent.state(), &self.events);
-            }
-            Op::Compact { focus } => self.agent.compact_now(focus).await,
             Op::Diff { session } => self.show_diff(session),
-            Op::RunCommand { command } => {
-                self.agent
-                    .run_command_in(command, &mut self.ops, &mut self.inbox, CancellationToken::new())
-                    .await;
-                for (id, response) in std::mem::take(&mut self.inbox.unclaimed) {
-                    self.answered(&id, response);
-                }
-                // Prompts typed while it ran wait in the queue like behind any turn.
-                self.run_queue().await;
-            }
-            Op::Shutdown => self.inbox.shutdown = true,
         }
     }
 
-    /// Runs queued prompts one after another. An interrupted turn gives the rest of the queue
-    /// back to the front end instead of starting it.
-    async fn run_queue(&mut self) {
-        let mut queued_behind_a_turn = false;
-        while !self.inbox.queue.is_empty() {
-            let prompt = self.inbox.queue.remove(0);
-            // Front ends saw this prompt queued only if it waited for a turn.
-            if queued_behind_a_turn {
-                self.events.emit(Event::QueueChanged {
-                    prompts: self.inbox.queue.clone(),
-                });
-            }
-            queued_behind_a_turn = true;
-            let end = self
-                .agent
-                .run_turn_in(prompt, &mut self.ops, &mut self.inbox, CancellationToken::new())
-                .await;
-            for (id, response) in std::mem::take(&mut self.inbox.unclaimed) {
-                self.answered(&id, response);
-            }
-            if self.inbox.shutdown {
-                return;
-            }
-            if end.outcome == TurnOutcome::Interrupted && !self.inbox.queue.is_empty() {
-                let prompts = std::mem::take(&mut self.inbox.queue);
-                self.events.emit(Event::QueueReturned { prompts });
-                self.events.emit(Event::QueueChanged { prompts: Vec::new() });
-            }
+    /// Undo, redo, resume, clear, compact, `/diff` and `!commands` would change what the
+    /// running turn works on: they are refused with a notice.
+    fn refuse_while_running(&self, op: &Op) {
+        let what = match op {
+            Op::RunCommand { .. } => "a !command",
+            Op::Undo { .. } => "/undo",
+            Op::Diff { .. } => "/diff",
+            Op::Redo { .. } => "/redo",
+            Op::Clear => "/clear",
+            Op::Compact { .. } => "/compact",
+            _ => "/resume",
+        };
+        self.notice(format!(
+            "{what} is not possible while a turn runs; press Esc to stop the turn first"
+        ));
+    }
+
+    fn queue_changed(&self) {
+        self.events.emit(Event::QueueChanged {
+            prompts: self.queue.clone(),
+        });
+    }
+
+    /// The agent, which is here whenever no turn runs.
+    fn agent_mut(&mut self) -> &mut super::Agent {
+        match &mut self.agent {
+            Some(agent) => agent,
+            // `start` takes it only into a task whose end puts it back before any op is read.
+            None => unreachable!("the agent is away only while a turn runs"),
+        }
+    }
+
+    fn agent(&self) -> &super::Agent {
+        match &self.agent {
+            Some(agent) => agent,
+            None => unreachable!("the agent is away only while a turn runs"),
+        }
+    }
+
+    /// Lends the agent to a task that does `work`; the loop keeps taking ops meanwhile.
+    fn start(&mut self, work: Work) {
+        let Some(mut agent) = self.agent.take() else {
+            return;
+        };
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            let end = match work {
+                Work::Prompt(prompt) => Some(agent.run_turn_with_cancel(prompt, token).await),
+                Work::Command(command) => Some(agent.run_command(command, token).await),
+                Work::Compact(focus) => {
+                    agent.compact_now(focus).await;
+                    None
+                }
+            };
+            (Box::new(agent), end)
+        });
+        self.running = Some(Running { task, cancel });
+    }
+
+    /// Starts the oldest queued prompt. Front ends saw it queued only if it waited behind a
+    /// turn (`behind`), so only then are they told it left the queue.
+    fn start_next(&mut self, behind: bool) {
+        if self.queue.is_empty() {
+            return;
+        }
+        let prompt = self.queue.remove(0);
+        if behind {
+            self.queue_changed();
+        }
+        self.start(Work::Prompt(prompt));
+    }
+
+    /// A turn ended and handed the agent back: answers that waited for it are applied, then
+    /// the queue goes on, or is given back to the front end after an interrupt.
+    fn finished(&mut self, agent: Box<super::Agent>, end: Option<TurnEnd>) {
+        self.agent = Some(*agent);
+        for (id, response) in std::mem::take(&mut self.unclaimed) {
+            self.answered(&id, response);
+        }
+        if self.shutdown {
+            return;
+        }
+        let interrupted = end.is_some_and(|end| end.outcome == TurnOutcome::Interrupted);
+        if interrupted && !self.queue.is_empty() {
+            let prompts = std::mem::take(&mut self.queue);
+            self.events.emit(Event::QueueReturned { prompts });
+            self.events.emit(Event::QueueChanged { prompts: Vec::new() });
+        } else {
+            self.start_next(true);
         }
     }
 
@@ -200,7 +347,7 @@ impl Conversation {
 
     /// Answers `/diff`: the diff from the checkpoints, or a notice saying why there is none.
     fn show_diff(&mut self, session: bool) {
-        match self.agent.with_recorder(|r| r.diff(session)) {
+        match self.agent().with_recorder(|r| r.diff(session)) {
             None => self.notice("/diff needs this session's checkpoints, and this session is not saved"),
             Some(Ok(None)) => self.notice("/diff: no turn has changed anything yet"),
             Some(Ok(Some((title, _, 0)))) => self.notice(format!("/diff: {title} changed no files")),
@@ -213,8 +360,8 @@ impl Conversation {
     /// the last tool call's changes at once.
     fn propose_move(&mut self, redo: bool, force: bool, partial: bool) {
         let verb = if redo { "redo" } else { "undo" };
-        match self.agent.preview_move(redo, force) {
-            None if self.agent.with_recorder(|_| ()).is_some() && !self.agent.undoes_calls() => {
+        match self.agent().preview_move(redo, force) {
+            None if self.agent().with_recorder(|_| ()).is_some() && !self.agent().undoes_calls() => {
                 self.notice(format!("nothing to {verb}"))
             }
             None => self.apply_move(redo, false, force, partial),
@@ -234,12 +381,12 @@ impl Conversation {
 
     fn apply_move(&mut self, redo: bool, rewind: bool, force: bool, partial: bool) {
         let (message, history_changed) = if redo {
-            self.agent.redo(force, partial)
+            self.agent_mut().redo(force, partial)
         } else {
-            self.agent.undo(rewind, force, partial)
+            self.agent_mut().undo(rewind, force, partial)
         };
         if history_changed {
-            self.events.emit(self.agent.history_event());
+            self.events.emit(self.agent().history_event());
         }
         self.notice(message);
     }
@@ -254,7 +401,7 @@ impl Conversation {
                 self.notice(format!("{} cancelled", if redo { "redo" } else { "undo" }));
             }
             (Some(Pending::Checkpoints), Response::Consent { yes }) => {
-                self.agent.set_checkpoints(yes);
+                self.agent_mut().set_checkpoints(yes);
                 self.notice(if yes {
                     "turn checkpoints are on: /undo takes back whole turns".to_owned()
                 } else {
@@ -278,13 +425,14 @@ impl Conversation {
         match resumer(id, &self.requests) {
             Ok(agent) => {
                 // The mode the person chose stays (plan mode with the mode it goes back to).
-                let access = self.agent.state().access();
+                let access = self.state.access();
                 if let Some(before) = access.plan {
                     agent.state().set_mode(before.into());
                 }
                 agent.state().set_mode(access.mode());
-                self.agent = agent;
-                self.events.emit(self.agent.history_event());
+                self.state = agent.state().clone();
+                self.agent = Some(agent);
+                self.events.emit(self.agent().history_event());
                 self.notice(format!("resumed session {id}"));
             }
             Err(message) => self.events.emit(Event::Error { message }),
@@ -334,8 +482,8 @@ mod tests {
         });
         let (events, _rx) = EventSink::channel();
         let (mut conversation, _ops) = Conversation::new(first, events, Requests::headless(), Some(resumer));
-        conversation.handle(Op::SetSandbox { mode: Mode::Plan }).await;
-        conversation.handle(Op::Resume { id: "s".into() }).await;
+        conversation.take(Op::SetSandbox { mode: Mode::Plan });
+        conversation.take(Op::Resume { id: "s".into() });
         let access = resumed.access();
         assert_eq!(
             (access.mode(), access.plan),

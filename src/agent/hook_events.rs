@@ -14,12 +14,11 @@
 //! added to the prompt the model gets, marked as coming from a hook.
 
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, Inbox, with_ops};
+use super::Agent;
 use crate::hooks::{HookEvent, fields};
-use crate::protocol::{Event, Op};
+use crate::protocol::Event;
 
 /// How many times `stop` hooks may continue one turn.
 pub const MAX_STOP_CONTINUATIONS: u32 = 3;
@@ -46,8 +45,6 @@ impl Agent {
     pub(super) async fn prompt_hooks(
         &mut self,
         prompt: &str,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Result<HookContext, String> {
         let hooks = self.state.hooks.clone();
@@ -67,7 +64,7 @@ impl Agent {
                 &self.events,
                 Some(cancel),
             );
-            let said = with_ops(run, ops, inbox, cancel, &self.state, &self.events).await;
+            let said = run.await;
             if let Some(reason) = said.block {
                 self.events.emit(Event::Notice {
                     message: format!("a session_start hook cannot stop the session; it said: {reason}"),
@@ -84,7 +81,7 @@ impl Agent {
                 &self.events,
                 Some(cancel),
             );
-            let said = with_ops(run, ops, inbox, cancel, &self.state, &self.events).await;
+            let said = run.await;
             if let Some(reason) = said.block {
                 return Err(reason);
             }
@@ -99,8 +96,6 @@ impl Agent {
         &mut self,
         last_text: &str,
         continued: u32,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Option<String> {
         let hooks = self.state.hooks.clone();
@@ -118,9 +113,7 @@ impl Agent {
             &self.events,
             Some(cancel),
         );
-        let reason = with_ops(run, ops, inbox, cancel, &self.state, &self.events)
-            .await
-            .block?;
+        let reason = run.await.block?;
         if continued >= MAX_STOP_CONTINUATIONS {
             self.events.emit(Event::Notice {
                 message: format!(

@@ -17,10 +17,8 @@ pub mod prompt;
 pub mod question;
 pub mod subagent;
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{CallView, Event, EventSink, Op, TurnOutcome, Usage};
@@ -72,18 +70,6 @@ pub fn decide(tool_calls: usize, iteration: u32, max_turns: u32) -> Step {
     }
 }
 
-/// What a conversation keeps between ops and hands to a running turn: the prompts queued
-/// behind it, and what arrived that is not the turn's to handle.
-#[derive(Default)]
-pub struct Inbox {
-    /// Prompts sent while a turn runs, oldest first; they run after it.
-    pub queue: Vec<String>,
-    /// Answers to requests the conversation itself made (not a tool's), for its owner.
-    pub unclaimed: Vec<(String, crate::protocol::Response)>,
-    /// The front end asked to end the conversation.
-    pub shutdown: bool,
-}
-
 /// Answers an op about background processes (`/ps`): the same whether a turn runs or not.
 pub(crate) fn background_op(op: Op, state: &AgentState, events: &EventSink) {
     let background = &state.background;
@@ -108,85 +94,6 @@ pub(crate) fn background_op(op: Op, state: &AgentState, events: &EventSink) {
     events.emit(Event::BackgroundList {
         processes: background.views(),
     });
-}
-
-impl Inbox {
-    /// Applies an op that arrived while a turn runs. Every op has a defined effect:
-    /// interrupt and shutdown cancel the turn, answers reach their request, prompts are
-    /// queued, a model switch applies from the next request, and undo, redo, resume and
-    /// clear are refused with a notice (they would change what the running turn works on).
-    fn take(&mut self, op: Op, cancel: &CancellationToken, state: &AgentState, events: &EventSink) {
-        match op {
-            Op::Interrupt => cancel.cancel(),
-            Op::Shutdown => {
-                self.shutdown = true;
-                cancel.cancel();
-            }
-            Op::Respond { id, response } => {
-                if let Some(response) = state.requests.resolve(&id, response) {
-                    self.unclaimed.push((id, response));
-                }
-            }
-            Op::UserTurn { text } => {
-                self.queue.push(text);
-                events.emit(Event::QueueChanged {
-                    prompts: self.queue.clone(),
-                });
-            }
-            Op::Unqueue { index } => {
-                if index < self.queue.len() {
-                    self.queue.remove(index);
-                    events.emit(Event::QueueChanged {
-                        prompts: self.queue.clone(),
-                    });
-                }
-            }
-            Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => state.apply_setting(op, events),
-            Op::ListProcesses | Op::KillProcess { .. } => background_op(op, state, events),
-            Op::Undo { .. }
-            | Op::Redo { .. }
-            | Op::Clear
-            | Op::Resume { .. }
-            | Op::Compact { .. }
-            | Op::Diff { .. }
-            | Op::RunCommand { .. } => {
-                let what = match op {
-                    Op::RunCommand { .. } => "a !command",
-                    Op::Undo { .. } => "/undo",
-                    Op::Diff { .. } => "/diff",
-                    Op::Redo { .. } => "/redo",
-                    Op::Clear => "/clear",
-                    Op::Compact { .. } => "/compact",
-                    _ => "/resume",
-                };
-                events.emit(Event::Notice {
-                    message: format!("{what} is not possible while a turn runs; press Esc to stop the turn first"),
-                });
-            }
-        }
-    }
-}
-
-/// Awaits `future` while handling ops (interrupts, answers, queued prompts) as they arrive.
-async fn with_ops<F: Future>(
-    future: F,
-    ops: &mut UnboundedReceiver<Op>,
-    inbox: &mut Inbox,
-    cancel: &CancellationToken,
-    state: &AgentState,
-    events: &EventSink,
-) -> F::Output {
-    tokio::pin!(future);
-    let mut ops_open = true;
-    loop {
-        tokio::select! {
-            output = &mut future => return output,
-            op = ops.recv(), if ops_open => match op {
-                Some(op) => inbox.take(op, cancel, state, events),
-                None => ops_open = false,
-            },
-        }
-    }
 }
 
 /// When the conversation is compacted (see [`compact`]).
@@ -342,14 +249,10 @@ impl Agent {
     /// call runs (any tool: none says it cannot change files, and the wait is only what is
     /// left of a walk that began with the request), before a compaction (recorded as of the
     /// turn) and its hooks, and before the stop hooks, so its `Checkpoint` record precedes
-    /// every tool result, and a failure is said before a tool or hook runs. The wait
-    /// handles ops meanwhile; an interrupt ends the turn after it, never cutting the walk.
-    async fn settle_checkpoint(
-        &mut self,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
-        cancel: &CancellationToken,
-    ) {
+    /// every tool result, and a failure is said before a tool or hook runs. The
+    /// conversation takes ops meanwhile; an interrupt ends the turn after it, never cutting
+    /// the walk.
+    async fn settle_checkpoint(&mut self) {
         let Some(pending) = self.checkpoint.take() else {
             return;
         };
@@ -358,7 +261,8 @@ impl Agent {
         if waiting {
             self.events.emit(Event::CheckpointWaiting { waiting: true, first });
         }
-        let taken = with_ops(pending.task, ops, inbox, cancel, &self.state, &self.events)
+        let taken = pending
+            .task
             .await
             .unwrap_or_else(|e| crate::session::Taken::Failed(std::io::Error::other(e)));
         if waiting {
@@ -411,7 +315,7 @@ impl Agent {
 
     /// Swaps in the current set of live tools before a turn (see [`Agent::with_live_tools`]);
     /// the first turn of `brute -p` waits for the servers to be ready or failed first.
-    async fn refresh_tools(&mut self, ops: &mut UnboundedReceiver<Op>, inbox: &mut Inbox, cancel: &CancellationToken) {
+    async fn refresh_tools(&mut self, cancel: &CancellationToken) {
         let Some(mut live) = self.live_tools.take() else {
             return;
         };
@@ -421,7 +325,7 @@ impl Agent {
                 _ = cancel.cancelled() => {}
             }
         };
-        with_ops(settle, ops, inbox, cancel, &self.state, &self.events).await;
+        settle.await;
         if let Some((registry, notices)) = live.update() {
             self.executor.set_registry(Arc::new(registry));
             self.events.emit(Event::ToolsChanged {
@@ -801,33 +705,17 @@ impl Agent {
         &self.state
     }
 
-    /// Runs one user turn to its end. Ops (interrupt, answers) are read from `ops` meanwhile.
-    pub async fn run_turn(&mut self, prompt: String, ops: &mut UnboundedReceiver<Op>) -> TurnEnd {
-        self.run_turn_with_cancel(prompt, ops, CancellationToken::new()).await
+    /// Runs one user turn to its end. Nothing but the turn runs here: ops are the
+    /// conversation's ([`conversation`]), which runs each turn as a task it owns and stops it
+    /// through [`Agent::run_turn_with_cancel`]'s token.
+    pub async fn run_turn(&mut self, prompt: String) -> TurnEnd {
+        self.run_turn_with_cancel(prompt, CancellationToken::new()).await
     }
 
-    /// Like [`Agent::run_turn`], also stopping when `cancel` fires (sub-agents use their
+    /// Runs one user turn, stopping when `cancel` fires (an interrupt; a sub-agent gets its
     /// parent call's token).
-    pub async fn run_turn_with_cancel(
-        &mut self,
-        prompt: String,
-        ops: &mut UnboundedReceiver<Op>,
-        cancel: CancellationToken,
-    ) -> TurnEnd {
-        let mut inbox = Inbox::default();
-        self.run_turn_in(prompt, ops, &mut inbox, cancel).await
-    }
-
-    /// Runs one user turn, handling the ops that arrive meanwhile into `inbox` (queued prompts
-    /// and answers the turn does not own stay there for the conversation).
-    pub async fn run_turn_in(
-        &mut self,
-        prompt: String,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
-        cancel: CancellationToken,
-    ) -> TurnEnd {
-        self.refresh_tools(ops, inbox, &cancel).await;
+    pub async fn run_turn_with_cancel(&mut self, prompt: String, cancel: CancellationToken) -> TurnEnd {
+        self.refresh_tools(&cancel).await;
         let images = attach::gather(&prompt, &self.state.take_attachments(), &self.state.cwd);
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         if let Ok(images) = &images
@@ -841,7 +729,7 @@ impl Agent {
             Ok(images) => images,
             Err(error) => return self.refused_prompt(format!("the prompt was not sent: {error}")),
         };
-        let hook_context = match self.prompt_hooks(&prompt, ops, inbox, &cancel).await {
+        let hook_context = match self.prompt_hooks(&prompt, &cancel).await {
             Ok(context) => context,
             Err(reason) => {
                 return self.refused_prompt(format!(
@@ -887,17 +775,17 @@ impl Agent {
             images,
         });
         self.doom_loop.reset();
-        let mut end = self.drive(ops, inbox, &cancel, &scope).await;
+        let mut end = self.drive(&cancel, &scope).await;
         // Before the stop hooks, which may change files.
-        self.settle_checkpoint(ops, inbox, &cancel).await;
+        self.settle_checkpoint().await;
         let mut continued = 0;
         while end.outcome == TurnOutcome::Done {
-            let Some(reason) = self.stop_hooks(&end.text, continued, ops, inbox, &cancel).await else {
+            let Some(reason) = self.stop_hooks(&end.text, continued, &cancel).await else {
                 break;
             };
             continued += 1;
             self.push_message(Message::user(format!("[stop hook] {reason}")));
-            end = self.drive(ops, inbox, &cancel, &scope).await;
+            end = self.drive(&cancel, &scope).await;
         }
         let todos = self.state.todos();
         self.record(|r| r.todos(&todos));
@@ -914,20 +802,14 @@ impl Agent {
     /// run by the `shell` tool (same sandbox, rules and approvals as the model's commands,
     /// same kind of pane), and its output added to the conversation as the person's message
     /// (no model request is made).
-    pub async fn run_command_in(
-        &mut self,
-        command: String,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
-        cancel: CancellationToken,
-    ) -> TurnEnd {
+    pub async fn run_command(&mut self, command: String, cancel: CancellationToken) -> TurnEnd {
         let prompt = format!("!{command}");
         self.events.emit(Event::TurnStarted { prompt: prompt.clone() });
         let history_len = self.history.len();
         let writes_from = self.executor.snapshots().mark();
         let busy_from = self.executor.snapshots().spans().mark();
         self.start_checkpoint(&prompt, history_len);
-        self.settle_checkpoint(ops, inbox, &cancel).await;
+        self.settle_checkpoint().await;
         let end = if self.executor.registry().get("shell").is_none() {
             let message =
                 "the shell tool is not offered in this session (see --tools and deny_tools), so !commands cannot run"
@@ -947,15 +829,7 @@ impl Agent {
                 arguments: serde_json::json!({ "command": command }).to_string(),
             };
             let pending = self.executor.start_for_person(&call, &cancel);
-            let record = with_ops(
-                pending.finish(&cancel, &self.executor),
-                ops,
-                inbox,
-                &cancel,
-                &self.state,
-                &self.events,
-            )
-            .await;
+            let record = pending.finish(&cancel, &self.executor).await;
             self.push_message(Message::user(person_command_message(&command, &record.result.content)));
             TurnEnd {
                 outcome: if cancel.is_cancelled() {
@@ -976,13 +850,7 @@ impl Agent {
         end
     }
 
-    async fn drive(
-        &mut self,
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
-        cancel: &CancellationToken,
-        scope: &TurnScope,
-    ) -> TurnEnd {
+    async fn drive(&mut self, cancel: &CancellationToken, scope: &TurnScope) -> TurnEnd {
         let end = |outcome, text: String, error: Option<String>| TurnEnd { outcome, text, error };
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
@@ -1001,7 +869,7 @@ impl Agent {
                 if estimate as f64 > window as f64 * self.compaction.at {
                     // Compaction is recorded as of the turn: its checkpoint first (and hooks
                     // may change files).
-                    self.settle_checkpoint(ops, inbox, cancel).await;
+                    self.settle_checkpoint().await;
                     self.pre_compact_hooks(false, None).await;
                     self.compact(None, false, &tools).await;
                 }
@@ -1057,7 +925,7 @@ impl Agent {
                         _ = cancel.cancelled() => None,
                     }
                 };
-                with_ops(cancellable, ops, inbox, cancel, &self.state, &self.events).await
+                cancellable.await
             };
             let completion = match completion {
                 None => {
@@ -1078,7 +946,7 @@ impl Agent {
                         self.events.emit(Event::Notice {
                             message: "the request was too long for the model: compacting and retrying".to_owned(),
                         });
-                        self.settle_checkpoint(ops, inbox, cancel).await;
+                        self.settle_checkpoint().await;
                         self.pre_compact_hooks(false, None).await;
                         self.compact(None, true, &tools).await;
                         iteration -= 1;
@@ -1133,8 +1001,8 @@ impl Agent {
             for note in notes.iter().filter_map(|n| n.always.as_ref()) {
                 self.events.emit(Event::Notice { message: note.clone() });
             }
-            self.settle_checkpoint(ops, inbox, cancel).await;
-            let records = self.run_calls(&calls, notes, &tools, ops, inbox, cancel).await;
+            self.settle_checkpoint().await;
+            let records = self.run_calls(&calls, notes, &tools, cancel).await;
             let critical = records.iter().find_map(|r| r.critical.clone());
             let ends_turn = records.iter().find_map(|r| r.ends_turn.clone());
             let mut stuck = None;
@@ -1212,8 +1080,6 @@ impl Agent {
         calls: &[ToolCall],
         notes: Vec<crate::tool::exec::Notes>,
         offered: &[crate::provider::ToolSpec],
-        ops: &mut UnboundedReceiver<Op>,
-        inbox: &mut Inbox,
         cancel: &CancellationToken,
     ) -> Vec<CallRecord> {
         let mut pending = Vec::with_capacity(calls.len());
@@ -1252,7 +1118,7 @@ impl Agent {
             let record = match pending {
                 Ok(pending) => {
                     let finishing = pending.finish(cancel, &self.executor);
-                    with_ops(finishing, ops, inbox, cancel, &self.state, &self.events).await
+                    finishing.await
                 }
                 Err(record) => record,
             };

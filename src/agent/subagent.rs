@@ -140,11 +140,7 @@ impl Tool for SubAgentTool {
                 max_turns: self.max_turns,
             };
             let mut agent = Agent::new(state, executor, config, events).without_background_notes();
-            // Nobody sends ops to a sub-agent; the parent's cancellation reaches it directly.
-            let (_ops_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-            let end = agent
-                .run_turn_with_cancel(task, &mut ops, ctx.cancel.child_token())
-                .await;
+            let end = agent.run_turn_with_cancel(task, ctx.cancel.child_token()).await;
             match end.outcome {
                 TurnOutcome::Done => Ok(ToolOutput::text(end.text)),
                 TurnOutcome::MaxTurns => Ok(ToolOutput::text(format!(

@@ -966,8 +966,7 @@ pub fn run_turn(agent: &mut brute::agent::Agent, prompt: &str) {
         .enable_all()
         .build()
         .unwrap();
-    let (_tx, mut ops) = tokio::sync::mpsc::unbounded_channel();
-    runtime.block_on(agent.run_turn(prompt.into(), &mut ops));
+    runtime.block_on(agent.run_turn(prompt.into()));
 }
 
 /// Every file and directory under `root` (links not followed): content (`None` for a
