@@ -184,10 +184,7 @@ mod tests {
         );
         let err = <crate::provider::Effort as Value>::from_file(text("max")).unwrap_err();
         assert_eq!(err.to_string(), "`max` must be low, medium or high");
-        assert_eq!(
-            <Hyperlinks as Value>::kind(),
-            "one of `auto`, `on`, `off`"
-        );
+        assert_eq!(<Hyperlinks as Value>::kind(), "one of `auto`, `on`, `off`");
     }
 
     #[test]

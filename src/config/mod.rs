@@ -32,15 +32,13 @@ pub use reference::reference_markdown;
 pub use report::{env_vars, mcp_servers, permissions_report, report};
 pub use resolve::{NO_PROBE_VAR, load, parse_provider};
 pub use setting::Value;
-pub use settings::{
-    FileLayer, HYPERLINK_SETTINGS, Hyperlinks, ModelConfig, NOTIFY_CHANNELS, NotifyChannel, Settings,
-};
+pub use settings::{FileLayer, HYPERLINK_SETTINGS, Hyperlinks, ModelConfig, NOTIFY_CHANNELS, NotifyChannel, Settings};
 
 use std::fmt;
 use std::path::PathBuf;
 
-pub use crate::provider::spec::ProviderKind;
 use crate::provider::spec;
+pub use crate::provider::spec::ProviderKind;
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

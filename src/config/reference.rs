@@ -140,13 +140,7 @@ pub fn reference_markdown() -> String {
 
     out.push_str("\n## Tables\n\nThese keys hold tables; each page named documents its table in full.\n");
     for entry in entries.iter().filter(|e| e.group == Group::FileOnly) {
-        let _ = write!(
-            out,
-            "\n### `{}`\n\nWritten {}. {}\n\n",
-            entry.key,
-            code(&entry.kind),
-            entry.text()
-        );
+        let _ = write!(out, "\n### `{}`\n\n{}\n\n", entry.key, entry.text());
         if let Some(page) = entry.see {
             let _ = writeln!(out, "- details: [{page}]({})", page.trim_start_matches("docs/"));
         }
@@ -193,7 +187,11 @@ mod tests {
         file_keys.sort_unstable();
         assert_eq!(keys, file_keys);
         for entry in &entries {
-            assert!(!entry.doc.is_empty(), "`{}` needs a doc comment for the reference", entry.key);
+            assert!(
+                !entry.doc.is_empty(),
+                "`{}` needs a doc comment for the reference",
+                entry.key
+            );
             assert!(text.contains(&format!("\n### `{}`\n", entry.key)), "{}", entry.key);
             assert!(text.contains(&entry.text()), "{}", entry.key);
         }

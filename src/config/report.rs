@@ -290,4 +290,3 @@ pub fn env_vars() -> Vec<(&'static str, Vec<String>)> {
 fn format_line(name: &str, value: &str, source: &Source) -> String {
     format!("{name:<16} = {value:<32} # {source}\n")
 }
-

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::layers::{check, set, set_from_env};
 use super::reference::{Entry, Group};
 use super::setting::file_value;
-use super::layers::{check, set, set_from_env};
 use super::{ConfigError, EnvLookup, Source, Sourced};
 use crate::provider::Effort;
 use crate::provider::spec::{self, ProviderKind};

@@ -301,7 +301,11 @@ fn an_untrusted_project_sets_no_risky_key_and_every_harmless_one() {
                 "{key}: {report}"
             );
         } else {
-            assert!(s.untrusted_ignored.is_empty(), "{key} is harmless: {:?}", s.untrusted_ignored);
+            assert!(
+                s.untrusted_ignored.is_empty(),
+                "{key} is harmless: {:?}",
+                s.untrusted_ignored
+            );
             assert!(from_project, "{key} applies in an untrusted project");
         }
     }
@@ -519,7 +523,10 @@ fn missing_key_and_bad_values_are_usage_errors() {
         "{text}"
     );
     for (line, allowed) in [
-        ("sandbox = \"all\"", "`all` must be read-only, workspace-write or full-access"),
+        (
+            "sandbox = \"all\"",
+            "`all` must be read-only, workspace-write or full-access",
+        ),
         ("notify = \"beep\"", "`beep` must be bel, osc9 or off"),
         ("hyperlinks = \"yes\"", "`yes` must be auto, on or off"),
     ] {
