@@ -10,26 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Project settings that can run code, widen the sandbox or redirect traffic.
-pub const RISKY_KEYS: &[&str] = &[
-    "provider",
-    "base_url",
-    "api_key",
-    "tools",
-    "sandbox",
-    "writable_roots",
-    "skill_sandbox",
-    "system_prompt",
-    "permissions",
-    "hooks",
-    "mcp_servers",
-    // A cloned repository must not turn off (0) or blow up the undo of its own turns, nor
-    // have brute copy every file of any size into the data directory.
-    "checkpoint_max_entries",
-    "checkpoint_max_file_bytes",
-    // Where the model's search queries go (they may quote the project).
-    "web_search_url",
-];
+/// Project settings that can run code, widen the sandbox, redirect traffic or change what
+/// brute reports and keeps: the settings list's lines marked `risky` (one place decides both
+/// this list and what is taken out of an untrusted project's layer).
+pub const RISKY_KEYS: &[&str] = super::FileLayer::RISKY;
 
 const FILE: &str = "trusted-projects.json";
 

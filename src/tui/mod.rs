@@ -69,7 +69,7 @@ pub async fn run(
     let root = place.root.as_path();
     // Under tmux, `auto` asks the tmux server (a process and a round trip): on a thread, so
     // the first frame does not wait for it (it has no links yet anyway).
-    let hyperlinks = hyperlink::Setting::parse(&settings.hyperlinks.value).unwrap_or_default();
+    let hyperlinks = hyperlink::Setting::parse(settings.hyperlinks.value.as_str()).unwrap_or_default();
     let hyperlinks = std::thread::spawn(move || {
         hyperlinks.enabled(|name| std::env::var(name).ok(), hyperlink::tmux_client_features)
     });
@@ -85,7 +85,7 @@ pub async fn run(
         effort: settings.reasoning_effort(),
     };
     let mut app = App::with_files(info, started.tools.clone(), files::FileIndex::scan(&place.cwd));
-    app.notify = notify::Notify::parse(&settings.notify.value).unwrap_or_default();
+    app.notify = notify::Notify::parse(settings.notify.value.as_str()).unwrap_or_default();
     app.hyperlinks_pending = Some(hyperlinks);
     app.custom_commands = started.commands.clone();
     app.welcome();
