@@ -3,6 +3,13 @@
 //! The core (`agent`, `tool`, `provider`, `config`, `protocol`) knows nothing of terminals;
 //! front ends (`oneshot` for `brute -p`, and the TUI) send [`protocol::Op`]s and render
 //! [`protocol::Event`]s.
+//!
+//! Module docs point contributors at their private submodules; `cargo doc --document-private-items`
+//! renders those links (CI builds it with warnings denied).
+
+// Input must never panic brute: outside tests, clippy (and so CI) refuses `unwrap` and `expect`.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod agent;
 pub mod app;

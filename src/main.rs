@@ -1,5 +1,7 @@
 //! The `brute` binary: parse the command line, set up logging, dispatch.
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 

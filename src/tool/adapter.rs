@@ -4,7 +4,7 @@
 //! - an inline tool from a name, description, parameters and a closure ([`fn_tool`]);
 //! - a [`Pipeline`]: a tool wrapped in [`Middleware`] layers such as [`ValidateArgs`],
 //!   [`FileQueue`], [`SnapshotFirst`] and [`LogCalls`] (the built-ins use the same layers);
-//! - a sub-agent ([`super::subagent::SubAgentTool`]) and a command from config
+//! - a sub-agent (`agent::subagent::SubAgentTool`, a layer above) and a command from config
 //!   ([`super::command::CommandTool`]).
 //!
 //! ```no_run

@@ -310,7 +310,7 @@ impl Scanner {
         Ok(scan)
     }
 
-    /// The walk itself, on `ignore`'s parallel walker: every entry goes through [`observe`]
+    /// The walk itself, on `ignore`'s parallel walker: every entry goes through `walk::observe`
     /// (files whose metadata matches `previous` are not read again), each thread collects its
     /// own entries, and the manifest is built once from them all, sorted.
     fn walk(&mut self) -> std::io::Result<Scan> {
@@ -410,7 +410,7 @@ impl Scanner {
     }
 
     /// The checkpoint from the watcher's touched paths: the previous manifest, with every
-    /// directory that holds a touched path listed again (its entries through [`observe`], a
+    /// directory that holds a touched path listed again (its entries through `walk::observe`, a
     /// new subdirectory walked whole, a vanished one dropped with all under it). `None`
     /// when an ignore file changed (what is ignored may have changed anywhere below it), or a
     /// touched directory lies deeper than a path reaches (the whole walk goes there through

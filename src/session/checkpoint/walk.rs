@@ -43,13 +43,13 @@ pub(super) struct WalkCtx<'a> {
     /// brute's own data directory, when it lies in the tree (never recorded).
     pub(super) own: Option<PathBuf>,
     /// Directories the walker could not list because their path is longer than the kernel
-    /// takes (PATH_MAX): walked by descriptors after the listing (see [`walk_deep`]).
+    /// takes (PATH_MAX): walked by descriptors after the listing (see [`walk_deep`](super::deep::walk_deep)).
     pub(super) deep_dirs: std::sync::Mutex<Vec<PathBuf>>,
     pub(super) previous: &'a Manifest,
     pub(super) objects: &'a ObjectStore,
     pub(super) pack: std::sync::Mutex<crate::session::objects::PackWriter>,
     pub(super) max_file_bytes: u64,
-    /// See [`Scanner::contents_stored`].
+    /// See [`Scanner`](super::scanner::Scanner)'s `contents_stored`.
     pub(super) contents_stored: bool,
     /// git's index for the root, when its blobs can be baselines.
     pub(super) git: Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>>,
