@@ -270,22 +270,6 @@ pub fn summary_prompt(focus: Option<&str>) -> String {
     prompt
 }
 
-/// Whether a provider error says the request was too long for the model.
-pub fn is_context_error(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    [
-        "context_length_exceeded",
-        "context length",
-        "prompt is too long",
-        "maximum context",
-        "too many tokens",
-        "input is too long",
-        "exceeds the context window",
-    ]
-    .iter()
-    .any(|s| lower.contains(s))
-}
-
 /// The paths changed by the calls in `history` (write, patch, remove arguments).
 pub fn changed_files(history: &[Message]) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
@@ -400,7 +384,5 @@ mod tests {
             meter.estimate(&history, 0),
             1000 + estimate(history[4..].iter().map(message_bytes).sum())
         );
-        assert!(is_context_error("This model's maximum context length is 128000 tokens"));
-        assert!(is_context_error("prompt is too long: 210000 tokens > 200000 maximum"));
     }
 }

@@ -5,11 +5,11 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{Event, EventSink, TurnOutcome};
-use crate::provider::{ChatRequest, Delta, Message, ReasoningItem, StopReason, ToolCall};
+use crate::provider::{ChatRequest, Delta, Message, ProviderError, ReasoningItem, StopReason, ToolCall};
 use crate::tool::ToolError;
 use crate::tool::exec::CallRecord;
 
-use super::{PLAN_PROMPT, Step, TurnEnd, attach, attach_text, compact, decide, hook_events};
+use super::{PLAN_PROMPT, Step, TurnEnd, attach, attach_text, decide, hook_events};
 
 impl super::Agent {
     /// Ends a turn whose prompt was not sent, saying why (an error event and the turn's end).
@@ -264,7 +264,7 @@ impl super::Agent {
                 Some(Err(error)) => {
                     let message = error.to_string();
                     // "Too long": compact once and send the request again.
-                    if compact::is_context_error(&message) && !retried_too_long {
+                    if matches!(error, ProviderError::ContextTooLong(_)) && !retried_too_long {
                         retried_too_long = true;
                         self.events.emit(Event::Notice {
                             message: "the request was too long for the model: compacting and retrying".to_owned(),

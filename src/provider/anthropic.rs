@@ -381,7 +381,7 @@ impl StreamDecoder for Decoder {
                 read_usage(&value["usage"], &mut self.completion.usage);
             }
             "message_stop" => self.done = true,
-            "error" => return Err(ProviderError::Remote(error_text(&value))),
+            "error" => return Err(ProviderError::remote(error_text(&value))),
             _ => {} // ping, content_block_stop and future event types
         }
         Ok(())
@@ -431,7 +431,7 @@ fn sendable(item: &ReasoningItem) -> bool {
 /// Decodes a non-streamed Messages response body.
 pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
     if body["type"] == "error" {
-        return Err(ProviderError::Remote(error_text(body)));
+        return Err(ProviderError::remote(error_text(body)));
     }
     let mut completion = Completion {
         stop_reason: body["stop_reason"].as_str().map(stop_reason),

@@ -326,7 +326,7 @@ impl HttpProvider {
                 message,
                 hint: self.settings.key_hint.clone(),
             },
-            400 | 413 if is_context_error(body) => ProviderError::ContextTooLong(message),
+            400 | 413 if super::says_too_long(body) => ProviderError::ContextTooLong(message),
             400 | 404 if is_unknown_model(body) => ProviderError::UnknownModel {
                 model: model.to_owned(),
                 message,
@@ -682,21 +682,6 @@ fn html_title(html: &str) -> Option<String> {
     let end = open + lower[open..].find("</title")?;
     let title: String = html.get(open..end)?.split_whitespace().collect::<Vec<_>>().join(" ");
     (!title.is_empty()).then(|| title.chars().take(60).collect())
-}
-
-fn is_context_error(body: &str) -> bool {
-    let m = body.to_ascii_lowercase();
-    [
-        "context_length",
-        "context length",
-        "prompt is too long",
-        "prompt too long",
-        "too many tokens",
-        "context window",
-        "maximum context",
-    ]
-    .iter()
-    .any(|needle| m.contains(needle))
 }
 
 /// The innermost cause of an error (`Connection refused (os error 111)`): the layers above

@@ -337,6 +337,39 @@ pub enum ProviderError {
 /// Receives deltas while a completion streams.
 pub type DeltaSink<'a> = &'a mut (dyn FnMut(Delta) + Send);
 
+impl ProviderError {
+    /// An error the provider sent in a body or a stream event. "Too long for the context
+    /// window" is its own kind, whichever wire format said it, so the agent asks the variant
+    /// (it compacts and retries) and nothing above the providers reads error text.
+    pub fn remote(message: String) -> Self {
+        match says_too_long(&message) {
+            true => Self::ContextTooLong(message),
+            false => Self::Remote(message),
+        }
+    }
+}
+
+/// Whether a provider's error text (a body, or its `code: message`) says the request was too
+/// long for the model: the codes and phrases of OpenAI (`context_length_exceeded`), Anthropic
+/// (`prompt is too long`), OpenAI-compatible servers (Ollama, vLLM, llama.cpp's "exceeds the
+/// available context size") and OpenRouter.
+pub(crate) fn says_too_long(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    [
+        "context_length",
+        "context length",
+        "prompt is too long",
+        "prompt too long",
+        "input is too long",
+        "too many tokens",
+        "maximum context",
+        "context window",
+        "context size",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
 /// A model backend. Implementations stream deltas to `on_delta` and return the whole answer.
 pub trait Provider: Send + Sync {
     /// A short label for status lines and logs, e.g. `openai`.
@@ -409,6 +442,33 @@ pub(crate) fn finalize_calls(completion: &mut Completion) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every wire's way of saying "too long" is the one variant; other remote errors stay
+    /// remote. The texts are what each decoder makes of the provider's error object.
+    #[test]
+    fn too_long_is_a_kind_whichever_wire_said_it() {
+        for said in [
+            "invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum",
+            "context_length_exceeded: Your input exceeds the context window of this model.",
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+            "the request exceeds the available context size, try increasing it",
+        ] {
+            let error = ProviderError::remote(said.to_owned());
+            assert!(
+                matches!(&error, ProviderError::ContextTooLong(m) if m == said),
+                "{said}: {error:?}"
+            );
+        }
+        for said in [
+            "overloaded_error: Overloaded",
+            "insufficient_quota: You exceeded your current quota",
+        ] {
+            assert!(
+                matches!(ProviderError::remote(said.to_owned()), ProviderError::Remote(_)),
+                "{said}"
+            );
+        }
+    }
 
     fn assistant(calls: usize) -> Message {
         Message::Assistant {

@@ -181,7 +181,7 @@ impl StreamDecoder for Decoder {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Decode(format!("{e}: {data}")))?;
         if let Some(message) = error_message(&chunk) {
-            return Err(ProviderError::Remote(message));
+            return Err(ProviderError::remote(message));
         }
         if let Some(u) = usage(&chunk) {
             self.completion.usage = u;
@@ -262,7 +262,7 @@ impl StreamDecoder for Decoder {
 /// Decodes a non-streamed Chat Completions response body.
 pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
     if let Some(message) = error_message(body) {
-        return Err(ProviderError::Remote(message));
+        return Err(ProviderError::remote(message));
     }
     let choice = body["choices"]
         .get(0)

@@ -355,10 +355,10 @@ impl StreamDecoder for Decoder {
                 } else {
                     &value
                 };
-                return Err(ProviderError::Remote(error_text(error)));
+                return Err(ProviderError::remote(error_text(error)));
             }
             "response.failed" => {
-                return Err(ProviderError::Remote(error_text(&value["response"]["error"])));
+                return Err(ProviderError::remote(error_text(&value["response"]["error"])));
             }
             _ => {} // unknown item and event types are skipped
         }
@@ -385,7 +385,7 @@ impl StreamDecoder for Decoder {
 /// Decodes a non-streamed Responses body.
 pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
     if body["error"].is_object() {
-        return Err(ProviderError::Remote(error_text(&body["error"])));
+        return Err(ProviderError::remote(error_text(&body["error"])));
     }
     let mut completion = Completion {
         usage: read_usage(body),
