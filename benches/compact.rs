@@ -24,11 +24,11 @@ fn history(tokens: u64) -> Vec<Message> {
         )));
         out.push(Message::Assistant {
             text: String::new(),
-            tool_calls: vec![ToolCall {
-                id: format!("call_{i}"),
-                name: "read".into(),
-                arguments: format!(r#"{{"file_path":"src/module_{i}.rs"}}"#),
-            }],
+            tool_calls: vec![ToolCall::new(
+                format!("call_{i}"),
+                "read",
+                format!(r#"{{"file_path":"src/module_{i}.rs"}}"#),
+            )],
             reasoning: Vec::new(),
         });
         out.push(Message::Tool {

@@ -68,11 +68,7 @@ fn main() {
     let resume_store = SessionStore::new(data.path(), &project.path().join("src"));
     let mut file = resume_store.create().expect("session");
     for i in 0..1250 {
-        let call = ToolCall {
-            id: format!("c{i}"),
-            name: "read".into(),
-            arguments: format!("{{\"file_path\":\"src/f{i}.rs\"}}"),
-        };
+        let call = ToolCall::new(format!("c{i}"), "read", format!("{{\"file_path\":\"src/f{i}.rs\"}}"));
         let messages = [
             Message::user(format!("step {i}: please look at src/f{i}.rs and fix the bug")),
             Message::Assistant {

@@ -38,16 +38,8 @@ fn history() -> Vec<Message> {
         Message::Assistant {
             text: "Checking.".into(),
             tool_calls: vec![
-                ToolCall {
-                    id: "call_1".into(),
-                    name: "weather".into(),
-                    arguments: r#"{"city":"Paris"}"#.into(),
-                },
-                ToolCall {
-                    id: "call_2".into(),
-                    name: "noargs".into(),
-                    arguments: "{}".into(),
-                },
+                ToolCall::new("call_1", "weather", r#"{"city":"Paris"}"#),
+                ToolCall::new("call_2", "noargs", "{}"),
             ],
             reasoning: Vec::new(),
         },
@@ -117,7 +109,7 @@ async fn openai_request_shape_and_streamed_tool_calls() {
     let c = complete(&provider, &mut deltas).await.unwrap();
     assert_eq!(c.text, "Héllo wörld ");
     assert_eq!(c.tool_calls.len(), 2);
-    assert_eq!(c.tool_calls[1].arguments, r#"{"command":"ls"}"#);
+    assert_eq!(c.tool_calls[1].arguments(), r#"{"command":"ls"}"#);
     assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (11, 7));
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");

@@ -651,11 +651,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
         Message::user("look"),
         Message::Assistant {
             text: "Reading.".into(),
-            tool_calls: vec![ToolCall {
-                id: "r".into(),
-                name: "read".into(),
-                arguments: r#"{"file_path":"a.txt"}"#.into(),
-            }],
+            tool_calls: vec![ToolCall::new("r", "read", r#"{"file_path":"a.txt"}"#)],
             reasoning: Vec::new(),
         },
         Message::Tool {

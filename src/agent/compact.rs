@@ -56,7 +56,7 @@ pub fn message_bytes(message: &Message) -> usize {
                 + 16
                 + tool_calls
                     .iter()
-                    .map(|c| c.name.len() + c.arguments.len() + 32)
+                    .map(|c| c.name.len() + c.arguments().len() + 32)
                     .sum::<usize>()
         }
         Message::Tool {
@@ -276,7 +276,7 @@ pub fn changed_files(history: &[Message]) -> Vec<String> {
     for message in history {
         if let Message::Assistant { tool_calls, .. } = message {
             for call in tool_calls {
-                let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+                let Ok(args) = call.input() else { continue };
                 let path = args
                     .get("file_path")
                     .or_else(|| args.get("path"))
@@ -302,11 +302,11 @@ mod tests {
             Message::user(format!("request {i}")),
             Message::Assistant {
                 text: String::new(),
-                tool_calls: vec![ToolCall {
-                    id: format!("c{i}"),
-                    name: "read".into(),
-                    arguments: format!(r#"{{"file_path":"f{i}.rs"}}"#),
-                }],
+                tool_calls: vec![ToolCall::new(
+                    format!("c{i}"),
+                    "read",
+                    format!(r#"{{"file_path":"f{i}.rs"}}"#),
+                )],
                 reasoning: Vec::new(),
             },
             Message::Tool {

@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use crate::provider::ToolCall;
+
 /// How many times in a row a call (or a cycle of calls) must repeat to be noted.
 pub const REPEATS: usize = 3;
 /// The longest cycle looked for.
@@ -22,12 +24,11 @@ struct Seen {
     args: Value,
 }
 
-/// A call as compared: arguments parsed (kept as a string when they are not JSON).
-fn seen(name: &str, arguments: &str) -> Seen {
-    let args = serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()));
+/// A call as compared: its parsed arguments (their text when they are not JSON).
+fn seen(call: &ToolCall) -> Seen {
     Seen {
-        name: name.to_owned(),
-        args,
+        name: call.name.clone(),
+        args: call.input_or_text(),
     }
 }
 
@@ -55,14 +56,14 @@ impl DoomLoop {
 
     /// How manyth identical failing call this one would be if it fails again, from
     /// [`FAILURES_NOTED`] on (then its failed result says what to do instead).
-    pub fn failing_note(&self, name: &str, arguments: &str) -> Option<usize> {
-        let nth = self.failures(&seen(name, arguments)) + 1;
+    pub fn failing_note(&self, call: &ToolCall) -> Option<usize> {
+        let nth = self.failures(&seen(call)) + 1;
         (nth >= FAILURES_NOTED).then_some(nth)
     }
 
     /// Records how a call ended; returns how many times in a row it has now failed.
-    pub fn finished(&mut self, name: &str, arguments: &str, failed: bool) -> usize {
-        let call = seen(name, arguments);
+    pub fn finished(&mut self, call: &ToolCall, failed: bool) -> usize {
+        let call = seen(call);
         let count = self.failures(&call);
         self.failing.retain(|(seen, _)| *seen != call);
         if failed {
@@ -80,13 +81,12 @@ impl DoomLoop {
             .map_or(0, |(_, count)| *count)
     }
 
-    /// Records a call (`arguments` as the model sent them) and returns the note for its
-    /// result when it completes a repetition.
-    pub fn observe(&mut self, name: &str, arguments: &str) -> Option<String> {
+    /// Records a call and returns the note for its result when it completes a repetition.
+    pub fn observe(&mut self, call: &ToolCall) -> Option<String> {
         if self.recent.len() == WINDOW {
             self.recent.remove(0);
         }
-        self.recent.push(seen(name, arguments));
+        self.recent.push(seen(call));
         self.identical_run()
             .or_else(|| (2..=MAX_PERIOD).find_map(|period| self.cycle(period)))
     }
@@ -127,9 +127,16 @@ impl DoomLoop {
 mod tests {
     use super::*;
 
+    fn c(name: &str, args: &str) -> ToolCall {
+        ToolCall::new("id", name, args)
+    }
+
     fn feed(calls: &[(&str, &str)]) -> Vec<Option<String>> {
         let mut detector = DoomLoop::default();
-        calls.iter().map(|(name, args)| detector.observe(name, args)).collect()
+        calls
+            .iter()
+            .map(|(name, args)| detector.observe(&c(name, args)))
+            .collect()
     }
 
     #[test]
@@ -176,17 +183,17 @@ mod tests {
     fn identical_failures_are_counted_until_one_succeeds() {
         let mut detector = DoomLoop::default();
         let (name, args) = ("read", r#"{"file_path":"missing"}"#);
-        assert_eq!(detector.failing_note(name, args), None);
-        assert_eq!(detector.finished(name, args, true), 1);
-        assert_eq!(detector.failing_note(name, args), None);
-        assert_eq!(detector.finished(name, r#"{ "file_path": "missing" }"#, true), 2);
-        assert_eq!(detector.failing_note(name, args), Some(3));
-        assert_eq!(detector.failing_note(name, r#"{"file_path":"other"}"#), None);
-        assert_eq!(detector.finished(name, args, false), 0);
-        assert_eq!(detector.failing_note(name, args), None);
-        detector.finished(name, args, true);
+        assert_eq!(detector.failing_note(&c(name, args)), None);
+        assert_eq!(detector.finished(&c(name, args), true), 1);
+        assert_eq!(detector.failing_note(&c(name, args)), None);
+        assert_eq!(detector.finished(&c(name, r#"{ "file_path": "missing" }"#), true), 2);
+        assert_eq!(detector.failing_note(&c(name, args)), Some(3));
+        assert_eq!(detector.failing_note(&c(name, r#"{"file_path":"other"}"#)), None);
+        assert_eq!(detector.finished(&c(name, args), false), 0);
+        assert_eq!(detector.failing_note(&c(name, args)), None);
+        detector.finished(&c(name, args), true);
         detector.reset();
-        assert_eq!(detector.finished(name, args, true), 1);
+        assert_eq!(detector.finished(&c(name, args), true), 1);
     }
 
     #[test]
@@ -213,9 +220,9 @@ mod tests {
         assert!(notes[8].as_deref().unwrap().contains("cycle of 3 calls"));
         // After a reset nothing is remembered.
         let mut detector = DoomLoop::default();
-        detector.observe(a.0, a.1);
-        detector.observe(a.0, a.1);
+        detector.observe(&c(a.0, a.1));
+        detector.observe(&c(a.0, a.1));
         detector.reset();
-        assert_eq!(detector.observe(a.0, a.1), None);
+        assert_eq!(detector.observe(&c(a.0, a.1)), None);
     }
 }

@@ -146,11 +146,11 @@ impl super::Agent {
                 error: Some(message),
             }
         } else {
-            let call = ToolCall {
-                id: format!("person-{}", self.executor.snapshots().next_op()),
-                name: "shell".to_owned(),
-                arguments: serde_json::json!({ "command": command }).to_string(),
-            };
+            let call = ToolCall::new(
+                format!("person-{}", self.executor.snapshots().next_op()),
+                "shell",
+                serde_json::json!({ "command": command }).to_string(),
+            );
             let pending = self.executor.start_for_person(&call, &cancel);
             let record = pending.finish(&cancel, &self.executor).await;
             self.push_message(Message::user(person_command_message(&command, &record.result.content)));
@@ -317,8 +317,8 @@ impl super::Agent {
             let notes: Vec<crate::tool::exec::Notes> = calls
                 .iter()
                 .map(|call| crate::tool::exec::Notes {
-                    always: self.doom_loop.observe(&call.name, &call.arguments),
-                    failing: self.doom_loop.failing_note(&call.name, &call.arguments),
+                    always: self.doom_loop.observe(call),
+                    failing: self.doom_loop.failing_note(call),
                 })
                 .collect();
             for note in notes.iter().filter_map(|n| n.always.as_ref()) {
@@ -331,9 +331,7 @@ impl super::Agent {
             let mut stuck = None;
             for record in &records {
                 let failed = record.result.failed().is_some();
-                let count = self
-                    .doom_loop
-                    .finished(&record.call.name, &record.call.arguments, failed);
+                let count = self.doom_loop.finished(&record.call, failed);
                 if self.failure_limit.is_some_and(|limit| count >= limit) && stuck.is_none() {
                     stuck = Some(format!(
                         "stopped: the model made the same failing call {count} times (`{}` with the same arguments: {})",
@@ -410,12 +408,13 @@ impl super::Agent {
             let known = self.executor.registry().get(&call.name).is_some();
             pending.push(if cancel.is_cancelled() {
                 Err(self.executor.never_ran(call, &interrupted()))
-            } else if let Some(error) = self
-                .executor
-                .registry()
-                .get(&call.name)
-                .and_then(|tool| crate::tool::plan::refusal(tool.as_ref(), &args_of(call), &self.state.access()))
-            {
+            } else if let Some(error) = self.executor.registry().get(&call.name).and_then(|tool| {
+                crate::tool::plan::refusal(
+                    tool.as_ref(),
+                    call.input().unwrap_or(&serde_json::Value::Null),
+                    &self.state.access(),
+                )
+            }) {
                 Err(self.executor.never_ran(call, &error))
             } else if known && !offered.iter().any(|t| t.name == call.name) {
                 let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
@@ -462,11 +461,6 @@ struct TurnScope {
 /// command and its (already truncated) output.
 fn person_command_message(command: &str, output: &str) -> String {
     format!("I ran this command myself:\n$ {command}\n{}", output.trim_end())
-}
-
-/// A call's arguments as JSON (`null` when they are not JSON: the executor says so).
-fn args_of(call: &ToolCall) -> serde_json::Value {
-    serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null)
 }
 
 fn interrupted() -> ToolError {

@@ -6,16 +6,17 @@ use serde_json::{Value, json};
 
 use super::spec::{ClaudeThinking, model_facts};
 use super::{
-    ChatRequest, Completion, Delta, Effort, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason,
-    StreamDecoder, ToolCall, Usage,
+    ChatRequest, Completion, Delta, Effort, Message, PartialCall, ProviderError, ReasoningItem, ReasoningKind,
+    StopReason, StreamDecoder, ToolCall, Usage,
 };
 
 /// The API version header value brute speaks.
 pub const API_VERSION: &str = "2023-06-01";
 
-fn arguments_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
+/// A call's `input` as Messages requires it: an object (`{}` for arguments that were not one).
+fn arguments_object(call: &ToolCall) -> Value {
+    match call.input() {
+        Ok(v @ Value::Object(_)) => v.clone(),
         _ => json!({}),
     }
 }
@@ -138,7 +139,9 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                     content.push(json!({"type": "text", "text": text}));
                 }
                 for call in tool_calls {
-                    content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(&call.arguments)}));
+                    content.push(
+                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(call)}),
+                    );
                 }
                 content = super::interleave(content, &req.replayed_items(index, reasoning), true, thinking_block);
                 if content.is_empty() {
@@ -272,7 +275,7 @@ enum Block {
     Thinking(ReasoningItem),
     /// A hosted tool's block (its `at` is in the item) and the input streamed into it.
     Hosted(ReasoningItem, String),
-    Tool(ToolCall),
+    Tool(PartialCall),
     Other,
 }
 
@@ -328,7 +331,7 @@ impl StreamDecoder for Decoder {
                             data: block["data"].as_str().unwrap_or_default().to_owned(),
                         },
                     }),
-                    "tool_use" => Block::Tool(ToolCall {
+                    "tool_use" => Block::Tool(PartialCall {
                         id: block["id"].as_str().unwrap_or_default().to_owned(),
                         name: block["name"].as_str().unwrap_or_default().to_owned(),
                         arguments: String::new(),
@@ -400,7 +403,7 @@ impl StreamDecoder for Decoder {
         }
         for block in this.blocks.into_values() {
             match block {
-                Block::Tool(call) => this.completion.tool_calls.push(call),
+                Block::Tool(call) => this.completion.tool_calls.push(call.finish()),
                 Block::Thinking(item) if sendable(&item) => this.completion.reasoning_items.push(item),
                 Block::Hosted(mut item, input) => {
                     if let ReasoningKind::AnthropicHosted { block } = &mut item.kind
@@ -462,11 +465,11 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                 data: block["data"].as_str().unwrap_or_default().to_owned(),
             }),
             "tool_use" => {
-                completion.tool_calls.push(ToolCall {
-                    id: block["id"].as_str().unwrap_or_default().to_owned(),
-                    name: block["name"].as_str().unwrap_or_default().to_owned(),
-                    arguments: block["input"].to_string(),
-                });
+                completion.tool_calls.push(ToolCall::new(
+                    block["id"].as_str().unwrap_or_default(),
+                    block["name"].as_str().unwrap_or_default(),
+                    block["input"].to_string(),
+                ));
                 calls += 1;
                 None
             }

@@ -31,12 +31,100 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
-/// A tool call made by the model. `arguments` is the raw JSON text the model produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A tool call made by the model: its arguments as the model wrote them (sent back to the
+/// provider verbatim) and, parsed once when the call is made, what every tool and check
+/// reads. Nothing above the providers parses argument text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "WireCall", into = "WireCall")]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
+    arguments: String,
+    /// `arguments` parsed; `Err` holds the parser's message.
+    input: Result<Value, String>,
+}
+
+impl ToolCall {
+    /// A call with `arguments` as the model wrote them. Empty text means no arguments (`{}`:
+    /// a tool without parameters, as providers stream it).
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        let mut arguments = arguments.into();
+        if arguments.trim().is_empty() {
+            arguments = "{}".to_owned();
+        }
+        let input = serde_json::from_str(&arguments).map_err(|e| e.to_string());
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            input,
+        }
+    }
+
+    /// The arguments' text as the model wrote it.
+    pub fn arguments(&self) -> &str {
+        &self.arguments
+    }
+
+    /// The parsed arguments, or the parser's message when the model wrote no valid JSON.
+    pub fn input(&self) -> Result<&Value, &str> {
+        self.input.as_ref().map_err(String::as_str)
+    }
+
+    /// The arguments for showing and comparing calls: parsed, or the text as a JSON string
+    /// when it is not JSON.
+    pub fn input_or_text(&self) -> Value {
+        match &self.input {
+            Ok(value) => value.clone(),
+            Err(_) => Value::String(self.arguments.clone()),
+        }
+    }
+}
+
+/// Two calls are the same call when the model wrote the same thing.
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.id, &self.name, &self.arguments) == (&other.id, &other.name, &other.arguments)
+    }
+}
+
+/// How a call is stored in sessions: its text only (parsed again when read back).
+#[derive(Serialize, Deserialize)]
+struct WireCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl From<WireCall> for ToolCall {
+    fn from(call: WireCall) -> Self {
+        Self::new(call.id, call.name, call.arguments)
+    }
+}
+
+impl From<ToolCall> for WireCall {
+    fn from(call: ToolCall) -> Self {
+        Self {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+        }
+    }
+}
+
+/// A call while its pieces stream in (the decoders'); [`PartialCall::finish`] makes it a
+/// [`ToolCall`] once its arguments are all there.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PartialCall {
+    pub id: String,
+    pub name: String,
     pub arguments: String,
+}
+
+impl PartialCall {
+    pub fn finish(self) -> ToolCall {
+        ToolCall::new(self.id, self.name, self.arguments)
+    }
 }
 
 /// How hard a reasoning model thinks; each wire format and model maps it to its own form.
@@ -422,19 +510,11 @@ pub(crate) fn interleave(
     out
 }
 
-/// Normalizes assembled tool calls: empty arguments become `{}` (a tool with no parameters),
-/// and when the model was cut off by its token limit, calls whose arguments are not complete
-/// JSON are dropped: a half-received tool call must never run.
+/// When the model was cut off by its token limit, drops the calls whose arguments are not
+/// complete JSON: a half-received tool call must never run.
 pub(crate) fn finalize_calls(completion: &mut Completion) {
-    for call in &mut completion.tool_calls {
-        if call.arguments.trim().is_empty() {
-            call.arguments = "{}".to_owned();
-        }
-    }
     if completion.stop_reason == Some(StopReason::MaxTokens) {
-        completion
-            .tool_calls
-            .retain(|call| serde_json::from_str::<Value>(&call.arguments).is_ok());
+        completion.tool_calls.retain(|call| call.input().is_ok());
     }
 }
 
@@ -442,6 +522,28 @@ pub(crate) fn finalize_calls(completion: &mut Completion) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A call is parsed once when made; sessions keep its text only and parse it again when
+    /// read back; empty text is a call without arguments.
+    #[test]
+    fn a_call_is_parsed_once_and_stored_as_its_text() {
+        let call = ToolCall::new("c1", "read", r#"{"file_path": "a"}"#);
+        assert_eq!(call.input(), Ok(&json!({"file_path": "a"})));
+        let stored = serde_json::to_value(&call).unwrap();
+        assert_eq!(
+            stored,
+            json!({"id": "c1", "name": "read", "arguments": r#"{"file_path": "a"}"#})
+        );
+        let back: ToolCall = serde_json::from_value(stored).unwrap();
+        assert_eq!(back, call);
+        assert_eq!(back.input(), call.input());
+
+        let broken = ToolCall::new("c2", "read", r#"{"file_path": "#);
+        assert!(broken.input().unwrap_err().contains("EOF"), "{:?}", broken.input());
+        assert_eq!(broken.input_or_text(), json!(r#"{"file_path": "#));
+        let empty = ToolCall::new("c3", "list", " ");
+        assert_eq!((empty.arguments(), empty.input()), ("{}", Ok(&json!({}))));
+    }
 
     /// Every wire's way of saying "too long" is the one variant; other remote errors stay
     /// remote. The texts are what each decoder makes of the provider's error object.
@@ -474,11 +576,7 @@ mod tests {
         Message::Assistant {
             text: "t".into(),
             tool_calls: (0..calls)
-                .map(|i| ToolCall {
-                    id: format!("c{i}"),
-                    name: "read".into(),
-                    arguments: "{}".into(),
-                })
+                .map(|i| ToolCall::new(format!("c{i}"), "read", "{}"))
                 .collect(),
             reasoning: Vec::new(),
         }

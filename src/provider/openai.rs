@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::Usage;
-use super::{ChatRequest, Completion, Delta, Message, ProviderError, StopReason, StreamDecoder};
+use super::{ChatRequest, Completion, Delta, Message, PartialCall, ProviderError, StopReason, StreamDecoder};
 
 /// Builds the JSON body for a Chat Completions request.
 pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
@@ -38,7 +38,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 if !tool_calls.is_empty() {
                     m["tool_calls"] = tool_calls
                         .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments()}}))
                         .collect();
                 }
                 m
@@ -142,13 +142,6 @@ fn error_message(value: &Value) -> Option<String> {
     )
 }
 
-#[derive(Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// Assembles a streamed Chat Completions response.
 #[derive(Default)]
 pub struct Decoder {
@@ -241,10 +234,11 @@ impl StreamDecoder for Decoder {
             .calls
             .into_values()
             .enumerate()
-            .map(|(i, c)| super::ToolCall {
-                id: if c.id.is_empty() { format!("call_{i}") } else { c.id },
-                name: c.name,
-                arguments: c.arguments,
+            .map(|(i, mut c)| {
+                if c.id.is_empty() {
+                    c.id = format!("call_{i}");
+                }
+                c.finish()
             })
             .collect();
         if this.completion.stop_reason.is_none() {
@@ -282,14 +276,14 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
                 Value::Null => String::new(),
                 other => other.to_string(),
             };
-            completion.tool_calls.push(super::ToolCall {
-                id: call["id"]
+            completion.tool_calls.push(super::ToolCall::new(
+                call["id"]
                     .as_str()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("call_{i}")),
-                name: call["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                call["function"]["name"].as_str().unwrap_or_default(),
                 arguments,
-            });
+            ));
         }
     }
     super::finalize_calls(&mut completion);

@@ -109,14 +109,16 @@ impl Provider for ReplayProvider {
                 .tool_calls
                 .iter()
                 .enumerate()
-                .map(|(i, call)| ToolCall {
-                    id: call.id.clone().unwrap_or_else(|| format!("replay_{index}_{i}")),
-                    name: call.name.clone(),
-                    arguments: match &call.arguments {
-                        Value::Null => "{}".to_owned(),
-                        Value::String(raw) => raw.clone(),
-                        other => other.to_string(),
-                    },
+                .map(|(i, call)| {
+                    ToolCall::new(
+                        call.id.clone().unwrap_or_else(|| format!("replay_{index}_{i}")),
+                        call.name.clone(),
+                        match &call.arguments {
+                            Value::Null => "{}".to_owned(),
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        },
+                    )
                 })
                 .collect();
             Ok(Completion {

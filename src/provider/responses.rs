@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    ChatRequest, Completion, Delta, Message, ProviderError, ReasoningItem, ReasoningKind, StopReason, StreamDecoder,
-    ToolCall, Usage,
+    ChatRequest, Completion, Delta, Message, PartialCall, ProviderError, ReasoningItem, ReasoningKind, StopReason,
+    StreamDecoder, Usage,
 };
 
 /// Builds the JSON body for a Responses request.
@@ -46,7 +46,7 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                     parts.push(json!({"role": "assistant", "content": text}));
                 }
                 for call in tool_calls {
-                    parts.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
+                    parts.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments()}));
                 }
                 parts = super::interleave(parts, &req.replayed_items(index, reasoning), false, reasoning_input);
                 input.extend(parts);
@@ -242,8 +242,8 @@ fn error_text(error: &Value) -> String {
     }
 }
 
-fn call_from_item(item: &Value) -> ToolCall {
-    ToolCall {
+fn call_from_item(item: &Value) -> PartialCall {
+    PartialCall {
         id: item["call_id"].as_str().unwrap_or_default().to_owned(),
         name: item["name"].as_str().unwrap_or_default().to_owned(),
         arguments: item["arguments"].as_str().unwrap_or_default().to_owned(),
@@ -255,7 +255,7 @@ fn call_from_item(item: &Value) -> ToolCall {
 pub struct Decoder {
     completion: Completion,
     /// Function calls by output index; the item id maps argument deltas to them.
-    calls: BTreeMap<u64, ToolCall>,
+    calls: BTreeMap<u64, PartialCall>,
     item_index: BTreeMap<String, u64>,
     /// Encrypted reasoning items by output index.
     reasoning: Vec<(u64, ReasoningKind)>,
@@ -376,7 +376,7 @@ impl StreamDecoder for Decoder {
         }
         let call_indices: Vec<u64> = this.calls.keys().copied().collect();
         this.completion.reasoning_items = place_reasoning(this.reasoning, this.message, &call_indices);
-        this.completion.tool_calls = this.calls.into_values().collect();
+        this.completion.tool_calls = this.calls.into_values().map(PartialCall::finish).collect();
         super::finalize_calls(&mut this.completion);
         Ok(this.completion)
     }
@@ -411,7 +411,7 @@ pub fn decode_full(body: &Value) -> Result<Completion, ProviderError> {
             }
             "function_call" => {
                 calls.push(index);
-                completion.tool_calls.push(call_from_item(item));
+                completion.tool_calls.push(call_from_item(item).finish());
             }
             _ if is_hosted_item(item) => {
                 reasoning.push((index, ReasoningKind::ResponsesHosted { item: item.clone() }));

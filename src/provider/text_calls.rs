@@ -144,11 +144,7 @@ pub fn recover(text: &str, tools: &[ToolSpec], first_index: usize) -> Option<Rec
         let calls = calls
             .into_iter()
             .enumerate()
-            .map(|(i, (name, arguments))| ToolCall {
-                id: format!("{ID_PREFIX}{}", first_index + i),
-                name,
-                arguments,
-            })
+            .map(|(i, (name, arguments))| ToolCall::new(format!("{ID_PREFIX}{}", first_index + i), name, arguments))
             .collect();
         Some(Recovered {
             text: text[..start].trim_end().to_owned(),
@@ -518,7 +514,10 @@ mod tests {
         recover(text, &tools(&["read", "write", "shell"]), 0).map(|r| {
             (
                 r.text,
-                r.calls.into_iter().map(|c| (c.id, c.name, c.arguments)).collect(),
+                r.calls
+                    .into_iter()
+                    .map(|c| (c.id.clone(), c.name.clone(), c.arguments().to_owned()))
+                    .collect(),
             )
         })
     }
@@ -730,11 +729,7 @@ mod tests {
     async fn the_wrapper_turns_a_trailing_call_into_a_structured_one() {
         let earlier = Message::Assistant {
             text: String::new(),
-            tool_calls: vec![ToolCall {
-                id: "call_local_0".into(),
-                name: "read".into(),
-                arguments: "{}".into(),
-            }],
+            tool_calls: vec![ToolCall::new("call_local_0", "read", "{}")],
             reasoning: Vec::new(),
         };
         let pieces = Pieces(
@@ -751,22 +746,14 @@ mod tests {
         assert_eq!(completion.stop_reason, Some(StopReason::ToolUse));
         assert_eq!(
             completion.tool_calls,
-            [ToolCall {
-                id: "call_local_1".into(),
-                name: "read".into(),
-                arguments: r#"{"file_path": "a"}"#.into(),
-            }],
+            [ToolCall::new("call_local_1", "read", r#"{"file_path": "a"}"#)],
             "ids continue after the conversation's recovered calls"
         );
     }
 
     #[tokio::test]
     async fn the_wrapper_leaves_replies_with_real_calls_and_plain_json_alone() {
-        let call = ToolCall {
-            id: "c1".into(),
-            name: "read".into(),
-            arguments: "{}".into(),
-        };
+        let call = ToolCall::new("c1", "read", "{}");
         let text = "{\"name\": \"read\", \"arguments\": {}}";
         let (shown, completion) = run(Pieces(vec![text], vec![call.clone()]), &[]).await;
         assert_eq!((shown.as_str(), completion.text.as_str()), (text, text));

@@ -780,11 +780,7 @@ mod tests {
 
     #[test]
     fn a_cut_last_line_and_dangling_calls_are_handled() {
-        let call = ToolCall {
-            id: "c1".into(),
-            name: "shell".into(),
-            arguments: "{}".into(),
-        };
+        let call = ToolCall::new("c1", "shell", "{}");
         let records = [
             Record::Message {
                 message: Message::user("hi"),

@@ -92,7 +92,7 @@ impl Executor {
 
     /// How a call is shown: its tool's summary and display kind (generic for unknown tools).
     pub fn view(&self, call: &ToolCall) -> (Value, String, Display) {
-        let arguments = serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()));
+        let arguments = call.input_or_text();
         match self.registry.get(&call.name) {
             Some(tool) => {
                 let summary = tool.summary(&arguments);
@@ -178,7 +178,7 @@ impl Executor {
         self.announce(call);
         let started = Instant::now();
         let display = self.display_of(call);
-        let (tool, args) = match self.registry.prepare(&call.name, &call.arguments) {
+        let (tool, args) = match self.registry.prepare(call) {
             Ok(prepared) => prepared,
             Err(error) => {
                 let mut record = failed(call, &error, started, display);

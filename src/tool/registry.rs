@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Tool, ToolError};
-use crate::provider::ToolSpec;
+use crate::provider::{ToolCall, ToolSpec};
 
 /// The default cap on advertised tools.
 pub const DEFAULT_MAX_TOOLS: usize = 128;
@@ -197,24 +197,26 @@ impl Registry {
             .collect()
     }
 
-    /// Finds the tool and parses raw arguments: an unknown tool or bad JSON becomes an error
+    /// Finds the call's tool and takes its parsed arguments: an unknown tool or bad JSON becomes an error
     /// telling the model exactly what was wrong. (The schema is checked when the call runs.)
-    pub fn prepare(&self, name: &str, raw: &str) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+    pub fn prepare(&self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), ToolError> {
+        let name = call.name.as_str();
         let Some(entry) = self.entries.iter().find(|e| e.tool.name() == name) else {
             return Err(ToolError::new(
                 "UnknownTool",
                 format!("no tool named `{name}`. Available tools: {}", self.names().join(", ")),
             ));
         };
-        let raw = if raw.trim().is_empty() { "{}" } else { raw };
-        let args: Value = serde_json::from_str(raw)
+        let raw = call.arguments();
+        let args = call
+            .input()
             .map_err(|e| ToolError::invalid(format!("arguments are not valid JSON ({e}): {raw}")))?;
         if !args.is_object() {
             return Err(ToolError::invalid(format!(
                 "arguments must be a JSON object, got: {raw}"
             )));
         }
-        Ok((entry.tool.clone(), args))
+        Ok((entry.tool.clone(), args.clone()))
     }
 }
 

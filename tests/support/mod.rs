@@ -831,11 +831,7 @@ impl Harness {
         let calls: Vec<brute::provider::ToolCall> = calls
             .iter()
             .enumerate()
-            .map(|(i, (name, args))| brute::provider::ToolCall {
-                id: format!("call_{i}"),
-                name: (*name).to_owned(),
-                arguments: args.to_string(),
-            })
+            .map(|(i, (name, args))| brute::provider::ToolCall::new(format!("call_{i}"), *name, args.to_string()))
             .collect();
         self.runtime.block_on(async {
             let pending: Vec<_> = calls.iter().map(|c| self.executor.start(c, &cancel)).collect();
