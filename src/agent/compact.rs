@@ -12,7 +12,7 @@
 //!   messages, the todo list and the files changed, plus the model's summary of the rest.
 
 use crate::protocol::TodoItem;
-use crate::provider::Message;
+use crate::provider::{Message, ToolCall};
 
 /// The context window of `model`, in tokens, for the common models of each provider (prefix
 /// match, most specific first); `None` when unknown (then nothing is compacted automatically
@@ -270,21 +270,15 @@ pub fn summary_prompt(focus: Option<&str>) -> String {
     prompt
 }
 
-/// The paths changed by the calls in `history` (write, patch, remove arguments).
-pub fn changed_files(history: &[Message]) -> Vec<String> {
+/// The paths changed by the calls in `history`, in first-change order: `changes` is the
+/// path a call changes, as its tool answers ([`crate::tool::Tool::mutated_path`]).
+pub fn changed_files(history: &[Message], changes: impl Fn(&ToolCall) -> Option<String>) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
     for message in history {
         if let Message::Assistant { tool_calls, .. } = message {
-            for call in tool_calls {
-                let Ok(args) = call.input() else { continue };
-                let path = args
-                    .get("file_path")
-                    .or_else(|| args.get("path"))
-                    .and_then(serde_json::Value::as_str);
-                if let (true, Some(path)) = (["write", "patch", "remove"].contains(&call.name.as_str()), path)
-                    && !files.iter().any(|f| f == path)
-                {
-                    files.push(path.to_owned());
+            for path in tool_calls.iter().filter_map(&changes) {
+                if !files.contains(&path) {
+                    files.push(path);
                 }
             }
         }
@@ -295,7 +289,6 @@ pub fn changed_files(history: &[Message]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolCall;
 
     fn turn(i: usize, output: usize) -> Vec<Message> {
         vec![
@@ -363,7 +356,9 @@ mod tests {
                 content: "ship it".into(),
                 status: crate::protocol::TodoStatus::InProgress,
             }],
-            files: changed_files(&history),
+            files: changed_files(&history, |call| {
+                (call.name == "read").then(|| call.input().ok()?["file_path"].as_str().map(str::to_owned))?
+            }),
             budget_bytes: 1000,
         };
         let compacted = rebuild(&history, keep_from, "we read files", &pinned);

@@ -51,7 +51,10 @@ impl super::Agent {
                 Ok(summary) => {
                     let pinned = compact::Pinned {
                         todos: self.state.todos(),
-                        files: compact::changed_files(&self.history),
+                        files: compact::changed_files(&self.history, |call| {
+                            let tool = self.executor.registry().get(&call.name)?;
+                            tool.mutated_path(call.input().ok()?)
+                        }),
                         budget_bytes: 16 * 1024,
                     };
                     self.history = compact::rebuild(&self.history, keep_from, &summary, &pinned);
