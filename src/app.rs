@@ -32,6 +32,8 @@ pub enum SetupError {
     Provider(#[from] ProviderError),
     #[error("{0}")]
     Session(String),
+    #[error(transparent)]
+    Rules(#[from] crate::permission::RuleError),
 }
 
 /// Builds the provider the settings describe.
@@ -477,6 +479,14 @@ pub fn build_agent_with(
     if let Some(dir) = &overflow_dir {
         crate::tool::truncate::clean_overflow(dir);
     }
+    // A rule's pattern is read as its tools say (a path glob for the file tools): one that a
+    // tool of this session cannot read stops the start, as a malformed rule does.
+    let access = access(settings, root);
+    for name in registry.names() {
+        if let Some(tool) = registry.get(name) {
+            access.rules.check_patterns(name, tool.rule_subject())?;
+        }
+    }
     let state = Arc::new(
         AgentState::new(
             provider,
@@ -489,7 +499,7 @@ pub fn build_agent_with(
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
         .with_requests(requests)
-        .with_access(access(settings, root))
+        .with_access(access)
         .with_hooks(Arc::new(crate::hooks::Hooks::new(
             settings.hooks.iter().map(|h| h.value.clone()).collect(),
             root.to_path_buf(),

@@ -73,6 +73,7 @@ fn main() -> ExitCode {
                     error.downcast_ref::<brute::app::SetupError>(),
                     Some(
                         brute::app::SetupError::Session(_)
+                            | brute::app::SetupError::Rules(_)
                             | brute::app::SetupError::Script { .. }
                             | brute::app::SetupError::Provider(brute::provider::ProviderError::Replay(_))
                     )

@@ -712,6 +712,33 @@ fn config_command_without_a_key_says_what_to_set() {
         .stderr(predicate::str::contains("unknown field `bogus`"));
 }
 
+/// A rule's pattern is read as its tool says: one the file tools cannot read as a path glob
+/// stops the start (exit 2, nothing sent), naming the rule, its file and the tool; the same
+/// pattern on `shell`, which reads text, is fine.
+#[test]
+fn a_path_rule_that_is_no_glob_stops_the_start() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "[permissions]\ndeny = [\"write([)\"]\n");
+    sb.trust();
+    sb.bare()
+        .args(["--provider", "replay", "-p", "show me around"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains(
+                "permissions.deny: permission rule `write([)`: not a valid path pattern for `write`",
+            )
+            .and(predicate::str::contains(".brute/config.toml")),
+        );
+    sb.write(".brute/config.toml", "[permissions]\ndeny = [\"shell([)\"]\n");
+    sb.trust();
+    sb.bare()
+        .args(["--provider", "replay", "-p", "show me around"])
+        .assert()
+        .code(0);
+}
+
 #[test]
 fn a_config_that_is_not_utf8_is_a_usage_error_naming_the_file_and_byte() {
     let sb = Sandbox::new();

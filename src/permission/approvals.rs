@@ -70,25 +70,31 @@ fn toml_string(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::Tool;
+
+    /// What the shell tool says its rules match on.
+    fn shell() -> crate::permission::RuleSubject {
+        crate::tool::shell::ShellTool.rule_subject()
+    }
 
     #[test]
     fn saved_approvals_come_back_as_allow_rules() {
         let dir = tempfile::tempdir().unwrap();
         let path = file(dir.path(), Path::new("/some/project"));
         assert!(load(&path).is_empty());
-        let rule = Rule::exact("shell", "curl \"https://x/a b\" -o 'out*.txt'").unwrap();
+        let rule = Rule::exact("shell", shell(), "curl \"https://x/a b\" -o 'out*.txt'").unwrap();
         save(&path, RuleKind::Allow, &rule).unwrap();
         save(&path, RuleKind::Allow, &rule).unwrap();
         let rules = load(&path);
         assert_eq!(rules.allow.len(), 1, "saved once");
         let args = serde_json::json!({"command": "curl \"https://x/a b\" -o 'out*.txt'"});
         assert!(matches!(
-            rules.decide("shell", &args),
+            rules.decide("shell", shell(), &args),
             crate::permission::Decision::Allow(_)
         ));
         let other = serde_json::json!({"command": "curl \"https://x/a b\" -o 'out*.txt'; rm -rf ~"});
         assert!(matches!(
-            rules.decide("shell", &other),
+            rules.decide("shell", shell(), &other),
             crate::permission::Decision::Default
         ));
         use std::os::unix::fs::PermissionsExt;
@@ -99,8 +105,8 @@ mod tests {
     fn an_approval_of_an_unsandboxed_call_is_kept_in_its_own_list() {
         let dir = tempfile::tempdir().unwrap();
         let path = file(dir.path(), Path::new("/some/project"));
-        let plain = Rule::exact("shell", "git status").unwrap();
-        let out = Rule::exact("shell", "git fetch").unwrap();
+        let plain = Rule::exact("shell", shell(), "git status").unwrap();
+        let out = Rule::exact("shell", shell(), "git fetch").unwrap();
         save(&path, RuleKind::Allow, &plain).unwrap();
         save(&path, RuleKind::AllowUnsandboxed, &out).unwrap();
         let rules = load(&path);
@@ -111,8 +117,14 @@ mod tests {
             unsandboxed: true,
             ..Default::default()
         };
-        let decide =
-            |command: &str| rules.decide_call("shell", &serde_json::json!({ "command": command }), &unsandboxed);
+        let decide = |command: &str| {
+            rules.decide_call(
+                "shell",
+                shell(),
+                &serde_json::json!({ "command": command }),
+                &unsandboxed,
+            )
+        };
         assert!(matches!(decide("git status"), crate::permission::Decision::Default));
         assert!(matches!(decide("git fetch"), crate::permission::Decision::Allow(_)));
     }

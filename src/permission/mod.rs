@@ -9,4 +9,4 @@ pub mod rules;
 
 pub use crate::protocol::Mode;
 
-pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, Rules, Source};
+pub use rules::{Decision, Matched, PermissionsConfig, Rule, RuleError, RuleKind, RuleSubject, Rules, Source};

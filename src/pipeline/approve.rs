@@ -80,7 +80,7 @@ impl Call {
             |shown: &str| crate::tool::guard::real_path(&crate::tool::guard::normalize(&ctx.cwd, &ctx.resolve(shown)));
         let mutated = tool.mutated_path(args);
         let changed = mutated.as_deref().map(real);
-        let given = mutated.or_else(|| crate::permission::rules::path_argument(tool.name(), args));
+        let given = mutated.or_else(|| crate::permission::rules::path_argument(tool.rule_subject(), args));
         let through_link = given
             .as_deref()
             .is_some_and(|given| crate::tool::guard::normalize(&ctx.cwd, &ctx.resolve(given)) != real(given));
@@ -181,13 +181,13 @@ fn reason(tool: &dyn Tool, call: &Call, access: &Access) -> Option<String> {
 /// "Always allow in this project": an exact rule for this call, saved in the person's data
 /// (never the project) and applied for the rest of the session. An unsandboxed call is kept as
 /// an `allow_unsandboxed` rule, any other as an `allow` rule.
-fn remember_for_project(tool: &str, args: &Value, external: bool, call: &Call, ctx: &ToolContext) {
-    let argument = crate::permission::rules::argument(tool, args).unwrap_or_default();
+fn remember_for_project(tool: &dyn Tool, args: &Value, call: &Call, ctx: &ToolContext) {
+    let (subject, name) = (tool.rule_subject(), tool.name());
+    let argument = crate::permission::rules::argument(subject, args).unwrap_or_default();
     // An external tool is approved as a whole: the rule is its bare name.
-    let rule = if external {
-        Rule::parse(tool)
-    } else {
-        Rule::exact(tool, &argument)
+    let rule = match tool.external() {
+        Some(_) => Rule::parse(name),
+        None => Rule::exact(name, subject, &argument),
     };
     let rule = match rule {
         Ok(rule) => rule,
@@ -205,7 +205,7 @@ fn remember_for_project(tool: &str, args: &Value, external: bool, call: &Call, c
     // other) than was approved; such a call is allowed for this session only.
     let mut check = crate::permission::Rules::default();
     check.push(kind, rule.clone(), Source::ProjectApprovals);
-    if !matches!(check.decide_call(tool, args, &call.facts), Decision::Allow(_)) {
+    if !matches!(check.decide_call(name, subject, args, &call.facts), Decision::Allow(_)) {
         let why = match call.facts.target {
             Some(_) => "a rule for this path would not cover where it really leads",
             None => "this command has several parts",
@@ -227,8 +227,8 @@ fn remember_for_project(tool: &str, args: &Value, external: bool, call: &Call, c
 
 /// What a session approval is keyed on: the tool's whole argument (the command, the path, or
 /// all arguments), whether the call leaves the sandbox, and where its path really led.
-fn approval_key(tool: &str, args: &Value, call: &Call) -> String {
-    let argument = crate::permission::rules::argument(tool, args).unwrap_or_else(|| args.to_string());
+fn approval_key(tool: &dyn Tool, args: &Value, call: &Call) -> String {
+    let argument = crate::permission::rules::argument(tool.rule_subject(), args).unwrap_or_else(|| args.to_string());
     let leads = call
         .facts
         .target
@@ -308,7 +308,8 @@ impl Middleware for Approve {
             // a deny (or ask) rule.
             let hook = super::hooks::decision();
             let hook_asks = "a pre_tool_use hook asks for approval";
-            let decision = access.rules.decide_call(tool.name(), &args, &call.facts);
+            let subject = tool.rule_subject();
+            let decision = access.rules.decide_call(tool.name(), subject, &args, &call.facts);
             let reason = match decision {
                 Decision::Deny(matched) => {
                     return Err(ToolError::new(
@@ -333,14 +334,14 @@ impl Middleware for Approve {
                 Decision::Ask(None) | Decision::Default => {
                     // A rule that allows the call as written is named, with why it does not
                     // apply (where the path leads, or that the call leaves the sandbox).
-                    let limited = match access.rules.decide(tool.name(), &args) {
+                    let limited = match access.rules.decide(tool.name(), subject, &args) {
                         Decision::Allow(matched) => {
                             let confined = Facts {
                                 unsandboxed: false,
                                 ..call.facts.clone()
                             };
                             let covers_target = matches!(
-                                access.rules.decide_call(tool.name(), &args, &confined),
+                                access.rules.decide_call(tool.name(), subject, &args, &confined),
                                 Decision::Allow(_)
                             );
                             let leads = call
@@ -381,7 +382,7 @@ impl Middleware for Approve {
             let key = match &external {
                 // Once per tool: its arguments mean nothing brute could judge.
                 Some(_) => String::new(),
-                None => approval_key(tool.name(), &args, &call),
+                None => approval_key(tool, &args, &call),
             };
             if access.yolo || ctx.agent.approved(tool.name(), &key) {
                 ctx.approve_beyond_roots();
@@ -421,7 +422,7 @@ impl Middleware for Approve {
                 } => {
                     ctx.approve_beyond_roots();
                     ctx.agent.approve_for_session(tool.name(), &key);
-                    remember_for_project(tool.name(), &args, external.is_some(), &call, ctx);
+                    remember_for_project(tool, &args, &call, ctx);
                     next.run(args, ctx).await
                 }
                 Response::Approval {

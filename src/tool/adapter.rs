@@ -100,6 +100,9 @@ impl Tool for Pipeline {
     fn mutated_path(&self, args: &Value) -> Option<String> {
         self.tool.mutated_path(args)
     }
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        self.tool.rule_subject()
+    }
     fn summary(&self, args: &Value) -> String {
         self.tool.summary(args)
     }

@@ -150,6 +150,10 @@ impl Tool for FetchTool {
         "fetch"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Text("url")
+    }
+
     /// It changes nothing outside the session: offered in plan mode.
     fn reach(&self) -> crate::tool::Reach {
         crate::tool::Reach::Reads

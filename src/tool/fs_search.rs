@@ -68,6 +68,10 @@ impl Tool for SearchTool {
         "fs_search"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("path")
+    }
+
     /// It changes nothing outside the session: offered in plan mode.
     fn reach(&self) -> crate::tool::Reach {
         crate::tool::Reach::Reads

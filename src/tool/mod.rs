@@ -369,6 +369,11 @@ pub trait Tool: Send + Sync {
     fn escalation(&self, _args: &Value) -> Option<String> {
         None
     }
+    /// What this tool's `tool(pattern)` permission rules match on: which argument, read as a
+    /// command line, a path or text. A tool that says nothing gets the rules' guess.
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Guess
+    }
     /// `Some` for a tool brute does not implement (an MCP server's): the approval step then
     /// decides per tool rather than per argument, from what the tool declares about itself.
     fn external(&self) -> Option<External> {

@@ -14,6 +14,10 @@ impl Tool for PatchTool {
         "patch"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("file_path")
+    }
+
     fn description(&self) -> &str {
         "Replace an exact, literal string in a file (no regex). old_string must match the file exactly, including indentation, and be unique unless replace_all is true; include surrounding lines to make it unique. Returns a diff."
     }

@@ -38,6 +38,10 @@ impl Tool for ReadTool {
         "read"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("file_path")
+    }
+
     /// It changes nothing outside the session: offered in plan mode.
     fn reach(&self) -> crate::tool::Reach {
         crate::tool::Reach::Reads

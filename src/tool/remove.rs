@@ -14,6 +14,10 @@ impl Tool for RemoveTool {
         "remove"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("path")
+    }
+
     fn description(&self) -> &str {
         "Delete a file or an empty directory; with recursive=true, a directory tree. Undoable with `undo`."
     }

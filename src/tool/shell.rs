@@ -24,6 +24,10 @@ impl Tool for ShellTool {
         "shell"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Command("command")
+    }
+
     fn description(&self) -> &str {
         "Run a shell command (bash -c) in the working directory; stdin is empty. Returns stdout, then stderr, then the exit code if non-zero. Long output keeps the end. Use for builds, tests, git and other CLIs; use read/fs_search/patch for files. With run_in_background (servers, watchers, long jobs) it returns at once with an id and the first output; read more with shell_output, stop it with shell_kill."
     }

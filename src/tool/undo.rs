@@ -13,6 +13,10 @@ impl Tool for UndoTool {
         "undo"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("path")
+    }
+
     /// Undo restores snapshots; taking one first would make it undo itself.
     fn snapshot_before(&self) -> bool {
         false

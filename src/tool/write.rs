@@ -22,6 +22,10 @@ impl Tool for WriteTool {
         "write"
     }
 
+    fn rule_subject(&self) -> crate::permission::RuleSubject {
+        crate::permission::RuleSubject::Path("file_path")
+    }
+
     fn description(&self) -> &str {
         "Create or overwrite a file with the given content (parent directories are created). Prefer `patch` for small edits to existing files. Returns a diff."
     }

@@ -15,7 +15,7 @@
 //! | `mcp__github__*`          | every tool of the `github` MCP server               |
 //!
 //! The tool name is a glob (globset syntax). Which argument a pattern is matched against
-//! depends on the tool (see [`argument`]). Patterns come in two flavours:
+//! is the tool's to say (see [`RuleSubject`]). Patterns come in two flavours:
 //!
 //! - **Path patterns**, for the file tools (`write`, `patch`, `read`, `remove`, `undo`,
 //!   `fs_search`): full globset syntax (`*`, `?`, `[abc]`, `{a,b}`, `\` escapes). `*` also
@@ -27,6 +27,9 @@
 //!
 //! Parentheses inside a pattern must balance; write `\(` or `\)` for a lone one. The pattern
 //! is trimmed; an empty pattern is an error (write the bare tool name to match every call).
+//! A pattern that is no valid path glob is an error when brute starts with a tool whose
+//! rules read paths ([`Rules::check_patterns`]); should one meet such a tool later, a deny or
+//! ask rule with it restricts every call it names and an allow rule allows none.
 //! Patterns are anchored: `shell(git status)` does not match `git status --short`.
 //!
 //! # Decisions
@@ -125,4 +128,4 @@ mod tests;
 pub use rule::{Rule, RuleError, RuleKind, Source};
 pub use set::{Decision, Matched, PermissionsConfig, Rules};
 pub use shell::SAFE_ENV;
-pub use subject::{Facts, Target, argument, path_argument};
+pub use subject::{Facts, RuleSubject, Target, argument, path_argument};

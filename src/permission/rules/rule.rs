@@ -8,7 +8,7 @@ use std::str::FromStr;
 use globset::{GlobBuilder, GlobMatcher};
 
 use super::shell::Part;
-use super::subject::{FILE_PATH_TOOLS, PATH_TOOLS, Subject};
+use super::subject::{RuleSubject, Subject};
 
 /// A malformed rule, or one in a config list (then wrapped in [`RuleError::InConfig`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,12 +104,22 @@ pub(super) enum Syntax {
     Text,
 }
 
-impl Syntax {
-    pub(super) fn for_tool(tool: &str) -> Syntax {
-        if FILE_PATH_TOOLS.contains(&tool) || PATH_TOOLS.contains(&tool) {
-            Syntax::Path
-        } else {
-            Syntax::Text
+/// A rule's argument pattern, read both ways: which one applies is the tool's to say, and a
+/// rule's tool glob may name tools of either kind.
+#[derive(Debug, Clone)]
+pub(super) struct Pattern {
+    text: GlobMatcher,
+    /// `Err` holds why the pattern is no valid path glob.
+    path: Result<GlobMatcher, String>,
+}
+
+impl Pattern {
+    /// Whether the pattern matches `text` read with `syntax`; `None` when it cannot be read
+    /// that way.
+    fn matches(&self, text: &str, syntax: Syntax) -> Option<bool> {
+        match syntax {
+            Syntax::Text => Some(self.text.is_match(text)),
+            Syntax::Path => self.path.as_ref().ok().map(|glob| glob.is_match(text)),
         }
     }
 }
@@ -121,7 +131,7 @@ pub struct Rule {
     tool_text: String,
     pattern_text: Option<String>,
     tool: GlobMatcher,
-    pub(super) pattern: Option<GlobMatcher>,
+    pub(super) pattern: Option<Pattern>,
 }
 
 impl Rule {
@@ -164,7 +174,10 @@ impl Rule {
             .compile_matcher();
         let pattern_matcher = match pattern {
             None => None,
-            Some(pattern) => Some(pattern_glob(pattern, Syntax::for_tool(tool)).map_err(glob_error)?),
+            Some(pattern) => Some(Pattern {
+                text: pattern_glob(pattern, Syntax::Text).map_err(glob_error)?,
+                path: pattern_glob(pattern, Syntax::Path).map_err(|e| e.kind().to_string()),
+            }),
         };
         Ok(Rule {
             text: match pattern {
@@ -178,10 +191,10 @@ impl Rule {
         })
     }
 
-    /// A rule matching exactly this argument of this tool (metacharacters escaped), for
-    /// "always allow this command" approvals.
-    pub fn exact(tool: &str, argument: &str) -> Result<Rule, RuleError> {
-        let special: &[char] = match Syntax::for_tool(tool) {
+    /// A rule matching exactly this argument of this tool (metacharacters of its `subject`'s
+    /// patterns escaped), for "always allow this command" approvals.
+    pub fn exact(tool: &str, subject: RuleSubject, argument: &str) -> Result<Rule, RuleError> {
+        let special: &[char] = match subject.syntax() {
             Syntax::Path => &['\\', '*', '?', '[', ']', '{', '}', '(', ')'],
             Syntax::Text => &['\\', '*', '(', ')'],
         };
@@ -215,47 +228,59 @@ impl Rule {
         self.tool.is_match(tool)
     }
 
-    /// Whether the pattern matches this text (always, without a pattern).
-    pub(super) fn pattern_matches(&self, text: &str) -> bool {
-        self.pattern.as_ref().is_none_or(|p| p.is_match(text))
+    /// Why the pattern cannot be read as a path glob, if it cannot.
+    pub fn path_pattern_error(&self) -> Option<&str> {
+        self.pattern
+            .as_ref()
+            .and_then(|p| p.path.as_ref().err())
+            .map(String::as_str)
+    }
+
+    /// Whether the pattern matches this text read with `syntax` (always, without a pattern);
+    /// a pattern that cannot be read so matches for a deny or ask rule (`restricting`) and
+    /// not for an allow rule.
+    pub(super) fn pattern_matches(&self, text: &str, syntax: Syntax, restricting: bool) -> bool {
+        self.pattern
+            .as_ref()
+            .is_none_or(|p| p.matches(text, syntax).unwrap_or(restricting))
     }
 
     /// Deny/ask reading: matches whenever the call might be what the rule names.
-    pub(super) fn restricts(&self, subject: &Subject) -> bool {
+    pub(super) fn restricts(&self, subject: &Subject, syntax: Syntax) -> bool {
         if self.pattern.is_none() {
             return true;
         }
+        let pattern_matches = |text: &str| self.pattern_matches(text, syntax, true);
         match subject {
             Subject::Missing => true,
-            Subject::Text(text) => self.pattern_matches(text),
+            Subject::Text(text) => pattern_matches(text),
             Subject::Path {
                 raw,
                 normalized,
                 resolved,
                 ..
             } => {
-                self.pattern_matches(raw)
-                    || self.pattern_matches(normalized)
-                    || resolved.iter().any(|form| self.pattern_matches(form))
+                pattern_matches(raw) || pattern_matches(normalized) || resolved.iter().any(|form| pattern_matches(form))
             }
             Subject::Shell { line, split } => {
-                self.pattern_matches(line)
+                pattern_matches(line)
                     || split
                         .parts
                         .iter()
-                        .any(|part| self.pattern_matches(&part.text) || self.pattern_matches(part.command()))
+                        .any(|part| pattern_matches(&part.text) || pattern_matches(part.command()))
             }
         }
     }
 
     /// Allow reading of one piece of text (a shell part is judged by the caller).
-    pub(super) fn allows(&self, subject: &Subject) -> bool {
+    pub(super) fn allows(&self, subject: &Subject, syntax: Syntax) -> bool {
         if self.pattern.is_none() {
             return true;
         }
+        let pattern_matches = |text: &str| self.pattern_matches(text, syntax, false);
         match subject {
             Subject::Missing | Subject::Shell { .. } => false,
-            Subject::Text(text) => self.pattern_matches(text),
+            Subject::Text(text) => pattern_matches(text),
             Subject::Path {
                 raw,
                 normalized,
@@ -263,16 +288,16 @@ impl Rule {
                 resolved,
             } => {
                 !climbs
-                    && (self.pattern_matches(raw) || self.pattern_matches(normalized))
-                    && (resolved.is_empty() || resolved.iter().any(|form| self.pattern_matches(form)))
+                    && (pattern_matches(raw) || pattern_matches(normalized))
+                    && (resolved.is_empty() || resolved.iter().any(|form| pattern_matches(form)))
             }
         }
     }
 
-    /// Allow reading of one shell part.
+    /// Allow reading of one shell part (command lines take text patterns).
     pub(super) fn allows_part(&self, part: &Part) -> bool {
-        self.pattern_matches(&part.text)
-            || (part.env_safe && part.command_at > 0 && self.pattern_matches(part.command()))
+        let pattern_matches = |text: &str| self.pattern_matches(text, Syntax::Text, false);
+        pattern_matches(&part.text) || (part.env_safe && part.command_at > 0 && pattern_matches(part.command()))
     }
 }
 

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::rule::{Rule, RuleError, RuleKind, Source};
-use super::subject::{Facts, Subject};
+use super::rule::{Rule, RuleError, RuleKind, Source, Syntax};
+use super::subject::{Facts, RuleSubject, Subject};
 
 /// The rule that decided a call, its list, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,19 +132,21 @@ impl Rules {
 
     /// Decides a call from its arguments alone (a confined call, its path unresolved): see
     /// [`Rules::decide_call`].
-    pub fn decide(&self, tool: &str, args: &Value) -> Decision {
-        self.decide_call(tool, args, &Facts::default())
+    pub fn decide(&self, tool: &str, subject: RuleSubject, args: &Value) -> Decision {
+        self.decide_call(tool, subject, args, &Facts::default())
     }
 
-    /// Decides a call: deny, then ask, then allow, else [`Decision::Default`]. `args` is the
-    /// call's arguments object as the model sent it; `facts` what the caller found out about
-    /// it (where its path leads, whether it would run unconfined).
-    pub fn decide_call(&self, tool: &str, args: &Value, facts: &Facts) -> Decision {
-        let subject = Subject::of(tool, args, facts);
+    /// Decides a call: deny, then ask, then allow, else [`Decision::Default`]. `subject` is
+    /// what the tool says its rules match on; `args` the call's arguments object as the model
+    /// sent it; `facts` what the caller found out about it (where its path leads, whether it
+    /// would run unconfined).
+    pub fn decide_call(&self, tool: &str, subject: RuleSubject, args: &Value, facts: &Facts) -> Decision {
+        let syntax = subject.syntax();
+        let subject = Subject::of(subject, args, facts);
         let restricting = |kind: RuleKind| {
             self.list(kind)
                 .iter()
-                .find(|(rule, _)| rule.matches_tool(tool) && rule.restricts(&subject))
+                .find(|(rule, _)| rule.matches_tool(tool) && rule.restricts(&subject, syntax))
                 .map(|entry| matched(kind, entry))
         };
         if let Some(m) = restricting(RuleKind::Deny) {
@@ -153,7 +155,7 @@ impl Rules {
         if let Some(m) = restricting(RuleKind::Ask) {
             return Decision::Ask(Some(m));
         }
-        match self.allowing(tool, &subject, facts.unsandboxed) {
+        match self.allowing(tool, &subject, syntax, facts.unsandboxed) {
             Some(m) => Decision::Allow(m),
             None => Decision::Default,
         }
@@ -162,7 +164,7 @@ impl Rules {
     /// The allow rule covering the call (for a shell line: the one covering its first part,
     /// once every part is covered). An unsandboxed call is covered by `allow_unsandboxed`
     /// rules only; any other by either kind.
-    fn allowing(&self, tool: &str, subject: &Subject, unsandboxed: bool) -> Option<Matched> {
+    fn allowing(&self, tool: &str, subject: &Subject, syntax: Syntax, unsandboxed: bool) -> Option<Matched> {
         let kinds: &[RuleKind] = if unsandboxed {
             &[RuleKind::AllowUnsandboxed]
         } else {
@@ -178,7 +180,10 @@ impl Rules {
             return Some(pick(candidate));
         }
         let Subject::Shell { split, .. } = subject else {
-            return candidates.iter().find(|(_, (rule, _))| rule.allows(subject)).map(pick);
+            return candidates
+                .iter()
+                .find(|(_, (rule, _))| rule.allows(subject, syntax))
+                .map(pick);
         };
         if !split.complete || split.parts.is_empty() {
             return None;
@@ -189,6 +194,31 @@ impl Rules {
             first.get_or_insert_with(|| pick(candidate));
         }
         first
+    }
+
+    /// Fails on the first rule about `tool` whose pattern the tool's `subject` cannot read (a
+    /// path tool's pattern that is no valid path glob): run for every tool of a session
+    /// before it starts, so such a mistake is reported, as the rule's other mistakes are when
+    /// its file is read.
+    pub fn check_patterns(&self, tool: &str, subject: RuleSubject) -> Result<(), RuleError> {
+        if subject.syntax() != Syntax::Path {
+            return Ok(());
+        }
+        for kind in RuleKind::ALL {
+            for (rule, source) in self.list(kind) {
+                if let Some(message) = rule.path_pattern_error().filter(|_| rule.matches_tool(tool)) {
+                    return Err(RuleError::InConfig {
+                        origin: source.clone(),
+                        kind,
+                        error: Box::new(RuleError::Glob {
+                            rule: rule.as_str().to_owned(),
+                            message: format!("not a valid path pattern for `{tool}`: {message}"),
+                        }),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One line per rule (kind, rule, source), deny first; empty when there are no rules.

@@ -1,54 +1,67 @@
 //! What a call looks like to the rules: which argument a tool's patterns are matched against
-//! ([`argument`]), what the caller found out about it ([`Facts`]), and the argument read as
-//! text, a path or a shell line.
+//! and how (the tool's [`RuleSubject`]), what the caller found out about it ([`Facts`]), and
+//! the argument read as text, a path or a shell line.
 
 use serde_json::Value;
 
 use super::rule::Syntax;
 use super::shell::{Split, split_command};
 
-/// The shell tool, whose command lines are split into parts.
-pub(super) const SHELL_TOOL: &str = "shell";
-/// Tools whose pattern is matched against `file_path`.
-pub(super) const FILE_PATH_TOOLS: &[&str] = &["write", "patch", "read"];
-/// Tools whose pattern is matched against `path`.
-pub(super) const PATH_TOOLS: &[&str] = &["remove", "undo", "fs_search"];
-/// Tools whose pattern is matched against `url`.
-const URL_TOOLS: &[&str] = &["fetch"];
-/// For any other tool, the first of these string arguments (else the whole arguments JSON).
+/// For a tool that says nothing of its rules, the first of these string arguments (else the
+/// whole arguments JSON).
 const FALLBACK_KEYS: &[&str] = &["command", "path", "file_path", "url"];
 
-/// The argument a rule's pattern is matched against for this tool: `command` for `shell`,
-/// `file_path` for `write`/`patch`/`read`, `path` for `remove`/`undo`/`fs_search`, `url` for
-/// `fetch`; for any other tool the first string among `command`, `path`, `file_path`, `url`,
-/// else the whole arguments JSON. `None` when a built-in's argument is missing or not a
-/// string (then only rules without a pattern can allow the call).
-pub fn argument(tool: &str, args: &Value) -> Option<String> {
+/// What a tool's `tool(pattern)` rules are matched against. Each tool says it of itself
+/// (`Tool::rule_subject`, a layer up), so the rules keep no list of tool names: `shell` is a
+/// command line in `command`; `write`, `patch` and `read` a path in `file_path`; `remove`,
+/// `undo` and `fs_search` a path in `path`; `fetch` text in `url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuleSubject {
+    /// A command line in this argument, split into its parts (text patterns).
+    Command(&'static str),
+    /// A path in this argument (path patterns).
+    Path(&'static str),
+    /// Text in this argument (text patterns).
+    Text(&'static str),
+    /// A tool that says nothing (command, MCP and library tools): the first string among
+    /// `command`, `path`, `file_path`, `url`, else the whole arguments JSON, as text.
+    #[default]
+    Guess,
+}
+
+impl RuleSubject {
+    /// How the tool's patterns are read.
+    pub(super) fn syntax(self) -> Syntax {
+        match self {
+            RuleSubject::Path(_) => Syntax::Path,
+            _ => Syntax::Text,
+        }
+    }
+}
+
+/// The argument a rule's pattern is matched against for a tool with this subject. `None` when
+/// the argument the tool names is missing or not a string (then only rules without a pattern
+/// can allow the call).
+pub fn argument(subject: RuleSubject, args: &Value) -> Option<String> {
     let string = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
-    if tool == SHELL_TOOL {
-        string("command")
-    } else if FILE_PATH_TOOLS.contains(&tool) {
-        string("file_path")
-    } else if PATH_TOOLS.contains(&tool) {
-        string("path")
-    } else if URL_TOOLS.contains(&tool) {
-        string("url")
-    } else {
-        Some(
+    match subject {
+        RuleSubject::Command(key) | RuleSubject::Path(key) | RuleSubject::Text(key) => string(key),
+        RuleSubject::Guess => Some(
             FALLBACK_KEYS
                 .iter()
                 .find_map(|key| string(key))
                 .unwrap_or_else(|| args.to_string()),
-        )
+        ),
     }
 }
 
-/// The argument of a path tool (`write`, `patch`, `read`, `remove`, `undo`, `fs_search`), whose
-/// rules use path patterns; `None` for other tools or when it is missing.
-pub fn path_argument(tool: &str, args: &Value) -> Option<String> {
-    (Syntax::for_tool(tool) == Syntax::Path)
-        .then(|| argument(tool, args))
-        .flatten()
+/// The path argument of a tool whose rules use path patterns; `None` for other tools or when
+/// it is missing.
+pub fn path_argument(subject: RuleSubject, args: &Value) -> Option<String> {
+    match subject {
+        RuleSubject::Path(_) => argument(subject, args),
+        _ => None,
+    }
 }
 
 /// Where a call's path really leads, as the caller found it on disk.
@@ -96,18 +109,18 @@ pub(super) enum Subject {
 }
 
 impl Subject {
-    pub(super) fn of(tool: &str, args: &Value, facts: &Facts) -> Subject {
-        let Some(arg) = argument(tool, args) else {
+    pub(super) fn of(subject: RuleSubject, args: &Value, facts: &Facts) -> Subject {
+        let Some(arg) = argument(subject, args) else {
             return Subject::Missing;
         };
         // The target is about this argument only when it is the path the caller resolved.
         let target = facts.target.as_ref().filter(|t| t.given == arg);
-        if tool == SHELL_TOOL {
+        if let RuleSubject::Command(_) = subject {
             Subject::Shell {
                 split: split_command(&arg),
                 line: arg.trim().to_owned(),
             }
-        } else if Syntax::for_tool(tool) == Syntax::Path || target.is_some() {
+        } else if subject.syntax() == Syntax::Path || target.is_some() {
             Subject::Path {
                 normalized: normalize_path(&arg),
                 climbs: arg.split('/').any(|c| c == ".."),

@@ -9,6 +9,25 @@ use serde_json::{Value, json};
 use super::subject::normalize_path;
 use super::*;
 
+/// What a tool says its rules match on: the built-ins' own answers (tests may reach up the
+/// layers), the guess for any other name.
+fn subject(tool: &str) -> RuleSubject {
+    crate::app::builtin_tools()
+        .get(tool)
+        .map_or(RuleSubject::Guess, |t| t.rule_subject())
+}
+
+/// A rule's pattern read as its tool reads it (an allow reading).
+trait ForTool {
+    fn matches_for_tool(&self, text: &str) -> bool;
+}
+
+impl ForTool for Rule {
+    fn matches_for_tool(&self, text: &str) -> bool {
+        self.pattern_matches(text, subject(self.tool()).syntax(), false)
+    }
+}
+
 fn rule(text: &str) -> Rule {
     Rule::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
@@ -24,7 +43,7 @@ fn rules(allow: &[&str], deny: &[&str], ask: &[&str]) -> Rules {
 }
 
 fn shell(rules: &Rules, command: &str) -> Decision {
-    rules.decide("shell", &json!({ "command": command }))
+    rules.decide("shell", subject("shell"), &json!({ "command": command }))
 }
 
 /// The rule text of a decision, with its kind, for compact assertions.
@@ -65,6 +84,37 @@ fn parses_bare_tools_and_patterns() {
     assert_eq!(rule("shell(git status)").to_string(), "shell(git status)");
 }
 
+/// A pattern is read as its tool says: `[` is no path glob, so `write([)` is reported for the
+/// tools whose rules read paths (before a session starts), is plain text for `shell`, and, should
+/// it meet a path tool anyway, a deny rule with it refuses every call and an allow rule none.
+#[test]
+fn a_pattern_no_path_tool_can_read_is_reported_and_fails_closed() {
+    let broken = rule("write([)");
+    assert!(broken.path_pattern_error().is_some());
+    assert!(
+        rule("shell([)").path_pattern_error().is_some(),
+        "the pattern, whatever the tool"
+    );
+    let config = PermissionsConfig {
+        deny: vec!["*([)".into()],
+        ..Default::default()
+    };
+    let deny = Rules::from_config(&config, Source::File(PathBuf::from("/p/.brute/config.toml"))).expect("parses");
+    let error = deny.check_patterns("write", subject("write")).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "/p/.brute/config.toml: permissions.deny: permission rule `*([)`: not a valid path pattern for `write`: unclosed character class; missing ']'"
+    );
+    assert!(deny.check_patterns("shell", subject("shell")).is_ok());
+    assert!(deny.check_patterns("mcp__x__y", subject("mcp__x__y")).is_ok());
+    assert_eq!(verdict(&shell(&deny, "[")), "deny *([)");
+    assert_eq!(verdict(&shell(&deny, "echo x")), "default");
+    let write =
+        |rules: &Rules, path: &str| verdict(&rules.decide("write", subject("write"), &json!({"file_path": path})));
+    assert_eq!(write(&deny, "anything.rs"), "deny *([)");
+    assert_eq!(write(&rules(&["write([)"], &[], &[]), "["), "default");
+}
+
 #[test]
 fn rejects_malformed_rules() {
     let cases = [
@@ -80,7 +130,6 @@ fn rejects_malformed_rules() {
         ("shell(  )", "EmptyPattern"),
         ("sh ell", "InvalidTool"),
         ("shell (x)", "InvalidTool"),
-        ("write([)", "Glob"),
         ("mcp__[", "Glob"),
     ];
     for (text, expected) in cases {
@@ -107,37 +156,37 @@ fn rejects_malformed_rules() {
 #[test]
 fn text_patterns_treat_only_star_as_special() {
     let awk = rule("shell(awk '{print $1}' *)");
-    assert!(awk.pattern_matches("awk '{print $1}' data.txt"));
+    assert!(awk.matches_for_tool("awk '{print $1}' data.txt"));
     let test = rule("shell([ -f x? ])");
-    assert!(test.pattern_matches("[ -f x? ]"));
-    assert!(!test.pattern_matches("[ -f xy ]"));
+    assert!(test.matches_for_tool("[ -f x? ]"));
+    assert!(!test.matches_for_tool("[ -f xy ]"));
     let star = rule(r"shell(echo \*)");
-    assert!(star.pattern_matches("echo *") && !star.pattern_matches("echo x"));
+    assert!(star.matches_for_tool("echo *") && !star.matches_for_tool("echo x"));
     let grep = rule(r"shell(grep 'a\|b' *)");
-    assert!(grep.pattern_matches(r"grep 'a\|b' src"));
+    assert!(grep.matches_for_tool(r"grep 'a\|b' src"));
     // `*` crosses slashes and spaces; `**` is the same as `*`.
     let any = rule("shell(ls ** end)");
-    assert!(any.pattern_matches("ls /a/b c/d end"));
+    assert!(any.matches_for_tool("ls /a/b c/d end"));
 }
 
 #[test]
 fn path_patterns_use_glob_syntax_and_cross_slashes() {
     let rs = rule("write(src/*.{rs,toml})");
-    assert!(rs.pattern_matches("src/a.rs") && rs.pattern_matches("src/deep/b.toml"));
-    assert!(!rs.pattern_matches("src/a.md"));
+    assert!(rs.matches_for_tool("src/a.rs") && rs.matches_for_tool("src/deep/b.toml"));
+    assert!(!rs.matches_for_tool("src/a.md"));
     let tree = rule("write(src/**)");
-    assert!(tree.pattern_matches("src/a/b/c.rs") && !tree.pattern_matches("tests/a.rs"));
+    assert!(tree.matches_for_tool("src/a/b/c.rs") && !tree.matches_for_tool("tests/a.rs"));
 }
 
 #[test]
 fn exact_rules_escape_metacharacters() {
     let command = r"echo '*' \( done) | grep a\|b";
-    let exact = Rule::exact("shell", command).expect("exact shell rule");
-    assert!(exact.pattern_matches(command));
-    assert!(!exact.pattern_matches(r"echo 'x' \( done) | grep a\|b"));
+    let exact = Rule::exact("shell", subject("shell"), command).expect("exact shell rule");
+    assert!(exact.matches_for_tool(command));
+    assert!(!exact.matches_for_tool(r"echo 'x' \( done) | grep a\|b"));
     let path = "src/[a]{b}*?(c).rs";
-    let exact = Rule::exact("write", path).expect("exact path rule");
-    assert!(exact.pattern_matches(path) && !exact.pattern_matches("src/ab.rs"));
+    let exact = Rule::exact("write", subject("write"), path).expect("exact path rule");
+    assert!(exact.matches_for_tool(path) && !exact.matches_for_tool("src/ab.rs"));
 }
 
 // --- which argument a pattern sees ---
@@ -157,23 +206,26 @@ fn maps_each_tool_to_its_argument() {
         ("my_command_tool", "c"),
         ("mcp__github__create_issue", "c"),
     ] {
-        assert_eq!(argument(tool, &all).as_deref(), Some(expected), "{tool}");
+        assert_eq!(argument(subject(tool), &all).as_deref(), Some(expected), "{tool}");
     }
     // Other tools: the first of command, path, file_path, url…
     assert_eq!(
-        argument("lint", &json!({"url": "u", "file_path": "f"})).as_deref(),
+        argument(subject("lint"), &json!({"url": "u", "file_path": "f"})).as_deref(),
         Some("f")
     );
-    assert_eq!(argument("lint", &json!({"url": "u", "n": 3})).as_deref(), Some("u"));
+    assert_eq!(
+        argument(subject("lint"), &json!({"url": "u", "n": 3})).as_deref(),
+        Some("u")
+    );
     // …else the whole arguments JSON.
     assert_eq!(
-        argument("mcp__x__y", &json!({"title": "t"})).as_deref(),
+        argument(subject("mcp__x__y"), &json!({"title": "t"})).as_deref(),
         Some(r#"{"title":"t"}"#)
     );
     // Built-ins without their argument (or with a non-string one) have none.
-    assert_eq!(argument("shell", &json!({"cmd": "ls"})), None);
-    assert_eq!(argument("read", &json!({"file_path": 3})), None);
-    assert_eq!(argument("fs_search", &json!({"pattern": "x"})), None);
+    assert_eq!(argument(subject("shell"), &json!({"cmd": "ls"})), None);
+    assert_eq!(argument(subject("read"), &json!({"file_path": 3})), None);
+    assert_eq!(argument(subject("fs_search"), &json!({"pattern": "x"})), None);
 }
 
 #[test]
@@ -183,7 +235,7 @@ fn patterns_see_the_right_argument() {
         &[],
         &[],
     );
-    let allow = |tool: &str, args: Value| matches!(rules.decide(tool, &args), Decision::Allow(_));
+    let allow = |tool: &str, args: Value| matches!(rules.decide(tool, subject(tool), &args), Decision::Allow(_));
     assert!(allow("write", json!({"file_path": "src/a.rs", "content": "x"})));
     assert!(!allow(
         "write",
@@ -203,12 +255,21 @@ fn patterns_see_the_right_argument() {
 fn bare_tool_rules_match_every_call() {
     let rules = rules(&["read"], &["remove"], &[]);
     assert_eq!(
-        verdict(&rules.decide("read", &json!({"file_path": "../../etc/passwd"}))),
+        verdict(&rules.decide("read", subject("read"), &json!({"file_path": "../../etc/passwd"}))),
         "allow read"
     );
-    assert_eq!(verdict(&rules.decide("read", &json!({}))), "allow read");
-    assert_eq!(verdict(&rules.decide("remove", &json!({"path": "x"}))), "deny remove");
-    assert_eq!(verdict(&rules.decide("write", &json!({"file_path": "x"}))), "default");
+    assert_eq!(
+        verdict(&rules.decide("read", subject("read"), &json!({}))),
+        "allow read"
+    );
+    assert_eq!(
+        verdict(&rules.decide("remove", subject("remove"), &json!({"path": "x"}))),
+        "deny remove"
+    );
+    assert_eq!(
+        verdict(&rules.decide("write", subject("write"), &json!({"file_path": "x"}))),
+        "default"
+    );
 }
 
 // --- precedence ---
@@ -237,14 +298,14 @@ fn decisions_name_their_source() {
     )
     .expect("valid");
     rules.push(RuleKind::Allow, rule("read"), Source::Session);
-    let Decision::Deny(m) = rules.decide("fetch", &json!({"url": "https://x"})) else {
+    let Decision::Deny(m) = rules.decide("fetch", subject("fetch"), &json!({"url": "https://x"})) else {
         panic!("fetch should be denied");
     };
     assert_eq!(
         m.source,
         Source::File(PathBuf::from("/home/me/.config/brute/config.toml"))
     );
-    let Decision::Allow(m) = rules.decide("read", &json!({"file_path": "a"})) else {
+    let Decision::Allow(m) = rules.decide("read", subject("read"), &json!({"file_path": "a"})) else {
         panic!("read should be allowed");
     };
     assert_eq!((m.rule.as_str(), &m.source), ("read", &Source::Session));
@@ -257,15 +318,18 @@ fn tool_name_globs_match_mcp_tools() {
     let rules = rules(&["mcp__github__*"], &["mcp__*__delete_*"], &[]);
     let args = json!({"title": "bug"});
     assert_eq!(
-        verdict(&rules.decide("mcp__github__create_issue", &args)),
+        verdict(&rules.decide("mcp__github__create_issue", subject("mcp__github__create_issue"), &args)),
         "allow mcp__github__*"
     );
-    assert_eq!(verdict(&rules.decide("mcp__gitlab__x", &args)), "default");
     assert_eq!(
-        verdict(&rules.decide("mcp__github__delete_repo", &args)),
+        verdict(&rules.decide("mcp__gitlab__x", subject("mcp__gitlab__x"), &args)),
+        "default"
+    );
+    assert_eq!(
+        verdict(&rules.decide("mcp__github__delete_repo", subject("mcp__github__delete_repo"), &args)),
         "deny mcp__*__delete_*"
     );
-    assert_eq!(verdict(&rules.decide("github", &args)), "default");
+    assert_eq!(verdict(&rules.decide("github", subject("github"), &args)), "default");
 }
 
 #[test]
@@ -276,19 +340,19 @@ fn other_tools_match_their_first_string_argument_or_the_json() {
         &[],
     );
     assert!(matches!(
-        rules.decide("mcp__fs__read", &json!({"path": "/work/a/b"})),
+        rules.decide("mcp__fs__read", subject("mcp__fs__read"), &json!({"path": "/work/a/b"})),
         Decision::Allow(_)
     ));
     assert!(!matches!(
-        rules.decide("mcp__fs__read", &json!({"path": "/etc/x"})),
+        rules.decide("mcp__fs__read", subject("mcp__fs__read"), &json!({"path": "/etc/x"})),
         Decision::Allow(_)
     ));
     assert!(matches!(
-        rules.decide("mcp__kv__get", &json!({"key": "public/a"})),
+        rules.decide("mcp__kv__get", subject("mcp__kv__get"), &json!({"key": "public/a"})),
         Decision::Allow(_)
     ));
     assert!(!matches!(
-        rules.decide("mcp__kv__get", &json!({"key": "secret/a"})),
+        rules.decide("mcp__kv__get", subject("mcp__kv__get"), &json!({"key": "secret/a"})),
         Decision::Allow(_)
     ));
 }
@@ -298,14 +362,14 @@ fn other_tools_match_their_first_string_argument_or_the_json() {
 #[test]
 fn paths_climbing_out_are_never_allowed_but_still_denied() {
     let rules = rules(&["write(src/**)", "read(*)"], &["write(.env)", "read(**/.env)"], &[]);
-    let write = |path: &str| verdict(&rules.decide("write", &json!({"file_path": path})));
+    let write = |path: &str| verdict(&rules.decide("write", subject("write"), &json!({"file_path": path})));
     assert_eq!(write("src/a.rs"), "allow write(src/**)");
     assert_eq!(write("./src//a.rs"), "allow write(src/**)");
     assert_eq!(write("src/../../etc/passwd"), "default");
     assert_eq!(write("src/x/../a.rs"), "default", "`..` is never allowed, even inside");
     assert_eq!(write("src/../.env"), "deny write(.env)");
     assert_eq!(write("./.env"), "deny write(.env)");
-    let read = |path: &str| verdict(&rules.decide("read", &json!({"file_path": path})));
+    let read = |path: &str| verdict(&rules.decide("read", subject("read"), &json!({"file_path": path})));
     assert_eq!(read("config/.env"), "deny read(**/.env)");
     assert_eq!(read("../other/README"), "default");
 }
@@ -326,7 +390,7 @@ fn allow_rules_must_match_where_a_path_really_leads() {
     let rules = rules(&["write(src/**)", "write(/proj/notes/*)"], &[], &[]);
     let write = |facts: &Facts| {
         let given = facts.target.as_ref().map(|t| t.given.clone()).unwrap_or_default();
-        verdict(&rules.decide_call("write", &json!({ "file_path": given }), facts))
+        verdict(&rules.decide_call("write", subject("write"), &json!({ "file_path": given }), facts))
     };
     assert_eq!(
         write(&target("src/a.rs", Some("src/a.rs"), "/proj/src/a.rs")),
@@ -347,7 +411,7 @@ fn allow_rules_must_match_where_a_path_really_leads() {
     );
     // Without facts the rules see the argument only (as before).
     assert_eq!(
-        verdict(&rules.decide("write", &json!({"file_path": "src/out/x"}))),
+        verdict(&rules.decide("write", subject("write"), &json!({"file_path": "src/out/x"}))),
         "allow write(src/**)"
     );
 }
@@ -357,12 +421,12 @@ fn deny_and_ask_rules_also_see_where_a_path_really_leads() {
     let rules = rules(&["write(**)"], &["write(secrets/**)"], &["remove(/etc/*)"]);
     let facts = target("link/key", Some("secrets/key"), "/proj/secrets/key");
     assert_eq!(
-        verdict(&rules.decide_call("write", &json!({"file_path": "link/key"}), &facts)),
+        verdict(&rules.decide_call("write", subject("write"), &json!({"file_path": "link/key"}), &facts)),
         "deny write(secrets/**)"
     );
     let facts = target("link/passwd", None, "/etc/passwd");
     assert_eq!(
-        verdict(&rules.decide_call("remove", &json!({"path": "link/passwd"}), &facts)),
+        verdict(&rules.decide_call("remove", subject("remove"), &json!({"path": "link/passwd"}), &facts)),
         "ask remove(/etc/*)"
     );
 }
@@ -371,15 +435,24 @@ fn deny_and_ask_rules_also_see_where_a_path_really_leads() {
 fn a_target_makes_any_tool_naming_its_path_a_path_rule() {
     let rules = rules(&["fmt(src/*)"], &[], &[]);
     let args = json!({"path": "src/out/x"});
-    assert_eq!(verdict(&rules.decide("fmt", &args)), "allow fmt(src/*)");
+    assert_eq!(verdict(&rules.decide("fmt", subject("fmt"), &args)), "allow fmt(src/*)");
     let facts = target("src/out/x", None, "/elsewhere/x");
-    assert_eq!(verdict(&rules.decide_call("fmt", &args, &facts)), "default");
+    assert_eq!(
+        verdict(&rules.decide_call("fmt", subject("fmt"), &args, &facts)),
+        "default"
+    );
     let climbing = json!({"path": "src/../../x"});
     let facts = target("src/../../x", None, "/x");
-    assert_eq!(verdict(&rules.decide_call("fmt", &climbing, &facts)), "default");
+    assert_eq!(
+        verdict(&rules.decide_call("fmt", subject("fmt"), &climbing, &facts)),
+        "default"
+    );
     // A target about another argument than the rule's does not change what it sees.
     let other = target("elsewhere", None, "/elsewhere");
-    assert_eq!(verdict(&rules.decide_call("fmt", &args, &other)), "allow fmt(src/*)");
+    assert_eq!(
+        verdict(&rules.decide_call("fmt", subject("fmt"), &args, &other)),
+        "allow fmt(src/*)"
+    );
 }
 
 #[test]
@@ -390,7 +463,7 @@ fn only_allow_unsandboxed_rules_allow_an_unsandboxed_call() {
         ..Facts::default()
     };
     let call = |rules: &Rules, command: &str, facts: &Facts| {
-        verdict(&rules.decide_call("shell", &json!({ "command": command }), facts))
+        verdict(&rules.decide_call("shell", subject("shell"), &json!({ "command": command }), facts))
     };
     assert_eq!(
         call(&rules, "git status", &Facts::default()),
@@ -402,7 +475,12 @@ fn only_allow_unsandboxed_rules_allow_an_unsandboxed_call() {
         call(&rules, "git status > /x", &unsandboxed),
         "allow shell(git status*)"
     );
-    let decided = rules.decide_call("shell", &json!({"command": "git status"}), &unsandboxed);
+    let decided = rules.decide_call(
+        "shell",
+        subject("shell"),
+        &json!({"command": "git status"}),
+        &unsandboxed,
+    );
     assert!(
         matches!(&decided, Decision::Allow(m) if m.kind == RuleKind::AllowUnsandboxed),
         "{decided:?}"
@@ -449,10 +527,10 @@ fn normalizes_paths_lexically() {
 #[test]
 fn missing_arguments_are_restricted_but_not_allowed() {
     let allow = rules(&["shell(*)"], &[], &[]);
-    assert_eq!(verdict(&allow.decide("shell", &json!({}))), "default");
+    assert_eq!(verdict(&allow.decide("shell", subject("shell"), &json!({}))), "default");
     let deny = rules(&[], &["shell(rm *)"], &[]);
     assert_eq!(
-        verdict(&deny.decide("shell", &json!({"command": 7}))),
+        verdict(&deny.decide("shell", subject("shell"), &json!({"command": 7}))),
         "deny shell(rm *)"
     );
 }
