@@ -109,44 +109,39 @@ impl super::Agent {
     /// file changes. Returns what happened, for the person, and whether the history changed.
     /// With missing stored contents nothing changes unless `partial`.
     pub fn undo(&mut self, rewind: bool, force: bool, partial: bool) -> (String, bool) {
-        let recorder = self.recorder.clone().filter(|_| !self.per_call_undo());
-        let Some(recorder) = recorder else {
-            return (
-                describe_restore("undo", self.executor.snapshots().undo_last(), &self.state.root),
-                false,
-            );
-        };
-        self.executor.snapshots().clear();
-        let moved = recorder
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .undo(&mut self.history, rewind, force, partial);
-        match moved {
-            Ok(Some(moved)) => (moved.describe("undid"), moved.rewound),
-            Ok(None) => ("nothing to undo".to_owned(), false),
-            Err(e) => (format!("undo failed: {e}"), false),
-        }
+        self.move_turn(Move::Undo { rewind }, force, partial)
     }
 
     /// Re-applies what the last undo took back (files, and the conversation if it was
     /// rewound). Returns what happened and whether the history changed.
     pub fn redo(&mut self, force: bool, partial: bool) -> (String, bool) {
+        self.move_turn(Move::Redo, force, partial)
+    }
+
+    fn move_turn(&mut self, way: Move, force: bool, partial: bool) -> (String, bool) {
+        let (verb, done) = match way {
+            Move::Undo { .. } => ("undo", "undid"),
+            Move::Redo => ("redo", "redid"),
+        };
         let recorder = self.recorder.clone().filter(|_| !self.per_call_undo());
         let Some(recorder) = recorder else {
-            return (
-                describe_restore("redo", self.executor.snapshots().redo_last(), &self.state.root),
-                false,
-            );
+            let snapshots = self.executor.snapshots();
+            let restored = match way {
+                Move::Undo { .. } => snapshots.undo_last(),
+                Move::Redo => snapshots.redo_last(),
+            };
+            return (describe_restore(verb, restored, &self.state.root), false);
         };
         self.executor.snapshots().clear();
-        let moved = recorder
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .redo(&mut self.history, force, partial);
+        let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+        let moved = match way {
+            Move::Undo { rewind } => recorder.undo(&mut self.history, rewind, force, partial),
+            Move::Redo => recorder.redo(&mut self.history, force, partial),
+        };
         match moved {
-            Ok(Some(moved)) => (moved.describe("redid"), moved.rewound),
-            Ok(None) => ("nothing to redo".to_owned(), false),
-            Err(e) => (format!("redo failed: {e}"), false),
+            Ok(Some(moved)) => (moved.describe(done), moved.rewound),
+            Ok(None) => (format!("nothing to {verb}"), false),
+            Err(e) => (format!("{verb} failed: {e}"), false),
         }
     }
 
@@ -159,6 +154,13 @@ impl super::Agent {
             busy: snapshots.spans().since(busy_from),
         }
     }
+}
+
+/// Which way a turn moves.
+#[derive(Clone, Copy)]
+enum Move {
+    Undo { rewind: bool },
+    Redo,
 }
 
 /// A turn's checkpoint being taken on a blocking thread; recorded before the turn's first
