@@ -125,6 +125,17 @@ mod subject;
 #[cfg(test)]
 mod tests;
 
+/// For the tests: what a tool says its rules match on, the built-ins' own answers (test code
+/// may reach up the layers), the guess for any other name.
+#[cfg(test)]
+mod test_subjects {
+    pub(super) fn subject(tool: &str) -> super::RuleSubject {
+        crate::app::builtin_tools()
+            .get(tool)
+            .map_or(super::RuleSubject::Guess, |t| t.rule_subject())
+    }
+}
+
 pub use rule::{Rule, RuleError, RuleKind, Source};
 pub use set::{Decision, Matched, PermissionsConfig, Rules};
 pub use shell::SAFE_ENV;

@@ -9,13 +9,7 @@ use serde_json::{Value, json};
 use super::subject::normalize_path;
 use super::*;
 
-/// What a tool says its rules match on: the built-ins' own answers (tests may reach up the
-/// layers), the guess for any other name.
-fn subject(tool: &str) -> RuleSubject {
-    crate::app::builtin_tools()
-        .get(tool)
-        .map_or(RuleSubject::Guess, |t| t.rule_subject())
-}
+use super::test_subjects::subject;
 
 /// A rule's pattern read as its tool reads it (an allow reading).
 trait ForTool {
