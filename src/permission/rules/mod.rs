@@ -122,9 +122,6 @@ mod rule;
 mod set;
 mod shell;
 mod subject;
-#[cfg(test)]
-mod tests;
-
 /// For the tests: what a tool says its rules match on, the built-ins' own answers (test code
 /// may reach up the layers), the guess for any other name.
 #[cfg(test)]
@@ -135,6 +132,8 @@ mod test_subjects {
             .map_or(super::RuleSubject::Guess, |t| t.rule_subject())
     }
 }
+#[cfg(test)]
+mod tests;
 
 pub use rule::{Rule, RuleError, RuleKind, Source};
 pub use set::{Decision, Matched, PermissionsConfig, Rules};
