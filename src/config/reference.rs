@@ -1,7 +1,7 @@
 //! The configuration reference (`docs/configuration.md`), generated from the settings list so
 //! that the page cannot drift from what brute reads: every key's type, default, variable,
 //! whether only a trusted project may set it, and its doc comment.
-//! `tests/config_reference.rs` fails when the page differs from [`reference_markdown`].
+//! `tests/suite/config_reference.rs` fails when the page differs from [`reference_markdown`].
 
 use std::fmt::Write as _;
 
@@ -74,7 +74,7 @@ pub fn reference_markdown() -> String {
     out.push_str(
         "<!-- Generated from the settings list in src/config/settings.rs by \
          brute::config::reference_markdown(); do not edit by hand. After changing a setting, \
-         regenerate with: BRUTE_BLESS=1 cargo test --test config_reference -->\n\n",
+         regenerate with: BRUTE_BLESS=1 cargo test --test suite config_reference -->\n\n",
     );
     out.push_str(&format!(
         "brute reads its settings in layers, each overriding what the one before set:\n\n\

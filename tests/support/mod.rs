@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod bytes_tree;
+pub mod net;
 pub mod strict;
 pub mod tmux;
 
@@ -1062,4 +1063,40 @@ pub fn wait_gone(token: &str) {
             assert!(ready == 1, "still running after a minute: {left:?}");
         }
     }
+}
+
+/// Runs `cmd` to its end and returns its output with the peak RSS, in KiB, of it and of every
+/// process it waited for.
+///
+/// The count comes from a small python3 parent rather than from this test process: Linux copies
+/// a parent's high-water mark into a forked child and keeps it across exec, so any child of a
+/// test binary that once held 500 MB reports at least 500 MB, whatever it used itself.
+pub fn run_measuring_peak_rss(cmd: &std::process::Command) -> (std::process::Output, u64) {
+    const MEASURE: &str = "import resource, subprocess, sys\n\
+        code = subprocess.run(sys.argv[2:]).returncode\n\
+        open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n\
+        sys.exit(code if code >= 0 else 128 - code)\n";
+    let peak_file = tempfile::NamedTempFile::new().unwrap();
+    let mut wrapper = std::process::Command::new("python3");
+    wrapper.arg("-c").arg(MEASURE).arg(peak_file.path());
+    wrapper.arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapper.env(key, value),
+            None => wrapper.env_remove(key),
+        };
+    }
+    let output = wrapper
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("python3 runs the measured command (the CI script installs it)");
+    let peak = std::fs::read_to_string(peak_file.path()).unwrap();
+    let peak = peak
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("a peak in KiB, not {peak:?}: {output:?}"));
+    (output, peak)
 }
