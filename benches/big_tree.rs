@@ -61,6 +61,12 @@ fn git(root: &Path, args: &[&str]) {
         .current_dir(root)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        // No detached auto-gc after a commit: it would hold gc's lock when `git gc` runs.
+        .env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
+        .env("GIT_CONFIG_VALUE_1", "false")
         .env("GIT_AUTHOR_NAME", "bench")
         .env("GIT_AUTHOR_EMAIL", "bench@example.com")
         .env("GIT_COMMITTER_NAME", "bench")
