@@ -178,6 +178,8 @@ impl super::Agent {
         let max_turns = self.config.max_turns.max(1);
         let mut iteration = 0;
         let mut retried_too_long = false;
+        // The text of answers a `pause_turn` cut, which the turn's last answer continues.
+        let mut said = String::new();
         loop {
             iteration += 1;
             // Per request: an approved plan leaves plan mode within the turn.
@@ -303,6 +305,7 @@ impl super::Agent {
                 });
             }
             announce_hosted_searches(&self.events, &completion.reasoning_items);
+            let paused = completion.stop_reason == Some(StopReason::PauseTurn);
             let text = completion.text.clone();
             let calls = completion.tool_calls;
             self.push_message(Message::Assistant {
@@ -310,9 +313,23 @@ impl super::Agent {
                 tool_calls: calls.clone(),
                 reasoning: completion.reasoning_items,
             });
+            // A paused turn of the provider's own tools goes on from what it said so far,
+            // with no word from anyone in between (the iteration cap still counts).
+            if paused && calls.is_empty() {
+                said.push_str(&text);
+                if iteration >= max_turns {
+                    self.events.emit(Event::Notice {
+                        message: format!("stopped after {max_turns} model requests in this turn (the provider paused its own tools; raise the cap with --max-turns or `max_turns` in config)"),
+                    });
+                    return end(TurnOutcome::MaxTurns, said, None);
+                }
+                tracing::info!(iteration, "the provider paused the turn; continuing it");
+                continue;
+            }
             let step = decide(calls.len(), iteration, max_turns);
             if step == Step::Finish {
-                return end(TurnOutcome::Done, text, None);
+                said.push_str(&text);
+                return end(TurnOutcome::Done, said, None);
             }
             let notes: Vec<crate::tool::exec::Notes> = calls
                 .iter()

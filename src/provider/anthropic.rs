@@ -144,6 +144,16 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                     );
                 }
                 content = super::interleave(content, &req.replayed_items(index, reasoning), true, thinking_block);
+                // The answer after a `pause_turn` goes on the paused one: one assistant turn,
+                // as the API itself combines them.
+                if let Some(paused) = messages
+                    .last_mut()
+                    .filter(|last| last["role"] == "assistant")
+                    .and_then(|last| last["content"].as_array_mut())
+                {
+                    paused.extend(content);
+                    continue;
+                }
                 if content.is_empty() {
                     content.push(json!({"type": "text", "text": "(no content)"}));
                 }
@@ -239,7 +249,8 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
 
 fn stop_reason(reason: &str) -> StopReason {
     match reason {
-        "end_turn" | "stop_sequence" | "pause_turn" => StopReason::EndTurn,
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "pause_turn" => StopReason::PauseTurn,
         "tool_use" => StopReason::ToolUse,
         "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
         "refusal" => StopReason::Refusal,

@@ -356,6 +356,9 @@ impl ChatRequest<'_> {
 pub enum StopReason {
     EndTurn,
     ToolUse,
+    /// The provider paused a long turn of its own server tools (Anthropic's `pause_turn`):
+    /// the answer so far goes back as is, and the model goes on from there.
+    PauseTurn,
     MaxTokens,
     Refusal,
     Other,

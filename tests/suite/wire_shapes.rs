@@ -950,8 +950,9 @@ fn images_over_the_providers_limits_are_refused_naming_the_limit() {
 
 /// A streamed Messages answer that searched the web itself (synthetic, in the documented
 /// shapes of `web_search_20250305`: a `server_tool_use` whose input streams, its
-/// `web_search_tool_result` with encrypted content, cited text), then calls `read`.
-fn anthropic_search_reply(call_id: &str) -> Reply {
+/// `web_search_tool_result` with encrypted content, cited text), then calls `read` (with
+/// `None`: stops there, paused, as a long server-side loop does with `pause_turn`).
+fn anthropic_search_reply(call_id: Option<&str>) -> Reply {
     let mut out = String::new();
     let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
     event(
@@ -983,14 +984,17 @@ fn anthropic_search_reply(call_id: &str) -> Reply {
     );
     event(json!({"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "It is out."}}));
     event(json!({"type": "content_block_stop", "index": 3}));
-    event(json!({"type": "content_block_start", "index": 4, "content_block":
-        {"type": "tool_use", "id": call_id, "name": "read", "input": {}}}));
+    if let Some(call_id) = call_id {
+        event(json!({"type": "content_block_start", "index": 4, "content_block":
+            {"type": "tool_use", "id": call_id, "name": "read", "input": {}}}));
+        event(
+            json!({"type": "content_block_delta", "index": 4, "delta": {"type": "input_json_delta", "partial_json": "{\"file_path\":\"notes.txt\"}"}}),
+        );
+        event(json!({"type": "content_block_stop", "index": 4}));
+    }
+    let stop_reason = if call_id.is_some() { "tool_use" } else { "pause_turn" };
     event(
-        json!({"type": "content_block_delta", "index": 4, "delta": {"type": "input_json_delta", "partial_json": "{\"file_path\":\"notes.txt\"}"}}),
-    );
-    event(json!({"type": "content_block_stop", "index": 4}));
-    event(
-        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
         "usage": {"output_tokens": 9, "server_tool_use": {"web_search_requests": 1}}}),
     );
     event(json!({"type": "message_stop"}));
@@ -1024,7 +1028,7 @@ fn anthropic_hosted_web_search_is_advertised_shown_and_sent_back_verbatim_across
     // The mock is no api.anthropic.com: the hosted search is asked for.
     sb.write(".brute/config.toml", "web_search = true\n");
     let server = MockServer::start();
-    server.push(anthropic_search_reply("toolu_01Read"));
+    server.push(anthropic_search_reply(Some("toolu_01Read")));
     server.push(Wire::Anthropic.reply("Done.", &[]));
     server.push(Wire::Anthropic.reply("Still out.", &[]));
     let out = Wire::Anthropic
@@ -1079,6 +1083,59 @@ fn anthropic_hosted_web_search_is_advertised_shown_and_sent_back_verbatim_across
             "request {n}: the result goes back verbatim"
         );
     }
+}
+
+#[test]
+fn a_turn_the_provider_paused_goes_on_from_the_paused_answer_as_is() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "web_search = true\n");
+    let server = MockServer::start();
+    server.push(anthropic_search_reply(None));
+    server.push(Wire::Anthropic.reply(" And that is all.", &[]));
+    server.push(Wire::Anthropic.reply("Yes.", &[]));
+    let out = Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Is brute out?", "--output-format", "json"])
+        .assert()
+        .success();
+    let result: Value = serde_json::from_slice(&out.get_output().stdout).unwrap_or_default();
+    assert_eq!(result["result"], "Searching. It is out. And that is all.", "{result}");
+    assert_eq!(result["is_error"], false, "{result}");
+    Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Sure?", "--continue"])
+        .assert()
+        .success()
+        .stdout("Yes.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the pause costs one more request, no more");
+    for (n, request) in requests.iter().enumerate() {
+        assert_eq!(request.refused, None, "request {n} refused");
+    }
+    // The continuation: the same messages, then the paused answer as the last one, with no
+    // user message in between.
+    let messages = requests[1].body["messages"].as_array().cloned().unwrap_or_default();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0]["content"][0]["text"], "Is brute out?");
+    assert_eq!(messages[1]["role"], "assistant");
+    let kinds: Vec<&str> = array_of(&messages[1]["content"])
+        .iter()
+        .filter_map(|b| b["type"].as_str())
+        .collect();
+    assert_eq!(kinds, ["text", "server_tool_use", "web_search_tool_result"]);
+    // A later turn sees one assistant turn: the paused answer and its continuation together.
+    let later = requests[2].body["messages"].as_array().cloned().unwrap_or_default();
+    let roles: Vec<&str> = later.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{later:?}");
+    let texts: Vec<&str> = array_of(&later[1]["content"])
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["Searching. It is out.", " And that is all."]);
+}
+
+fn array_of(value: &Value) -> &[Value] {
+    value.as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
 /// A streamed Responses answer that searched the web itself (synthetic, in the documented
