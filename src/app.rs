@@ -421,6 +421,18 @@ fn live_tools(
     crate::mcp::LiveTools::new(manager, settle_first, rebuild)
 }
 
+/// The models the configuration names, for `/model`'s picker: the chosen one, then each
+/// `[models."NAME"]` table.
+fn configured_models(settings: &Settings) -> Vec<String> {
+    let mut names = vec![settings.model.value.clone()];
+    for name in settings.models.keys() {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
 /// Builds the agent for the workspace `place` from `settings`, with `extra` tools (library
 /// users' own) added after the built-ins and the configured command tools. The project root
 /// holds the session, the checkpoints and the sandbox's workspace; tools work from the
@@ -510,7 +522,8 @@ pub fn build_agent_with(
                 .iter()
                 .filter_map(|(name, m)| m.value.vision.map(|v| (name.clone(), v)))
                 .collect(),
-        ),
+        )
+        .with_configured_models(configured_models(settings)),
     );
     // `-i`: for the first prompt, sent now or typed later.
     state.attach(settings.images.clone());

@@ -17,6 +17,7 @@
 //! | `SetModel` | from the next request | from the next request |
 //! | `SetSandbox` (a mode, plan included) | from the next tool call (plan's tools and prompt: the next request) | likewise |
 //! | `SetEffort` | from the next request | from the next request |
+//! | `ListModels` | answered when the provider's list comes | likewise |
 //! | `Undo` / `Redo` | asks for confirmation (a request), then moves | refused with a notice |
 //! | `Resume` / `Clear` | done | refused with a notice |
 //! | `Unqueue` | nothing to take | takes a queued prompt out |
@@ -225,6 +226,11 @@ impl Conversation {
             }
             Op::SetModel { .. } | Op::SetSandbox { .. } | Op::SetEffort { .. } => {
                 self.state.apply_setting(op, &self.events);
+            }
+            Op::ListModels => {
+                let state = self.state.clone();
+                let events = self.events.clone();
+                tokio::spawn(async move { events.emit(state.list_models().await) });
             }
             Op::ListProcesses | Op::KillProcess { .. } => {
                 super::background_op(op, &self.state, &self.events);

@@ -48,6 +48,9 @@ pub enum Op {
     Clear,
     /// Use another model from the next request on.
     SetModel { model: String },
+    /// List the models to pick from (`/model`'s picker): answered with
+    /// [`Event::ModelList`].
+    ListModels,
     /// Switch the mode (`read-only`, `workspace-write`, `full-access`, or `plan`) from the
     /// next tool call on.
     SetSandbox { mode: Mode },
@@ -410,6 +413,15 @@ pub enum Event {
     QueueReturned { prompts: Vec<String> },
     /// The model requests use from now on (also mid-turn, from the next request).
     ModelChanged { model: String },
+    /// The models to pick from (the answer to [`Op::ListModels`]): the one in use, those the
+    /// configuration names (`model`, `[models."NAME"]`), and the provider's own list in its
+    /// order; `error` says why the provider's list could not be read.
+    ModelList {
+        current: String,
+        configured: Vec<String>,
+        provider: Vec<String>,
+        error: Option<String>,
+    },
     /// The mode tool calls run under from now on (a sandbox mode, or plan).
     SandboxChanged { mode: Mode },
     /// The reasoning effort requests use from now on (`None`: the model's default).

@@ -82,6 +82,8 @@ pub struct HttpProvider {
     client: reqwest::Client,
     /// Parameters each model refused, adapted on every later request to it.
     adapted: Mutex<HashMap<String, Vec<Adapt>>>,
+    /// The server's model list once read (the picker asks again each time it opens).
+    models: Mutex<Option<Vec<String>>>,
 }
 
 /// A change to a request body after a model refused one of its parameters.
@@ -238,12 +240,17 @@ impl HttpProvider {
             settings,
             client,
             adapted: Mutex::default(),
+            models: Mutex::default(),
         })
     }
 
     fn url(&self) -> String {
+        self.url_of(self.endpoint.wire.path())
+    }
+
+    /// `path` under the base URL, as this wire format's SDKs join them.
+    fn url_of(&self, path: &str) -> String {
         let base = self.settings.base_url.trim_end_matches('/');
-        let path = self.endpoint.wire.path();
         // Anthropic's base URL is the host root; one given with the SDKs' other habit
         // (`.../v1`) must not become `/v1/v1/messages`.
         let base = match path.strip_prefix("/v1/") {
@@ -448,6 +455,52 @@ impl HttpProvider {
         })
     }
 
+    /// One page of the server's model list.
+    async fn models_page(&self, url: &str) -> Result<super::models::Page, ProviderError> {
+        let mut builder = self.client.get(url);
+        for (name, value) in self.endpoint.wire.headers() {
+            builder = builder.header(*name, *value);
+        }
+        let connect = |e: reqwest::Error| ProviderError::Connect {
+            url: url.to_owned(),
+            message: crate::net::tls::explain(root_cause(&e)),
+        };
+        let limit = super::models::TIMEOUT;
+        let timed_out = || ProviderError::IdleTimeout(limit.as_secs());
+        let mut response = tokio::time::timeout(limit, self.authorize(builder).send())
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(connect)?;
+        let status = response.status();
+        let mut body = Vec::new();
+        loop {
+            let chunk = tokio::time::timeout(limit, response.chunk())
+                .await
+                .map_err(|_| timed_out())?
+                .map_err(connect)?;
+            let Some(chunk) = chunk else { break };
+            body.extend_from_slice(&chunk);
+            if body.len() > super::models::MAX_PAGE_BYTES {
+                return Err(ProviderError::Decode(format!(
+                    "the model list at {url} is over {} MiB",
+                    super::models::MAX_PAGE_BYTES >> 20
+                )));
+            }
+        }
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            let message: String = text.chars().take(300).collect();
+            return Err(ProviderError::Http {
+                status: status.as_u16(),
+                message: crate::sanitize::sanitize(message.trim()),
+            });
+        }
+        serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|answer| super::models::parse(&answer))
+            .ok_or_else(|| ProviderError::Decode(format!("{url} answered with no model list")))
+    }
+
     /// What `model` refused so far.
     fn adaptations(&self, model: &str) -> Vec<Adapt> {
         let adapted = self.adapted.lock().unwrap_or_else(|e| e.into_inner());
@@ -518,6 +571,32 @@ impl Attempt {
 impl Provider for HttpProvider {
     fn name(&self) -> &str {
         &self.label
+    }
+
+    fn list_models<'a>(&'a self) -> BoxFuture<'a, Result<Vec<String>, ProviderError>> {
+        Box::pin(async move {
+            let cached = self.models.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(ids) = cached {
+                return Ok(ids);
+            }
+            let first = super::models::path(self.endpoint.wire);
+            let mut query = first.to_owned();
+            let mut ids: Vec<String> = Vec::new();
+            for _ in 0..super::models::MAX_PAGES {
+                let page = self.models_page(&self.url_of(&query)).await?;
+                for id in page.ids {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+                match page.next {
+                    Some(cursor) => query = super::models::next_page(first, &cursor),
+                    None => break,
+                }
+            }
+            *self.models.lock().unwrap_or_else(|e| e.into_inner()) = Some(ids.clone());
+            Ok(ids)
+        })
     }
 
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u64>> {

@@ -10,6 +10,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod image;
+pub mod models;
 pub mod openai;
 pub mod pricing;
 pub mod replay;
@@ -475,6 +476,11 @@ pub trait Provider: Send + Sync {
     /// servers; see [`window`]). Asked once, in the background.
     fn context_window<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async { None })
+    }
+    /// The models the server offers, in its order (see [`models`]), asked when the person
+    /// opens `/model`'s picker; empty when the provider has no list.
+    fn list_models<'a>(&'a self) -> BoxFuture<'a, Result<Vec<String>, ProviderError>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
 }
 

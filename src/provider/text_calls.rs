@@ -102,6 +102,10 @@ impl Provider for TextCalls {
     fn context_window<'a>(&'a self, model: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.inner.context_window(model)
     }
+
+    fn list_models<'a>(&'a self) -> BoxFuture<'a, Result<Vec<String>, ProviderError>> {
+        self.inner.list_models()
+    }
 }
 
 /// The index of the next recovered call: one past those already in the conversation, so ids

@@ -38,6 +38,8 @@ pub struct AgentState {
     attachments: Mutex<Vec<PathBuf>>,
     /// `[models."NAME"] vision`: which models take images, beyond brute's table.
     vision: std::collections::BTreeMap<String, bool>,
+    /// The models the configuration names, for `/model`'s picker.
+    configured_models: Vec<String>,
 }
 
 /// What the sandbox and approvals allow right now (the mode can change mid-session).
@@ -136,6 +138,7 @@ impl AgentState {
             background: Arc::default(),
             attachments: Mutex::default(),
             vision: std::collections::BTreeMap::new(),
+            configured_models: Vec::new(),
         }
     }
 
@@ -149,6 +152,27 @@ impl AgentState {
     pub fn with_vision(mut self, vision: std::collections::BTreeMap<String, bool>) -> Self {
         self.vision = vision;
         self
+    }
+
+    /// Names the models the configuration offers (`/model`'s picker lists them first).
+    pub fn with_configured_models(mut self, models: Vec<String>) -> Self {
+        self.configured_models = models;
+        self
+    }
+
+    /// Answers [`crate::protocol::Op::ListModels`]: the configured models now, the
+    /// provider's list when it comes (the same whether a turn runs or not).
+    pub async fn list_models(&self) -> Event {
+        let (provider, error) = match self.provider.list_models().await {
+            Ok(ids) => (ids, None),
+            Err(error) => (Vec::new(), Some(error.to_string())),
+        };
+        Event::ModelList {
+            current: self.model(),
+            configured: self.configured_models.clone(),
+            provider,
+            error,
+        }
     }
 
     /// Whether `model` is sent images: the setting, else brute's table; a model neither

@@ -25,7 +25,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "compact the conversation to free context: /compact [what to focus on]",
     ),
-    ("/model", "show or switch the model: /model NAME"),
+    ("/model", "pick a model from a list (the provider's and the configured ones), or /model NAME"),
     (
         "/effort",
         "show or set how hard a reasoning model thinks: /effort low|medium|high|default",
@@ -155,13 +155,7 @@ impl App {
             "/compact" => vec![Action::Op(Op::Compact {
                 focus: (!arg.is_empty()).then(|| arg.to_owned()),
             })],
-            "/model" if arg.is_empty() => {
-                self.notice(
-                    NoticeKind::Info,
-                    format!("model: {} ({})", self.session.model, self.session.provider),
-                );
-                Vec::new()
-            }
+            "/model" if arg.is_empty() => self.open_model_picker(),
             "/model" => vec![Action::Op(Op::SetModel { model: arg.to_owned() })],
             "/effort" if arg.is_empty() => {
                 let text = format!(

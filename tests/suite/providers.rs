@@ -583,3 +583,50 @@ async fn an_anthropic_base_url_ending_in_v1_is_not_doubled() {
     assert_eq!(complete(&provider, &mut Vec::new()).await.unwrap().text, "Hello there!");
     assert_eq!(server.requests()[0].path, "/v1/messages");
 }
+
+#[tokio::test]
+async fn the_model_list_is_read_once_from_each_wire_formats_own_path() {
+    for (kind, api, base) in [
+        (ProviderKind::OpenAi, support::strict::Api::Chat, "/v1"),
+        (ProviderKind::Anthropic, support::strict::Api::Anthropic, ""),
+    ] {
+        let server = MockServer::start();
+        server.list_models(api, &["model-b", "model-a", "model-b"]);
+        let provider = http(kind, settings(server.url(base), 1)).unwrap();
+        let ids = provider.list_models().await.unwrap();
+        assert_eq!(ids, ["model-b", "model-a"], "{kind:?}: the server's order, each once");
+        // Asked again (the picker opened twice): the list read before.
+        assert_eq!(provider.list_models().await.unwrap(), ids);
+        let probes = server.probes();
+        assert_eq!(probes.len(), 1, "{kind:?}: one request");
+        let probe = &probes[0];
+        assert_eq!(probe.method, "GET");
+        assert_eq!(probe.refused, None, "{kind:?}: the strict judge refused {probe:?}");
+        match api {
+            support::strict::Api::Anthropic => {
+                assert_eq!(probe.path, "/v1/models?limit=1000");
+                assert_eq!(probe.header("x-api-key"), Some("test-key"));
+            }
+            _ => {
+                assert_eq!(probe.path, "/v1/models");
+                assert_eq!(probe.header("authorization"), Some("Bearer test-key"));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_model_list_that_fails_says_why_and_is_asked_again_later() {
+    let server = MockServer::start();
+    server.route("/v1/models", Reply::json(401, r#"{"error":{"message":"bad key"}}"#));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let error = provider.list_models().await.unwrap_err().to_string();
+    assert!(error.contains("401") && error.contains("bad key"), "{error}");
+    let not_a_list = MockServer::start();
+    not_a_list.route("/v1/models", Reply::json(200, r#"{"hello":"world"}"#));
+    let provider = http(ProviderKind::OpenAi, settings(not_a_list.url("/v1"), 1)).unwrap();
+    let error = provider.list_models().await.unwrap_err().to_string();
+    assert!(error.contains("no model list"), "{error}");
+    assert!(provider.list_models().await.is_err());
+    assert_eq!(not_a_list.probes().len(), 2, "a failure is not kept");
+}

@@ -18,7 +18,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// One scripted reply.
 #[derive(Debug, Clone)]
@@ -164,6 +164,8 @@ struct State {
     /// Replies by path for what a server answers outside the conversation (see
     /// [`MockServer::route`]), and the requests they answered.
     routes: Vec<(String, Reply)>,
+    /// Routed paths the strict judge checks as this API's (its headers: a model list).
+    route_apis: Vec<(String, strict::Api)>,
     probes: Vec<Recorded>,
     /// The prompts seen so far, as (tools, messages...) items, when prompt caching is
     /// emulated (see [`MockServer::prompt_cache`]).
@@ -238,6 +240,24 @@ impl MockServer {
         self
     }
 
+    /// Answers `GET /v1/models` as `api` lists `ids` (OpenAI's `{"object": "list", "data":
+    /// [{"id", "object", "created", "owned_by"}]}`, Anthropic's `{"data": [{"type", "id",
+    /// "display_name", "created_at"}], "has_more", "first_id", "last_id"}`), the request
+    /// judged by that API's header rules when the server is strict.
+    pub fn list_models(&self, api: strict::Api, ids: &[&str]) -> &Self {
+        let body = match api {
+            strict::Api::Anthropic => json!({
+                "data": ids.iter().map(|id| json!({"type": "model", "id": id, "display_name": id, "created_at": "2025-09-29T00:00:00Z"})).collect::<Vec<_>>(),
+                "has_more": false, "first_id": ids.first(), "last_id": ids.last()}),
+            strict::Api::Chat | strict::Api::Responses => json!({"object": "list",
+                "data": ids.iter().map(|id| json!({"id": id, "object": "model", "created": 1_700_000_000, "owned_by": "mock"})).collect::<Vec<_>>()}),
+        };
+        let mut state = self.state.lock().unwrap();
+        state.routes.push(("/v1/models".to_owned(), Reply::json(200, body.to_string())));
+        state.route_apis.push(("/v1/models".to_owned(), api));
+        self
+    }
+
     /// Emulates OpenAI's prompt caching on Chat Completions: each streamed answer's usage
     /// reports the request's size (bytes / 4) as `prompt_tokens` and, as `cached_tokens`, the
     /// longest prefix (tools, then whole messages) it shares with an earlier request, counted
@@ -300,16 +320,28 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
             .find(|(p, _)| p == bare_path)
             .map(|(_, r)| r.clone());
         if routed.is_some() || SERVER_PATHS.contains(&bare_path) {
+            let api = state.route_apis.iter().find(|(p, _)| p == bare_path).map(|(_, api)| *api);
+            let refusal = match (&state.strict, api) {
+                (Some(_), Some(api)) => strict::check_list(api, &headers).err(),
+                _ => None,
+            };
             state.probes.push(Recorded {
                 method,
                 path,
                 headers,
                 body: json,
                 raw_len: body.len(),
-                refused: None,
+                refused: refusal.as_ref().map(|r| r.rule),
             });
             drop(state);
-            let reply = routed.unwrap_or_else(|| Reply::json(404, r#"{"error":"File Not Found"}"#));
+            let reply = match refusal {
+                Some(refusal) => {
+                    eprintln!("strict mock refused ({}): {}", refusal.rule, refusal.body);
+                    Some(Reply::json(refusal.status, refusal.body))
+                }
+                None => routed,
+            };
+            let reply = reply.unwrap_or_else(|| Reply::json(404, r#"{"error":"File Not Found"}"#));
             return write_reply(writer, reader, reply);
         }
         let refusal = match &state.strict {

@@ -691,7 +691,21 @@ impl Strict {
     }
 }
 
+/// A model list (`GET /v1/models`): Anthropic's takes the same version and key headers as
+/// every request to its API; OpenAI-compatible servers (local ones too) are not judged.
+pub fn check_list(api: Api, headers: &[(String, String)]) -> Result<(), Refusal> {
+    match api {
+        Api::Anthropic => anthropic_headers(&Judge { api }, headers),
+        Api::Chat | Api::Responses => Ok(()),
+    }
+}
+
 fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<(), Refusal> {
+    anthropic_headers(j, headers)?;
+    anthropic_body(j, body)
+}
+
+fn anthropic_headers(j: &Judge, headers: &[(String, String)]) -> Result<(), Refusal> {
     let header = |name: &str| {
         headers
             .iter()
@@ -716,6 +730,10 @@ fn anthropic(j: &Judge, headers: &[(String, String)], body: &Value) -> Result<()
         refusal.status = 401;
         return Err(refusal);
     }
+    Ok(())
+}
+
+fn anthropic_body(j: &Judge, body: &Value) -> Result<(), Refusal> {
     j.known_params(body, ANTHROPIC_PARAMS)?;
     let Some(max_tokens) = body["max_tokens"].as_u64() else {
         return Err(j.bad(

@@ -1247,3 +1247,36 @@ fn a_link_reaches_the_terminal_as_osc8_only_when_hyperlinks_are_on() {
         }
     }
 }
+
+#[test]
+fn the_model_picker_lists_the_providers_models_and_switches() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.list_models(support::strict::Api::Chat, &["mock-large", "mock-small"]);
+    server.push(Reply::sse(openai_sse("Hi from small.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "models") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.text("/model");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the provider's models in the picker", |s| {
+        s.contains("pick a model") && s.contains("mock-large") && s.contains("mock-small")
+    });
+    assert!(screen.contains("● mock  (current)"), "the model in use comes first: {screen}");
+    tmux.text("small");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the switch", |s| s.contains("model: mock-small (from the next request)"));
+    tmux.text("hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the answer", |s| s.contains("Hi from small."));
+    assert_eq!(server.requests()[0].body["model"], "mock-small");
+    let probes = server.probes();
+    assert!(
+        probes.iter().any(|p| p.method == "GET" && p.path == "/v1/models"),
+        "{probes:?}"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

@@ -4,6 +4,7 @@
 use crate::protocol::{Event, RequestKind, TodoItem, TurnOutcome};
 use crate::tui::confirm::Confirm;
 use crate::tui::dialog::Dialog;
+use crate::tui::picker::PickerKind;
 use crate::tui::sanitize::sanitize;
 use crate::tui::transcript::{Entry, NoticeKind, ToolPane, ToolStatus};
 
@@ -157,6 +158,18 @@ impl App {
                     format!("model: {} (from the next request)", sanitize(&model)),
                 );
                 self.session.model = model;
+            }
+            Event::ModelList {
+                current,
+                configured,
+                provider,
+                error,
+            } => {
+                if let Some(picker) = self.picker.as_mut().filter(|p| p.kind == PickerKind::Models) {
+                    let clean = |names: Vec<String>| names.iter().map(|n| sanitize(n)).collect::<Vec<_>>();
+                    let error = error.map(|e| sanitize(&e));
+                    picker.fill_models(&sanitize(&current), &clean(configured), &clean(provider), error.as_deref());
+                }
             }
             Event::Usage { usage } => self.usage.add(usage),
             Event::Notice { message } => self.notice(NoticeKind::Info, sanitize(&message)),

@@ -7,7 +7,7 @@ use crate::protocol::{Op, RequestKind, Response};
 use crate::tui::commands::COMMANDS;
 use crate::tui::confirm::{Confirm, ConfirmOutcome};
 use crate::tui::dialog::{Dialog, DialogOutcome};
-use crate::tui::picker::{Picker, PickerOutcome};
+use crate::tui::picker::{Picker, PickerKind, PickerOutcome};
 use crate::tui::sanitize::sanitize;
 use crate::tui::search::HistorySearch;
 use crate::tui::transcript::NoticeKind;
@@ -450,6 +450,13 @@ impl App {
         self.picker = Some(Picker::new(self.sessions.clone(), self.session.session_id.clone()));
     }
 
+    /// Opens `/model`'s picker and asks the core for the models to fill it.
+    pub(in crate::tui) fn open_model_picker(&mut self) -> Vec<Action> {
+        self.popup = None;
+        self.picker = Some(Picker::models(&self.session.model));
+        vec![Action::Op(Op::ListModels)]
+    }
+
     /// Asks the core to resume session `id`.
     pub(in crate::tui) fn resume(&mut self, id: String) -> Vec<Action> {
         self.resuming = Some(id.clone());
@@ -481,13 +488,22 @@ impl App {
             }
             _ => PickerOutcome::Open,
         };
+        let kind = picker.kind;
         match outcome {
             PickerOutcome::Open => Vec::new(),
             PickerOutcome::Cancelled => {
                 self.picker = None;
                 Vec::new()
             }
-            PickerOutcome::Resume(id) => {
+            PickerOutcome::Chosen(model) if kind == PickerKind::Models => {
+                self.picker = None;
+                if model == self.session.model {
+                    self.notice(NoticeKind::Info, format!("already using {}", sanitize(&model)));
+                    return Vec::new();
+                }
+                vec![Action::Op(Op::SetModel { model })]
+            }
+            PickerOutcome::Chosen(id) => {
                 self.picker = None;
                 if self.session.session_id.as_deref() == Some(id.as_str()) {
                     self.notice(NoticeKind::Info, format!("already in session {id}"));
