@@ -20,13 +20,40 @@ pub enum AttachError {
     Image(#[from] ImageError),
 }
 
-/// The `@path` words of `text` that name image files by their extension, as written.
+/// The `@path` words of `text` that name image files by their extension, as written; a
+/// path with spaces is written `@"…"` (as a pasted image path is put in the composer).
 pub fn mentions(text: &str) -> Vec<&str> {
-    text.split_whitespace()
-        .filter_map(|word| word.strip_prefix('@'))
-        .map(|path| path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']))
-        .filter(|path| !path.is_empty() && image::has_image_extension(Path::new(path)))
-        .collect()
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        let starts_word = rest[..at].chars().next_back().is_none_or(char::is_whitespace);
+        let after = &rest[at + 1..];
+        let (path, next) = match after.strip_prefix('"').and_then(|q| q.split_once('"')) {
+            Some((quoted, tail)) if starts_word => (quoted, tail),
+            _ => {
+                let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                let word = after[..end].trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+                (if starts_word { word } else { "" }, &after[end..])
+            }
+        };
+        if !path.is_empty() && image::has_image_extension(Path::new(path)) {
+            found.push(path);
+        }
+        rest = next;
+    }
+    found
+}
+
+/// How a path is mentioned so that [`mentions`] reads it back: `@path`, or `@"path"` when
+/// it holds whitespace (`None` for a path no mention can hold: a `"` or a line break).
+pub fn mention(path: &str) -> Option<String> {
+    if path.contains('"') || path.contains(['\n', '\r']) {
+        return None;
+    }
+    Some(match path.contains(char::is_whitespace) {
+        true => format!("@\"{path}\""),
+        false => format!("@{path}"),
+    })
 }
 
 /// The images of one prompt: `files` (`-i`, absolute) first, then the existing image files
@@ -86,6 +113,16 @@ mod tests {
             mentions("look at @shot.png, and @docs/a.JPG. not @notes.md nor me@x.png or @"),
             ["shot.png", "docs/a.JPG"]
         );
+        assert_eq!(
+            mentions(r#"see @"/tmp/Screen Shot 1.png" and @"open quote.png"#),
+            ["/tmp/Screen Shot 1.png"],
+            "quoted paths hold spaces; an unclosed quote is no mention"
+        );
+        for path in ["/tmp/Screen Shot 1.png", "plain.png"] {
+            let text = format!("look {} now", mention(path).unwrap_or_default());
+            assert_eq!(mentions(&text), [path]);
+        }
+        assert_eq!(mention("a\"b.png"), None);
     }
 
     #[test]

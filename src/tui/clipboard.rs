@@ -1,6 +1,7 @@
 //! Where `/copy` puts text: the system clipboard where there is one (`arboard`, with the
 //! `clipboard` feature), else the terminal's through OSC 52 (which works over SSH, if the
-//! terminal allows it). Behind a trait so tests check the message and the fallback without a
+//! terminal allows it). Ctrl-V reads an image from the system clipboard (see
+//! [`super::clipboard_image`]). Behind a trait so tests check the message and the fallback without a
 //! display; the message says which way was used and never claims a copy that did not happen.
 
 use std::io::Write;
@@ -14,10 +15,12 @@ pub enum Copied {
     Osc52,
 }
 
-/// A place to copy text to.
+/// A place to copy text to, and to paste an image from.
 pub trait Clipboard {
     /// Copies `text`; the error says why nothing could be copied.
     fn copy(&mut self, text: &str) -> Result<Copied, String>;
+    /// The PNG image the clipboard holds (Ctrl-V); the error says why there is none.
+    fn image(&mut self) -> Result<Vec<u8>, String>;
 }
 
 /// What `/copy` tells the person.
@@ -35,6 +38,8 @@ pub fn message(result: &Result<Copied, String>, what: &str) -> String {
 pub struct SystemOrOsc52<W: Write> {
     out: W,
     is_terminal: bool,
+    /// Whether the system clipboard is asked (a display is named, and not in tests).
+    read_system: bool,
     #[cfg(feature = "clipboard")]
     system: Option<arboard::Clipboard>,
 }
@@ -42,11 +47,10 @@ pub struct SystemOrOsc52<W: Write> {
 impl<W: Write> SystemOrOsc52<W> {
     /// `system`: whether to try the system clipboard (off in tests and without a display).
     pub fn new(out: W, is_terminal: bool, system: bool) -> Self {
-        #[cfg(not(feature = "clipboard"))]
-        let _ = system;
         Self {
             out,
             is_terminal,
+            read_system: system,
             // Kept for the session: on X11 the owner must live for the text to stay pasteable.
             #[cfg(feature = "clipboard")]
             system: if system { arboard::Clipboard::new().ok() } else { None },
@@ -74,6 +78,13 @@ impl<W: Write> Clipboard for SystemOrOsc52<W> {
             .and_then(|()| self.out.flush())
             .map_err(|e| format!("writing to the terminal failed: {e}"))?;
         Ok(Copied::Osc52)
+    }
+
+    fn image(&mut self) -> Result<Vec<u8>, String> {
+        match self.read_system {
+            true => super::clipboard_image::read_png(),
+            false => Err("no system clipboard here (no Wayland or X11 display)".to_owned()),
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "compact the conversation to free context: /compact [what to focus on]",
     ),
-    ("/model", "pick a model from a list (the provider's and the configured ones), or /model NAME"),
+    ("/model", "pick a model from the provider's list, or /model NAME"),
     (
         "/effort",
         "show or set how hard a reasoning model thinks: /effort low|medium|high|default",
@@ -67,6 +67,7 @@ pub const HELP_KEYS: &str = "keys: Enter send (queued while a turn runs; Up on a
       Ctrl-A/E start/end of line · Alt-B/F word back/forward · Ctrl-W/U/K delete word/to start/to end · Ctrl-Y paste it back
       Up/Down history · Ctrl-R search history · Ctrl-G edit in $EDITOR · @path mention a file · !cmd run a command yourself
       PgUp/PgDn or the mouse wheel scroll · Shift+drag selects text (/mouse turns reporting off)
+      Ctrl-V paste the clipboard's image · pasting or dropping an image file attaches it
       Ctrl-O expand tool output · Ctrl-T show thinking";
 
 /// The `/ps` listing: one line per background process, oldest first.

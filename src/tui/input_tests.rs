@@ -208,6 +208,9 @@ impl Clipboard for Fake {
         self.copied.borrow_mut().push(text.to_owned());
         self.answer.clone()
     }
+    fn image(&mut self) -> Result<Vec<u8>, String> {
+        Err("the clipboard holds no image".to_owned())
+    }
 }
 
 #[test]

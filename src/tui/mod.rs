@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod clipboard;
+mod clipboard_image;
 pub mod commands;
 pub mod composer;
 pub mod confirm;

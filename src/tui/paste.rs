@@ -27,9 +27,93 @@ pub fn shown(text: &str) -> String {
     )
 }
 
+/// The image file a paste names, when the whole paste is one path to an existing image file
+/// (what dropping a file on a terminal, or pasting a copied file, sends): bare, quoted
+/// (`'…'`, `"…"`), with shell escapes (`\ `), or a `file://` URL.
+pub fn image_path(text: &str) -> Option<std::path::PathBuf> {
+    let text = text.trim();
+    if text.is_empty() || text.contains('\n') || text.len() > 4096 {
+        return None;
+    }
+    let unquoted = ['\'', '"']
+        .iter()
+        .find_map(|q| text.strip_prefix(*q).and_then(|t| t.strip_suffix(*q)))
+        .map(str::to_owned)
+        .unwrap_or_else(|| unescape(text));
+    let path = match unquoted.strip_prefix("file://") {
+        Some(url) => percent_decode(url.strip_prefix("localhost").unwrap_or(url))?,
+        None => unquoted,
+    };
+    let path = std::path::PathBuf::from(path);
+    let is_file = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+    (is_file && crate::provider::image::has_image_extension(&path)).then_some(path)
+}
+
+/// `a\ b` → `a b`: a shell-escaped path as terminals paste one.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A `file://` URL's path, decoded (`%20` → space); `None` when it is not valid UTF-8.
+fn percent_decode(url: &str) -> Option<String> {
+    let bytes = url.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| char::from(*b).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pasted_image_path_is_read_in_every_form_terminals_send() {
+        let dir = tempfile::tempdir().unwrap();
+        let shot = dir.path().join("Screen Shot 1.png");
+        std::fs::write(&shot, "png").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "text").unwrap();
+        let full = shot.display().to_string();
+        for pasted in [
+            format!("'{full}'"),
+            format!("\"{full}\"\n"),
+            full.replace(' ', "\\ "),
+            format!("file://{}", full.replace(' ', "%20")),
+        ] {
+            assert_eq!(image_path(&pasted).as_deref(), Some(shot.as_path()), "{pasted}");
+        }
+        let notes = dir.path().join("notes.txt").display().to_string();
+        let gone = dir.path().join("gone.png").display().to_string();
+        for pasted in [
+            notes,
+            gone,
+            dir.path().display().to_string(),
+            format!("{full}\n{full}"),
+            String::new(),
+        ] {
+            assert_eq!(image_path(&pasted), None, "{pasted:?}");
+        }
+    }
 
     #[test]
     fn carriage_returns_keep_lines() {

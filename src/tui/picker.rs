@@ -157,7 +157,10 @@ impl Picker {
     pub fn fill_models(&mut self, current: &str, configured: &[String], provider: &[String], error: Option<&str>) {
         let mut rows: Vec<ModelRow> = Vec::new();
         let named = std::iter::once(current).chain(configured.iter().map(String::as_str));
-        for (id, configured) in named.map(|id| (id, true)).chain(provider.iter().map(|id| (id.as_str(), false))) {
+        for (id, configured) in named
+            .map(|id| (id, true))
+            .chain(provider.iter().map(|id| (id.as_str(), false)))
+        {
             if !id.is_empty() && !rows.iter().any(|r| r.id == id) {
                 rows.push(ModelRow {
                     id: id.to_owned(),
@@ -249,7 +252,9 @@ impl Picker {
                 match (self.kind, self.rows.is_empty()) {
                     (PickerKind::Sessions, true) => "(no saved sessions here)".to_owned(),
                     (PickerKind::Sessions, false) => "(no session matches)".to_owned(),
-                    (PickerKind::Models, _) => format!("(no model matches: Enter uses {:?} as it is)", self.query.trim()),
+                    (PickerKind::Models, _) => {
+                        format!("(no model matches: Enter uses {:?} as it is)", self.query.trim())
+                    }
                 },
                 Style::new().fg(Color::DarkGray),
             ));
@@ -321,7 +326,11 @@ mod tests {
         let mut picker = Picker::models("gpt-a");
         assert_eq!(picker.visible_ids(), ["gpt-a"]);
         picker.type_char('4');
-        assert_eq!(picker.enter(), PickerOutcome::Chosen("4".into()), "a name nothing matches");
+        assert_eq!(
+            picker.enter(),
+            PickerOutcome::Chosen("4".into()),
+            "a name nothing matches"
+        );
         picker.backspace();
         let configured = ["gpt-a".to_owned(), "local-q".to_owned()];
         let provider = ["o4".to_owned(), "gpt-a".to_owned(), "gpt-b".to_owned()];

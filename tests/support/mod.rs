@@ -11,6 +11,7 @@ pub mod bytes_tree;
 pub mod net;
 pub mod strict;
 pub mod tmux;
+pub mod x11;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -253,7 +254,9 @@ impl MockServer {
                 "data": ids.iter().map(|id| json!({"id": id, "object": "model", "created": 1_700_000_000, "owned_by": "mock"})).collect::<Vec<_>>()}),
         };
         let mut state = self.state.lock().unwrap();
-        state.routes.push(("/v1/models".to_owned(), Reply::json(200, body.to_string())));
+        state
+            .routes
+            .push(("/v1/models".to_owned(), Reply::json(200, body.to_string())));
         state.route_apis.push(("/v1/models".to_owned(), api));
         self
     }
@@ -320,7 +323,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
             .find(|(p, _)| p == bare_path)
             .map(|(_, r)| r.clone());
         if routed.is_some() || SERVER_PATHS.contains(&bare_path) {
-            let api = state.route_apis.iter().find(|(p, _)| p == bare_path).map(|(_, api)| *api);
+            let api = state
+                .route_apis
+                .iter()
+                .find(|(p, _)| p == bare_path)
+                .map(|(_, api)| *api);
             let refusal = match (&state.strict, api) {
                 (Some(_), Some(api)) => strict::check_list(api, &headers).err(),
                 _ => None,

@@ -39,7 +39,11 @@ impl Tmux {
         let bin = assert_cmd::cargo::cargo_bin("brute");
         let config = sb.home.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
-        std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
+        // What the test wrote to the person's config first stays, after the fast retries.
+        let own = std::fs::read_to_string(config.join("config.toml")).unwrap_or_default();
+        if !own.contains("retry_base_ms") {
+            std::fs::write(config.join("config.toml"), format!("retry_base_ms = 1\n{own}")).unwrap();
+        }
         let command = format!(
             "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' TERM=xterm-256color {env} '{bin}' --provider openai --model mock --base-url '{url}' {extra}; echo BRUTE-EXITED-$?; sleep 60",
             home = sb.home.path().display(),

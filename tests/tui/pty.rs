@@ -1263,10 +1263,15 @@ fn the_model_picker_lists_the_providers_models_and_switches() {
     let screen = tmux.wait_for("the provider's models in the picker", |s| {
         s.contains("pick a model") && s.contains("mock-large") && s.contains("mock-small")
     });
-    assert!(screen.contains("● mock  (current)"), "the model in use comes first: {screen}");
+    assert!(
+        screen.contains("● mock  (current)"),
+        "the model in use comes first: {screen}"
+    );
     tmux.text("small");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("the switch", |s| s.contains("model: mock-small (from the next request)"));
+    tmux.wait_for("the switch", |s| {
+        s.contains("model: mock-small (from the next request)")
+    });
     tmux.text("hello");
     tmux.keys(&["Enter"]);
     tmux.wait_for("the answer", |s| s.contains("Hi from small."));
@@ -1278,5 +1283,126 @@ fn the_model_picker_lists_the_providers_models_and_switches() {
     );
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+/// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
+    bytes
+}
+
+/// The image parts of the last user message of a Chat Completions request, as data URLs.
+fn sent_images(request: &support::Recorded) -> Vec<String> {
+    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap_or_default();
+    user["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|part| part["type"] == "image_url")
+        .filter_map(|part| part["image_url"]["url"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The model sees images (brute does not know the mock's model).
+fn with_vision(sb: &Sandbox) {
+    let config = sb.home.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[models.\"mock\"]\nvision = true\n").unwrap();
+}
+
+#[test]
+fn a_pasted_image_path_with_spaces_attaches_the_image() {
+    use base64::Engine;
+    let sb = Sandbox::new();
+    with_vision(&sb);
+    let shot = sb.path("Screen Shot 1.png");
+    std::fs::write(&shot, png(3, 2)).unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("A 3 by 2 image.", &[])));
+    let Some(tmux) = Tmux::start(&sb, &server, "imgpaste") else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    // What a terminal pastes when a file is dropped on it: the path, quoted.
+    let file = sb.home.path().join("dropped.txt");
+    std::fs::write(&file, format!("'{}'", shot.display())).unwrap();
+    for args in [
+        vec!["load-buffer", "-b", "drop", file.to_str().unwrap()],
+        vec!["paste-buffer", "-p", "-b", "drop"],
+    ] {
+        let status = Command::new("tmux")
+            .args(["-L", &tmux.socket])
+            .args(&args)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    tmux.wait_for("the mention in the composer", |s| {
+        s.contains("@\"") && s.contains("Screen Shot 1.png\"")
+    });
+    tmux.text("what is it?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the answer", |s| s.contains("A 3 by 2 image."));
+    assert!(screen.contains("[image: Screen Shot 1.png, 3×2]"), "{screen}");
+    let requests = server.requests();
+    let expected = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png(3, 2))
+    );
+    assert_eq!(sent_images(&requests[0]), [expected]);
+    tmux.keys(&["C-c", "C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
+#[test]
+fn ctrl_v_pastes_the_clipboards_image_from_a_real_x_display() {
+    use base64::Engine;
+    let Some(display) = support::x11::Display::start() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    with_vision(&sb);
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Pasted, seen.", &[])));
+    let env = format!("DISPLAY='{}' WAYLAND_DISPLAY=", display.name);
+    let Some(tmux) = Tmux::start_in(&sb, &server, "clip", "", sb.project.path(), &env) else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    // Nothing on the clipboard yet: said, and nothing attached.
+    tmux.keys(&["C-v"]);
+    tmux.wait_for("the notice", |s| {
+        s.contains("no image pasted: the clipboard holds no image")
+    });
+    display.copy("image/png", &png(5, 4));
+    tmux.keys(&["C-v"]);
+    let screen = tmux.wait_for("the mention", |s| s.contains("@") && s.contains("clipboard-"));
+    assert!(screen.contains(".png"), "{screen}");
+    tmux.text("what is this?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the answer", |s| s.contains("Pasted, seen."));
+    assert!(screen.contains("5×4]"), "{screen}");
+    let expected = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(png(5, 4))
+    );
+    assert_eq!(sent_images(&server.requests()[0]), [expected]);
+    // Kept in brute's data directory, where commands cannot write.
+    let kept: Vec<_> = std::fs::read_dir(sb.home.path().join("data/pasted"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(kept.len(), 1);
+    tmux.keys(&["C-c", "C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }

@@ -168,7 +168,12 @@ impl App {
                 if let Some(picker) = self.picker.as_mut().filter(|p| p.kind == PickerKind::Models) {
                     let clean = |names: Vec<String>| names.iter().map(|n| sanitize(n)).collect::<Vec<_>>();
                     let error = error.map(|e| sanitize(&e));
-                    picker.fill_models(&sanitize(&current), &clean(configured), &clean(provider), error.as_deref());
+                    picker.fill_models(
+                        &sanitize(&current),
+                        &clean(configured),
+                        &clean(provider),
+                        error.as_deref(),
+                    );
                 }
             }
             Event::Usage { usage } => self.usage.add(usage),

@@ -32,11 +32,55 @@ impl App {
             }
         } else if !self.modals.is_empty() {
             // A confirmation takes keys, not text.
+        } else if let Some(mention) =
+            crate::tui::paste::image_path(text).and_then(|path| path.to_str().and_then(crate::agent::attach::mention))
+        {
+            // A dropped or pasted image file: attached as a mention the person sees.
+            self.composer.insert_str(&format!("{mention} "));
+            self.update_popup();
         } else {
             self.composer.paste(&sanitize(&crate::tui::paste::line_breaks(text)));
             self.update_popup();
         }
         self.dirty = true;
+    }
+
+    /// Ctrl-V: the clipboard's image, saved under brute's data directory (commands cannot
+    /// write there) and put in the composer as an `@` mention, attached when the prompt is
+    /// sent; else a notice says why there is none.
+    fn paste_clipboard_image(&mut self) {
+        let saved = self.clipboard.image().and_then(|png| {
+            let dir = crate::paths::data_dir()
+                .ok_or("no data directory to keep the image in")?
+                .join("pasted");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            let path = dir.join(format!("clipboard-{stamp}.png"));
+            let write = || {
+                use std::io::Write;
+                use std::os::unix::fs::OpenOptionsExt;
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&path)?;
+                file.write_all(&png)?;
+                file.sync_all()
+            };
+            write().map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+            path.to_str()
+                .and_then(crate::agent::attach::mention)
+                .ok_or_else(|| format!("{} cannot be mentioned", path.display()))
+        });
+        match saved {
+            Ok(mention) => {
+                self.composer.insert_str(&format!("{mention} "));
+                self.update_popup();
+            }
+            Err(why) => self.notice(NoticeKind::Info, format!("no image pasted: {}", sanitize(&why))),
+        }
     }
 
     /// Applies one key press.
@@ -74,6 +118,10 @@ impl App {
                 let shown = search.shown(self.composer.history()).to_owned();
                 self.composer.set(&shown);
                 self.search = Some(search);
+                return Vec::new();
+            }
+            (KeyCode::Char('v'), true) => {
+                self.paste_clipboard_image();
                 return Vec::new();
             }
             (KeyCode::Char('g'), true) => {
