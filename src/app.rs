@@ -576,7 +576,7 @@ pub fn build_agent_with(
         }
         agent = agent
             .with_unsaved_history(loaded.history)
-            .with_durations(loaded.durations);
+            .with_outcomes(loaded.outcomes);
     } else if let Some(Opened::Saved(mut recorder, loaded)) = opened {
         if !recorder.has_history()
             && let Some(reason) = session::checkpoint::copy_warning(root)
@@ -598,7 +598,7 @@ pub fn build_agent_with(
         }
         agent = agent
             .with_session(*recorder, loaded.history)
-            .with_durations(loaded.durations);
+            .with_outcomes(loaded.outcomes);
     }
     Ok(Built {
         agent,

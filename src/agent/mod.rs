@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{CallView, Event, EventSink, Op, TurnOutcome, Usage};
+use crate::protocol::{CallOutcome, CallView, Event, EventSink, Op, TurnOutcome, Usage};
 use crate::provider::Message;
 use crate::tool::exec::Executor;
 use crate::tool::state::AgentState;
@@ -112,8 +112,8 @@ pub struct Agent {
     /// What the session's requests cost so far (USD), when the price is known.
     cost_usd: f64,
     recorder: Option<Arc<Mutex<crate::session::Recorder>>>,
-    /// Tool call durations by call id, for front ends redrawing a restored history.
-    durations: std::collections::BTreeMap<String, u64>,
+    /// How each tool call went, by call id, for front ends redrawing a restored history.
+    outcomes: std::collections::BTreeMap<String, CallOutcome>,
     state: Arc<AgentState>,
     executor: Executor,
     config: AgentConfig,
@@ -149,7 +149,7 @@ impl Agent {
             meter: compact::Meter::default(),
             cost_usd: 0.0,
             recorder: None,
-            durations: Default::default(),
+            outcomes: Default::default(),
             state,
             executor,
             config,
@@ -291,15 +291,15 @@ impl Agent {
         self
     }
 
-    /// Restores tool call durations (from a resumed session).
-    pub fn with_durations(mut self, durations: std::collections::BTreeMap<String, u64>) -> Self {
-        self.durations = durations;
+    /// Restores how the tool calls went (from a resumed session).
+    pub fn with_outcomes(mut self, outcomes: std::collections::BTreeMap<String, CallOutcome>) -> Self {
+        self.outcomes = outcomes;
         self
     }
 
-    /// Tool call durations by call id.
-    pub fn durations(&self) -> &std::collections::BTreeMap<String, u64> {
-        &self.durations
+    /// How each tool call went, by call id.
+    pub fn outcomes(&self) -> &std::collections::BTreeMap<String, CallOutcome> {
+        &self.outcomes
     }
 
     /// How to draw each tool call of the history (for [`Event::HistoryReplaced`]).
@@ -309,13 +309,14 @@ impl Agent {
             if let Message::Assistant { tool_calls, .. } = message {
                 for call in tool_calls {
                     let (_, summary, display) = self.executor.view(call);
-                    let duration_ms = self.durations.get(&call.id).copied().unwrap_or(0);
+                    let outcome = self.outcomes.get(&call.id).copied().unwrap_or_default();
                     views.insert(
                         call.id.clone(),
                         CallView {
                             summary,
                             display,
-                            duration_ms,
+                            duration_ms: outcome.duration_ms,
+                            failure: outcome.failure,
                         },
                     );
                 }

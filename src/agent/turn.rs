@@ -359,7 +359,11 @@ impl super::Agent {
             }
             for record in records {
                 let result = record.result;
-                self.durations.insert(result.call_id.clone(), result.duration_ms);
+                let outcome = crate::protocol::CallOutcome {
+                    duration_ms: result.duration_ms,
+                    failure: result.failure,
+                };
+                self.outcomes.insert(result.call_id.clone(), outcome);
                 // The session already has it: the executor recorded it as it finished.
                 self.history.push(Message::Tool {
                     call_id: result.call_id,

@@ -134,6 +134,16 @@ pub struct CallView {
     pub display: Display,
     /// How long it took (0 when unknown).
     pub duration_ms: u64,
+    /// How it did not succeed, when it did not (a restored pane is marked as the live one was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// How a finished call went, kept for redrawing it later (a resumed session, an undo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallOutcome {
+    pub duration_ms: u64,
+    pub failure: Option<Failure>,
 }
 
 /// One finished tool call: the one shape the executor emits, the history keeps and the

@@ -149,8 +149,8 @@ pub struct Loaded {
     pub history: Vec<Message>,
     pub todos: Vec<TodoItem>,
     pub turns: Vec<Turn>,
-    /// Tool call durations by call id.
-    pub durations: std::collections::BTreeMap<String, u64>,
+    /// How each tool call went (its time, how it failed), by call id.
+    pub outcomes: std::collections::BTreeMap<String, crate::protocol::CallOutcome>,
     /// Lines that could not be used (1-based line number, why): the rest still loads.
     pub damaged: Vec<(usize, String)>,
     /// How the conversation was repaired so a provider accepts it.
@@ -346,7 +346,7 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             loaded.compacted_in.clear();
         }
         Record::Timing { call_id, duration_ms } => {
-            loaded.durations.insert(call_id, duration_ms);
+            loaded.outcomes.entry(call_id).or_default().duration_ms = duration_ms;
         }
         Record::Compaction { history } => {
             let turn = loaded.turns.last().map_or(0, |t| t.turn);
@@ -354,7 +354,11 @@ fn apply_record(loaded: &mut Loaded, record: Record) {
             loaded.history = history;
         }
         Record::ToolResult { result } => {
-            loaded.durations.insert(result.call_id.clone(), result.duration_ms);
+            let outcome = crate::protocol::CallOutcome {
+                duration_ms: result.duration_ms,
+                failure: result.failure,
+            };
+            loaded.outcomes.insert(result.call_id.clone(), outcome);
             let message = Message::Tool {
                 call_id: result.call_id,
                 name: result.name,
@@ -633,7 +637,7 @@ impl SessionStore {
         let forked = Loaded {
             history: loaded.history.clone(),
             todos: loaded.todos.clone(),
-            durations: loaded.durations.clone(),
+            outcomes: loaded.outcomes.clone(),
             ..Loaded::default()
         };
         Ok((file, forked))

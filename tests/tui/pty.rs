@@ -1406,3 +1406,27 @@ fn ctrl_v_pastes_the_clipboards_image_from_a_real_x_display() {
     tmux.keys(&["C-c", "C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
+
+#[test]
+fn a_restored_session_marks_its_failed_calls_as_they_were_marked_live() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("s1", "shell", r#"{"command":"echo oops; exit 3"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("It failed with 3.", &[])));
+    sb.brute(&server)
+        .args(["-p", "run the failing thing"])
+        .assert()
+        .success();
+    let Some(tmux) = Tmux::start_with(&sb, &server, "restoredfail", "--continue") else {
+        return;
+    };
+    let screen = tmux.wait_for("the restored transcript", |s| s.contains("It failed with 3."));
+    assert!(screen.contains("✗ shell"), "{screen}");
+    assert!(!screen.contains("✓ shell"), "{screen}");
+    assert!(screen.contains("exit 3"), "{screen}");
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}

@@ -675,6 +675,7 @@ fn a_restored_history_shows_panes_with_their_durations() {
                 summary: "a.txt".into(),
                 display: Display::Text,
                 duration_ms: 12,
+                failure: None,
             },
         )]
         .into_iter()

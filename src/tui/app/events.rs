@@ -299,7 +299,10 @@ impl App {
                     if let Some((pane, _)) = self.pane_mut(call_id) {
                         pane.result = crate::tui::sanitize::sanitize_keep_tabs(content);
                         pane.status = ToolStatus::Done {
-                            failure: is_error.then_some(crate::protocol::Failure::Error),
+                            failure: calls
+                                .get(call_id)
+                                .and_then(|v| v.failure)
+                                .or(is_error.then_some(crate::protocol::Failure::Error)),
                             duration_ms: calls.get(call_id).map_or(0, |v| v.duration_ms),
                         };
                     }
