@@ -731,14 +731,7 @@ fn the_comparer_names_each_difference() {
     assert_eq!(got, want);
 }
 
-/// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-    bytes.extend(width.to_be_bytes());
-    bytes.extend(height.to_be_bytes());
-    bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
-    bytes
-}
+use support::png;
 
 /// The first bytes of a GIF of this size.
 fn gif(width: u16, height: u16) -> Vec<u8> {

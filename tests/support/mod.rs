@@ -1139,3 +1139,12 @@ pub fn run_measuring_peak_rss(cmd: &std::process::Command) -> (std::process::Out
         .unwrap_or_else(|_| panic!("a peak in KiB, not {peak:?}: {output:?}"));
     (output, peak)
 }
+
+/// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
+pub fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
+    bytes
+}

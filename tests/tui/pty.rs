@@ -1286,14 +1286,7 @@ fn the_model_picker_lists_the_providers_models_and_switches() {
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
 
-/// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-    bytes.extend(width.to_be_bytes());
-    bytes.extend(height.to_be_bytes());
-    bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
-    bytes
-}
+use support::png;
 
 /// The image parts of the last user message of a Chat Completions request, as data URLs.
 fn sent_images(request: &support::Recorded) -> Vec<String> {
