@@ -1,0 +1,153 @@
+//! Issue 29: what a one-shot `brute -p` costs in a big git repository, side by side with
+//! `git status` and `rg --files` on the same tree. For each size (20,000 and 200,000 files by
+//! default; `BENCH_HEADLESS_SIZES=20000` for one), a generated repository of small source
+//! files, committed: a first run (empty data dir), later runs, the peak RSS of each, and a
+//! tiny project's run for the overhead brute adds over it. The model is the mock on
+//! 127.0.0.1, answering at once.
+//!
+//! Run: `cargo bench --bench headless` (numbers go to BENCHMARKS.md by hand).
+
+#[path = "support/mod.rs"]
+mod shared;
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use shared::{median, ms};
+use support::{MockServer, Reply, Sandbox, openai_sse};
+
+const RUNS: usize = 5;
+
+/// git as the bench needs it: no user or system config, no detached maintenance.
+fn git(root: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.args(args)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "maintenance.auto")
+        .env("GIT_CONFIG_VALUE_1", "false")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    cmd
+}
+
+fn run_ok(cmd: &mut Command, what: &str) {
+    let status = cmd.status().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(status.success(), "{what} failed");
+}
+
+/// Wall time of `make()`'s command, median of [`RUNS`], and its peak RSS in MB (one more run,
+/// measured from a python3 parent so this process's own high-water mark does not count).
+fn cost(make: impl Fn() -> Command, before_each: impl Fn()) -> (Duration, f64) {
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        before_each();
+        let mut cmd = make();
+        let started = Instant::now();
+        let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run");
+        times.push(started.elapsed());
+        assert!(status.success(), "{cmd:?} failed");
+    }
+    before_each();
+    let (output, kib) = support::run_measuring_peak_rss(&make());
+    assert!(output.status.success(), "{output:?}");
+    (median(times), kib as f64 / 1024.0)
+}
+
+/// `brute -p x` in `sb`, the mock answering `ok` (queued once per run).
+fn brute_run(sb: &Sandbox, server: &MockServer) -> Command {
+    server.push(Reply::sse(openai_sse("ok", &[])));
+    let mut cmd = sb.std_brute(server);
+    cmd.args(["-p", "x"]);
+    cmd
+}
+
+fn measure(files: usize, server: &MockServer, tiny: Duration) {
+    let sb = Sandbox::new();
+    let root = sb.project.path();
+    let started = Instant::now();
+    shared::old_project(root, files, 50);
+    std::fs::write(root.join(".gitignore"), "target/\n").expect("gitignore");
+    run_ok(&mut git(root, &["init", "-q"]), "git init");
+    run_ok(&mut git(root, &["add", "-A"]), "git add");
+    run_ok(&mut git(root, &["commit", "-qm", "tree"]), "git commit");
+    println!(
+        "{files} files in {} directories, committed, in {:.1} s",
+        files.div_ceil(50),
+        started.elapsed().as_secs_f64()
+    );
+    let (status, status_mb) = cost(|| git(root, &["status", "--short"]), || {});
+    let (rg, rg_mb) = cost(
+        || {
+            let mut cmd = Command::new("rg");
+            cmd.args(["--files"]).current_dir(root).stdin(Stdio::null());
+            cmd
+        },
+        || {},
+    );
+    let data = sb.home.path().join("data");
+    let (first, first_mb) = cost(
+        || brute_run(&sb, server),
+        || {
+            let _ = std::fs::remove_dir_all(&data);
+        },
+    );
+    let (later, later_mb) = cost(|| brute_run(&sb, server), || {});
+    println!(
+        "  git status --short   median {:7.1} ms   peak RSS {status_mb:5.1} MB",
+        ms(status)
+    );
+    println!(
+        "  rg --files           median {:7.1} ms   peak RSS {rg_mb:5.1} MB",
+        ms(rg)
+    );
+    println!(
+        "  brute -p, first run  median {:7.1} ms   peak RSS {first_mb:5.1} MB",
+        ms(first)
+    );
+    println!(
+        "  brute -p, later run  median {:7.1} ms   peak RSS {later_mb:5.1} MB   over a tiny project's run: {:.1} ms = {:.2}× git status (target ≤ 1.5×)",
+        ms(later),
+        ms(later.saturating_sub(tiny)),
+        later.saturating_sub(tiny).as_secs_f64() / status.as_secs_f64().max(1e-9)
+    );
+}
+
+fn main() {
+    for tool in ["git", "rg", "python3"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            println!("{tool} is not installed: the bench compares with it (apt-get install git ripgrep python3)");
+            return;
+        }
+    }
+    let server = MockServer::start();
+    let tiny = Sandbox::new();
+    tiny.write("hello.txt", "hello\n");
+    run_ok(&mut git(tiny.project.path(), &["init", "-q"]), "git init");
+    run_ok(&mut git(tiny.project.path(), &["add", "-A"]), "git add");
+    run_ok(&mut git(tiny.project.path(), &["commit", "-qm", "tiny"]), "git commit");
+    run_ok(
+        brute_run(&tiny, &server).stdout(Stdio::null()).stderr(Stdio::null()),
+        "a first tiny run",
+    );
+    let (tiny_run, tiny_mb) = cost(|| brute_run(&tiny, &server), || {});
+    println!(
+        "a tiny project (1 file, git): brute -p median {:.1} ms, peak RSS {tiny_mb:.1} MB",
+        ms(tiny_run)
+    );
+    let sizes = std::env::var("BENCH_HEADLESS_SIZES").unwrap_or_else(|_| "20000,200000".to_owned());
+    for files in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
+        measure(files, &server, tiny_run);
+    }
+}
