@@ -29,7 +29,7 @@ pub fn mentions(text: &str) -> Vec<&str> {
         let starts_word = rest[..at].chars().next_back().is_none_or(char::is_whitespace);
         let after = &rest[at + 1..];
         let (path, next) = match after.strip_prefix('"').and_then(|q| q.split_once('"')) {
-            Some((quoted, tail)) if starts_word => (quoted, tail),
+            Some((quoted, tail)) if starts_word && !quoted.contains('\n') => (quoted, tail),
             _ => {
                 let end = after.find(char::is_whitespace).unwrap_or(after.len());
                 let word = after[..end].trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
@@ -45,9 +45,9 @@ pub fn mentions(text: &str) -> Vec<&str> {
 }
 
 /// How a path is mentioned so that [`mentions`] reads it back: `@path`, or `@"path"` when
-/// it holds whitespace (`None` for a path no mention can hold: a `"` or a line break).
+/// it holds whitespace (`None` for a path no mention can hold: a `"` or a control character).
 pub fn mention(path: &str) -> Option<String> {
-    if path.contains('"') || path.contains(['\n', '\r']) {
+    if path.contains('"') || path.contains(char::is_control) {
         return None;
     }
     Some(match path.contains(char::is_whitespace) {

@@ -327,6 +327,10 @@ impl super::Agent {
                 continue;
             }
             let step = decide(calls.len(), iteration, max_turns);
+            if step != Step::Finish {
+                // Only pauses right before the final answer are part of it.
+                said.clear();
+            }
             if step == Step::Finish {
                 said.push_str(&text);
                 return end(TurnOutcome::Done, said, None);

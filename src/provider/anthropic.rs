@@ -100,6 +100,29 @@ pub(crate) fn search_view(block: &Value, searches: &mut Vec<super::HostedSearch>
     }
 }
 
+/// Leaves out the `server_tool_use` blocks of an assistant message that no result block of it
+/// answers.
+fn drop_unanswered_server_calls(message: &mut Value) {
+    let Some(blocks) = message["content"].as_array_mut() else {
+        return;
+    };
+    let answered: Vec<String> = blocks
+        .iter()
+        .filter(|b| {
+            b["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("_tool_result") && t != "tool_result")
+        })
+        .filter_map(|b| b["tool_use_id"].as_str().map(str::to_owned))
+        .collect();
+    blocks.retain(|b| {
+        b["type"] != "server_tool_use" || b["id"].as_str().is_some_and(|id| answered.iter().any(|a| a == id))
+    });
+    if blocks.is_empty() {
+        blocks.push(json!({"type": "text", "text": "(no content)"}));
+    }
+}
+
 /// An image as a Messages content block.
 fn image_block(image: &super::image::Image) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}})
@@ -192,6 +215,13 @@ pub fn request_body(req: &ChatRequest<'_>, stream: bool) -> Value {
                 }
             }
         }
+    }
+    // A hosted call the provider had not answered yet (a turn that ended on a pause: the
+    // iteration cap, an interrupt, an error) is valid only while its message is the last;
+    // anywhere earlier the API refuses the whole request, so it is left out there.
+    let last = messages.len().saturating_sub(1);
+    for message in messages.iter_mut().take(last).filter(|m| m["role"] == "assistant") {
+        drop_unanswered_server_calls(message);
     }
     // Prompt caching: the tools, the system prompt and the conversation so far are the same
     // prefix on every request of a turn, so mark the end of each as a cache breakpoint.

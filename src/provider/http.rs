@@ -583,13 +583,18 @@ impl Provider for HttpProvider {
             let mut query = first.to_owned();
             let mut ids: Vec<String> = Vec::new();
             for _ in 0..super::models::MAX_PAGES {
-                let page = self.models_page(&self.url_of(&query)).await?;
+                let url = self.url_of(&query);
+                let limit = super::models::TIMEOUT;
+                let page = tokio::time::timeout(limit, self.models_page(&url))
+                    .await
+                    .map_err(|_| ProviderError::IdleTimeout(limit.as_secs()))??;
                 for id in page.ids {
                     if !ids.contains(&id) {
                         ids.push(id);
                     }
                 }
-                match page.next {
+                // Only Anthropic's list is paged by cursor (`after_id`).
+                match page.next.filter(|_| self.endpoint.wire == WireFormat::Anthropic) {
                     Some(cursor) => query = super::models::next_page(first, &cursor),
                     None => break,
                 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::spec::WireFormat;
 
-/// How long one page may take.
+/// How long one page may take, all of it.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The largest page read (OpenRouter's list of several hundred models is about 1 MB).

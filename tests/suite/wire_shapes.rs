@@ -1127,6 +1127,81 @@ fn a_turn_the_provider_paused_goes_on_from_the_paused_answer_as_is() {
     assert_eq!(texts, ["Searching. It is out.", " And that is all."]);
 }
 
+/// A paused Messages answer whose last search the provider has not answered yet: text, then a
+/// `server_tool_use` with no result, `stop_reason: pause_turn`.
+fn anthropic_paused_mid_search() -> Reply {
+    let mut out = String::new();
+    let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_p", "type": "message", "role": "assistant",
+        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
+    event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking. "}}));
+    event(json!({"type": "content_block_stop", "index": 0}));
+    event(json!({"type": "content_block_start", "index": 1, "content_block":
+        {"type": "server_tool_use", "id": "srvtoolu_01Pending", "name": "web_search", "input": {}}}));
+    event(
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"slow\"}"}}),
+    );
+    event(json!({"type": "content_block_stop", "index": 1}));
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": "pause_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+    );
+    event(json!({"type": "message_stop"}));
+    Reply::sse(out)
+}
+
+#[test]
+fn a_search_still_unanswered_goes_back_only_while_its_message_is_the_last() {
+    let sb = Sandbox::new();
+    sb.write(".brute/config.toml", "web_search = true\n");
+    let server = MockServer::start();
+    server.push(anthropic_paused_mid_search());
+    server.push(Wire::Anthropic.reply("Found it.", &[]));
+    server.push(Wire::Anthropic.reply("Yes.", &[]));
+    Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Search slowly"])
+        .assert()
+        .success();
+    Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "Sure?", "--continue"])
+        .assert()
+        .success()
+        .stdout("Yes.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for (n, request) in requests.iter().enumerate() {
+        assert_eq!(request.refused, None, "request {n} refused");
+    }
+    // The continuation: the paused call goes back unanswered, in the last message.
+    let calls = |n: usize| assistant_blocks(&requests[n].body, "server_tool_use").len();
+    assert_eq!(calls(1), 1, "the continuation sends the paused answer as it came");
+    // A later turn: that call was never answered, and no longer last, so it is left out.
+    assert_eq!(calls(2), 0, "{}", requests[2].body["messages"]);
+}
+
+#[test]
+fn the_turns_result_is_its_final_answer_when_a_pause_came_before_a_tool_round() {
+    let sb = Sandbox::new();
+    sb.write("notes.txt", "hello\n");
+    sb.write(".brute/config.toml", "web_search = true\n");
+    let server = MockServer::start();
+    server.push(anthropic_search_reply(None));
+    server.push(Wire::Anthropic.reply("Reading. ", &[("toolu_01R", "read", r#"{"file_path":"notes.txt"}"#)]));
+    server.push(Wire::Anthropic.reply("It says hello.", &[]));
+    let out = Wire::Anthropic
+        .brute(&sb, &server)
+        .args(["-p", "What do the notes say?", "--output-format", "json"])
+        .assert()
+        .success();
+    let result: Value = serde_json::from_slice(&out.get_output().stdout).unwrap_or_default();
+    assert_eq!(result["result"], "It says hello.", "{result}");
+}
+
 fn array_of(value: &Value) -> &[Value] {
     value.as_array().map(Vec::as_slice).unwrap_or_default()
 }

@@ -252,7 +252,7 @@ pub const RULES: &[Rule] = &[
     rule(
         "anthropic.server-tool-result",
         Some(Api::Anthropic),
-        "a server_tool_use block is answered by its web_search_tool_result (tool_use_id = its id) later in the same assistant message, and a result answers one before it (docs: web search tool, response; the pair is one unit: vellum-ai/vellum-assistant#19986); server tool blocks are assistant content only",
+        "a server_tool_use block is answered by its web_search_tool_result (tool_use_id = its id) later in the same assistant message, and a result answers one before it (docs: web search tool, response; the pair is one unit: vellum-ai/vellum-assistant#19986), except in the final message, a paused turn's (anthropic-sdk-python#1339: the paused assistant turn has to stay the last message); server tool blocks are assistant content only",
     ),
     rule(
         "anthropic.server-tool-verbatim",
@@ -868,7 +868,7 @@ fn anthropic_body(j: &Judge, body: &Value) -> Result<(), Refusal> {
                 _ => {}
             }
         }
-        server_blocks(j, i, m)?;
+        server_blocks(j, i, m, i + 1 == messages.len())?;
         if m["role"] == "user" {
             let previous: Vec<&str> = i
                 .checked_sub(1)
@@ -950,7 +950,7 @@ fn anthropic_body(j: &Judge, body: &Value) -> Result<(), Refusal> {
 
 /// The server tool blocks of one message: in an assistant message each `server_tool_use` is
 /// answered later in it, each result answers one before it, and both are as the API sent them.
-fn server_blocks(j: &Judge, i: usize, m: &Value) -> Result<(), Refusal> {
+fn server_blocks(j: &Judge, i: usize, m: &Value, last: bool) -> Result<(), Refusal> {
     let pairing = |message: String| Err(j.bad("anthropic.server-tool-result", &message, None, "invalid_request_error"));
     let verbatim = |message: String| {
         Err(j.bad(
@@ -1019,7 +1019,8 @@ fn server_blocks(j: &Judge, i: usize, m: &Value) -> Result<(), Refusal> {
             }
         }
     }
-    if let Some(id) = open.first() {
+    // The final message may be a paused turn's, whose last call the API has yet to answer.
+    if let Some(id) = open.first().filter(|_| !last) {
         return pairing(format!(
             "messages.{i}: `server_tool_use` ids were found without result blocks after them: {id}. Each `server_tool_use` block must be followed by its result in the same message."
         ));

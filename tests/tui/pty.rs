@@ -1404,11 +1404,8 @@ fn ctrl_v_pastes_the_clipboards_image_from_a_real_x_display() {
 fn a_restored_session_marks_its_failed_calls_as_they_were_marked_live() {
     let sb = Sandbox::new();
     let server = MockServer::start();
-    server.push(Reply::sse(openai_sse(
-        "",
-        &[("s1", "shell", r#"{"command":"echo oops; exit 3"}"#)],
-    )));
-    server.push(Reply::sse(openai_sse("It failed with 3.", &[])));
+    server.push(Reply::sse(openai_sse("", &[("s1", "shell", r#"{"command":"false"}"#)])));
+    server.push(Reply::sse(openai_sse("It failed with 1.", &[])));
     sb.brute(&server)
         .args(["-p", "run the failing thing"])
         .assert()
@@ -1416,10 +1413,11 @@ fn a_restored_session_marks_its_failed_calls_as_they_were_marked_live() {
     let Some(tmux) = Tmux::start_with(&sb, &server, "restoredfail", "--continue") else {
         return;
     };
-    let screen = tmux.wait_for("the restored transcript", |s| s.contains("It failed with 3."));
+    let screen = tmux.wait_for("the restored transcript", |s| s.contains("It failed with 1."));
     assert!(screen.contains("✗ shell"), "{screen}");
     assert!(!screen.contains("✓ shell"), "{screen}");
-    assert!(screen.contains("exit 3"), "{screen}");
+    // `false`: the failure's word is nowhere in the command or its output.
+    assert!(screen.contains("exit 1"), "{screen}");
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
