@@ -222,7 +222,10 @@ impl HttpProvider {
     pub fn new(endpoint: Endpoint, label: impl Into<String>, settings: HttpSettings) -> Result<Self, ProviderError> {
         // reqwest is built with gzip and brotli for `fetch`; provider streams stay
         // uncompressed, so a server cannot hold events back in a compression buffer.
+        // No redirect is followed: a key goes only to the base URL the person chose (reqwest
+        // drops `authorization` on a cross-host redirect, but not `x-api-key`).
         let client = crate::net::client_builder()
+            .redirect(reqwest::redirect::Policy::none())
             .no_gzip()
             .no_brotli()
             .connect_timeout(settings.connect_timeout)

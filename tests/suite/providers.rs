@@ -630,3 +630,39 @@ async fn a_model_list_that_fails_says_why_and_is_asked_again_later() {
     assert!(provider.list_models().await.is_err());
     assert_eq!(not_a_list.probes().len(), 2, "a failure is not kept");
 }
+
+#[tokio::test]
+async fn a_redirect_takes_no_key_anywhere() {
+    let elsewhere = MockServer::lenient();
+    elsewhere.push(Reply::json(200, "{}"));
+    elsewhere.route("/v1/models", Reply::json(200, r#"{"data":[{"id":"stolen"}]}"#));
+    for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi] {
+        let server = MockServer::lenient();
+        let mut moved = Reply::json(307, "{}");
+        moved.headers.push(("location".into(), elsewhere.url("/v1/messages")));
+        server.push(moved.clone());
+        let mut listed = Reply::json(302, "{}");
+        listed.headers.push(("location".into(), elsewhere.url("/v1/models")));
+        server.route("/v1/models", listed);
+        let base = match kind {
+            ProviderKind::Anthropic => server.url(""),
+            _ => server.url("/v1"),
+        };
+        let provider = http(kind, settings(base, 1)).unwrap();
+        let messages = [Message::user("hi")];
+        let request = ChatRequest {
+            model: "m",
+            system: "",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 16,
+            temperature: None,
+            reasoning_effort: None,
+        };
+        let error = provider.complete(&request, &mut |_| {}).await.unwrap_err().to_string();
+        assert!(error.contains("307"), "{kind:?}: {error}");
+        assert!(provider.list_models().await.is_err(), "{kind:?}");
+    }
+    assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
+    assert!(elsewhere.probes().is_empty(), "{:?}", elsewhere.probes());
+}
