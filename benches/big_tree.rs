@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo bench --bench big_tree` (numbers go to BENCHMARKS.md by hand).
 
+#[path = "support/mod.rs"]
+mod shared;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
@@ -15,6 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use shared::{median, ms};
 use support::{MockServer, Reply, Sandbox, openai_sse};
 
 const FILES: usize = 15_000;
@@ -56,24 +59,7 @@ fn generate(root: &Path) -> u64 {
 }
 
 fn git(root: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        // No detached auto-gc after a commit: it would hold gc's lock when `git gc` runs.
-        .env("GIT_CONFIG_COUNT", "2")
-        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
-        .env("GIT_CONFIG_VALUE_0", "false")
-        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
-        .env("GIT_CONFIG_VALUE_1", "false")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .stdout(Stdio::null())
-        .status()
-        .expect("git");
+    let status = shared::git(root, args).status().expect("git");
     assert!(status.success(), "git {args:?}");
 }
 
@@ -114,15 +100,6 @@ fn turn(sb: &Sandbox, server: &MockServer) -> (Duration, Duration) {
         .and_then(|v| v.parse::<f64>().ok())
         .map_or(Duration::ZERO, |ms| Duration::from_secs_f64(ms / 1000.0));
     (elapsed, request)
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 /// First turns (each with an empty data dir) and later turns of `sb`'s project.

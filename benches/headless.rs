@@ -12,35 +12,13 @@ mod shared;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shared::{median, ms};
+use shared::{git, median, ms};
 use support::{MockServer, Reply, Sandbox, openai_sse};
 
 const RUNS: usize = 5;
-
-/// git as the bench needs it: no user or system config, no detached maintenance.
-fn git(root: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.args(args)
-        .current_dir(root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_COUNT", "2")
-        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
-        .env("GIT_CONFIG_VALUE_0", "false")
-        .env("GIT_CONFIG_KEY_1", "maintenance.auto")
-        .env("GIT_CONFIG_VALUE_1", "false")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
-    cmd
-}
 
 fn run_ok(cmd: &mut Command, what: &str) {
     let status = cmd.status().unwrap_or_else(|e| panic!("{what}: {e}"));

@@ -1,4 +1,7 @@
-//! What the session benches share: timing helpers and a project of old Rust files.
+//! What the session benches share: timing helpers, a project of old Rust files, and git run
+//! apart from the person's configuration.
+// Each bench uses its own part of these.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -36,4 +39,28 @@ pub fn old_project(dir: &Path, files: usize, per_dir: usize) {
             .and_then(|f| f.set_modified(old))
             .expect("mtime");
     }
+}
+
+/// `git args` in `root` with no user or system config, no detached maintenance (it would hold
+/// gc's lock when the bench runs `git gc`) and a fixed author; output discarded.
+pub fn git(root: &Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(args)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_COUNT", "3")
+        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
+        .env("GIT_CONFIG_VALUE_1", "false")
+        .env("GIT_CONFIG_KEY_2", "maintenance.auto")
+        .env("GIT_CONFIG_VALUE_2", "false")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    cmd
 }

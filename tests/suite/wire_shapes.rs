@@ -941,11 +941,21 @@ fn images_over_the_providers_limits_are_refused_naming_the_limit() {
     );
 }
 
+/// How [`anthropic_search_reply`] ends.
+#[derive(Clone, Copy)]
+enum SearchEnd<'a> {
+    /// With a call of `read` (this id): `stop_reason: tool_use`.
+    Read(&'a str),
+    /// Paused after the search and its cited text, as a long server-side loop does.
+    Paused,
+    /// Paused right after the search call, before its result.
+    PausedMidSearch,
+}
+
 /// A streamed Messages answer that searched the web itself (synthetic, in the documented
 /// shapes of `web_search_20250305`: a `server_tool_use` whose input streams, its
-/// `web_search_tool_result` with encrypted content, cited text), then calls `read` (with
-/// `None`: stops there, paused, as a long server-side loop does with `pause_turn`).
-fn anthropic_search_reply(call_id: Option<&str>) -> Reply {
+/// `web_search_tool_result` with encrypted content, cited text), then ends as `end` says.
+fn anthropic_search_reply(end: SearchEnd) -> Reply {
     let mut out = String::new();
     let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
     event(
@@ -965,6 +975,13 @@ fn anthropic_search_reply(call_id: Option<&str>) -> Reply {
         json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " release\"}"}}),
     );
     event(json!({"type": "content_block_stop", "index": 1}));
+    if let SearchEnd::PausedMidSearch = end {
+        event(
+            json!({"type": "message_delta", "delta": {"stop_reason": "pause_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+        );
+        event(json!({"type": "message_stop"}));
+        return Reply::sse(out);
+    }
     event(json!({"type": "content_block_start", "index": 2, "content_block": ANTHROPIC_SEARCH_RESULT.clone()}));
     event(json!({"type": "content_block_stop", "index": 2}));
     event(
@@ -977,7 +994,7 @@ fn anthropic_search_reply(call_id: Option<&str>) -> Reply {
     );
     event(json!({"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "It is out."}}));
     event(json!({"type": "content_block_stop", "index": 3}));
-    if let Some(call_id) = call_id {
+    if let SearchEnd::Read(call_id) = end {
         event(json!({"type": "content_block_start", "index": 4, "content_block":
             {"type": "tool_use", "id": call_id, "name": "read", "input": {}}}));
         event(
@@ -985,7 +1002,11 @@ fn anthropic_search_reply(call_id: Option<&str>) -> Reply {
         );
         event(json!({"type": "content_block_stop", "index": 4}));
     }
-    let stop_reason = if call_id.is_some() { "tool_use" } else { "pause_turn" };
+    let stop_reason = if let SearchEnd::Read(_) = end {
+        "tool_use"
+    } else {
+        "pause_turn"
+    };
     event(
         json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
         "usage": {"output_tokens": 9, "server_tool_use": {"web_search_requests": 1}}}),
@@ -1021,7 +1042,7 @@ fn anthropic_hosted_web_search_is_advertised_shown_and_sent_back_verbatim_across
     // The mock is no api.anthropic.com: the hosted search is asked for.
     sb.write(".brute/config.toml", "web_search = true\n");
     let server = MockServer::start();
-    server.push(anthropic_search_reply(Some("toolu_01Read")));
+    server.push(anthropic_search_reply(SearchEnd::Read("toolu_01Read")));
     server.push(Wire::Anthropic.reply("Done.", &[]));
     server.push(Wire::Anthropic.reply("Still out.", &[]));
     let out = Wire::Anthropic
@@ -1083,7 +1104,7 @@ fn a_turn_the_provider_paused_goes_on_from_the_paused_answer_as_is() {
     let sb = Sandbox::new();
     sb.write(".brute/config.toml", "web_search = true\n");
     let server = MockServer::start();
-    server.push(anthropic_search_reply(None));
+    server.push(anthropic_search_reply(SearchEnd::Paused));
     server.push(Wire::Anthropic.reply(" And that is all.", &[]));
     server.push(Wire::Anthropic.reply("Yes.", &[]));
     let out = Wire::Anthropic
@@ -1127,38 +1148,12 @@ fn a_turn_the_provider_paused_goes_on_from_the_paused_answer_as_is() {
     assert_eq!(texts, ["Searching. It is out.", " And that is all."]);
 }
 
-/// A paused Messages answer whose last search the provider has not answered yet: text, then a
-/// `server_tool_use` with no result, `stop_reason: pause_turn`.
-fn anthropic_paused_mid_search() -> Reply {
-    let mut out = String::new();
-    let mut event = |v: Value| out.push_str(&format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("")));
-    event(
-        json!({"type": "message_start", "message": {"id": "msg_p", "type": "message", "role": "assistant",
-        "model": "claude-mock", "content": [], "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": 12, "output_tokens": 1}}}),
-    );
-    event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
-    event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking. "}}));
-    event(json!({"type": "content_block_stop", "index": 0}));
-    event(json!({"type": "content_block_start", "index": 1, "content_block":
-        {"type": "server_tool_use", "id": "srvtoolu_01Pending", "name": "web_search", "input": {}}}));
-    event(
-        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"slow\"}"}}),
-    );
-    event(json!({"type": "content_block_stop", "index": 1}));
-    event(
-        json!({"type": "message_delta", "delta": {"stop_reason": "pause_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}}),
-    );
-    event(json!({"type": "message_stop"}));
-    Reply::sse(out)
-}
-
 #[test]
 fn a_search_still_unanswered_goes_back_only_while_its_message_is_the_last() {
     let sb = Sandbox::new();
     sb.write(".brute/config.toml", "web_search = true\n");
     let server = MockServer::start();
-    server.push(anthropic_paused_mid_search());
+    server.push(anthropic_search_reply(SearchEnd::PausedMidSearch));
     server.push(Wire::Anthropic.reply("Found it.", &[]));
     server.push(Wire::Anthropic.reply("Yes.", &[]));
     Wire::Anthropic
@@ -1190,7 +1185,7 @@ fn the_turns_result_is_its_final_answer_when_a_pause_came_before_a_tool_round() 
     sb.write("notes.txt", "hello\n");
     sb.write(".brute/config.toml", "web_search = true\n");
     let server = MockServer::start();
-    server.push(anthropic_search_reply(None));
+    server.push(anthropic_search_reply(SearchEnd::Paused));
     server.push(Wire::Anthropic.reply("Reading. ", &[("toolu_01R", "read", r#"{"file_path":"notes.txt"}"#)]));
     server.push(Wire::Anthropic.reply("It says hello.", &[]));
     let out = Wire::Anthropic
