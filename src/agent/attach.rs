@@ -123,6 +123,11 @@ mod tests {
             assert_eq!(mentions(&text), [path]);
         }
         assert_eq!(mention("a\"b.png"), None);
+        assert_eq!(
+            mention("a\u{1b}]52;c;x\u{7}.png"),
+            None,
+            "no escape sequence reaches the composer"
+        );
     }
 
     #[test]

@@ -102,6 +102,10 @@ mod tests {
         ] {
             assert_eq!(image_path(&pasted).as_deref(), Some(shot.as_path()), "{pasted}");
         }
+        let fifo = dir.path().join("pipe.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        assert_eq!(image_path(&fifo.display().to_string()), None, "a FIFO is never opened");
         let notes = dir.path().join("notes.txt").display().to_string();
         let gone = dir.path().join("gone.png").display().to_string();
         for pasted in [

@@ -666,3 +666,13 @@ async fn a_redirect_takes_no_key_anywhere() {
     assert!(elsewhere.requests().is_empty(), "{:?}", elsewhere.requests());
     assert!(elsewhere.probes().is_empty(), "{:?}", elsewhere.probes());
 }
+
+#[tokio::test]
+async fn a_model_list_past_its_cap_is_refused_not_kept() {
+    let server = MockServer::start();
+    let huge = format!(r#"{{"data":[{{"id":"{}"}}]}}"#, "m".repeat(9 << 20));
+    server.route("/v1/models", Reply::json(200, huge));
+    let provider = http(ProviderKind::OpenAi, settings(server.url("/v1"), 1)).unwrap();
+    let error = provider.list_models().await.unwrap_err().to_string();
+    assert!(error.contains("over 8 MiB"), "{error}");
+}
