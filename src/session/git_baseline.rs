@@ -344,6 +344,15 @@ impl GitBaseline {
     /// The baseline of the repository whose worktree is `root`, or `None` when there is none
     /// or anything about it is doubtful.
     pub fn open(root: &Path) -> Option<Self> {
+        Self::open_knowing(root, |_, _| None)
+    }
+
+    /// [`GitBaseline::open`], told the blobs an earlier walk already checked: `known(path, hex)`
+    /// is the size of blob `hex` when a manifest recorded it for `path` (a `git:` id is only
+    /// recorded after its size was checked or its content hashed). Those are not looked up in
+    /// the object database again, so a later run costs O(changes) there, not O(index): a
+    /// repository whose objects are loose would otherwise open every one of them.
+    pub fn open_knowing(root: &Path, known: impl Fn(&str, &str) -> Option<u64>) -> Option<Self> {
         let dirs = find_dirs(root)?;
         let config = read_config(&dirs);
         if config.doubtful {
@@ -416,16 +425,25 @@ impl GitBaseline {
         let rules = Rules::read(root, &dirs, &config, &dirs_in_tree, staged);
         let mut entries = HashMap::with_capacity(candidates.len());
         for (path, mut tracked) in candidates {
-            let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
-                continue;
-            };
-            // A blob the database lacks (a partial clone, a damaged repository) is stored.
-            let Ok(Some(header)) = odb.try_header(&id) else {
-                continue;
+            let blob_size = match known(&path, &tracked.hex) {
+                Some(size) => size,
+                None => {
+                    let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
+                        continue;
+                    };
+                    // A blob the database lacks (a partial clone, a damaged repository) is stored.
+                    let Ok(Some(header)) = odb.try_header(&id) else {
+                        continue;
+                    };
+                    if header.kind != gix_object::Kind::Blob {
+                        continue;
+                    }
+                    header.size
+                }
             };
             // A blob whose size is not the file's when it was indexed went through a
             // conversion (attributes or settings changed since, say): only a hash decides.
-            let resized = header.kind != gix_object::Kind::Blob || header.size as u32 != tracked.stat.size;
+            let resized = blob_size as u32 != tracked.stat.size;
             tracked.converts = resized || config.autocrlf || rules.converts(root, &path);
             entries.insert(path, tracked);
         }

@@ -592,3 +592,82 @@ fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() 
     assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
     assert!(!root.join("moved").exists());
 }
+
+#[test]
+fn a_blob_an_earlier_walk_checked_is_not_looked_up_in_git_again() {
+    if !have_git() {
+        return;
+    }
+    let p = repo(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = p.path();
+    let data = tempfile::tempdir().unwrap();
+    let objects = store(data.path(), root);
+    let (first, scan) = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20)
+        .checkpoint()
+        .unwrap();
+    assert!(is_git(&scan.manifest, "a.txt") && is_git(&scan.manifest, "b.txt"));
+    // a.txt's blob leaves the object database (its loose file is deleted): only a scanner
+    // that asks the database can notice.
+    let hex = git(root, &["rev-parse", "HEAD:a.txt"]).trim().to_owned();
+    std::fs::remove_file(root.join(".git/objects").join(&hex[..2]).join(&hex[2..])).unwrap();
+    // A later run, seeded with the last manifest, trusts what that walk checked: the index
+    // still names the same blob for a.txt, so the database is not asked again.
+    let mut later = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20);
+    later.remember(&objects, &first).unwrap();
+    let (_, scan) = later.checkpoint().unwrap();
+    assert!(is_git(&scan.manifest, "a.txt"), "{:?}", scan.manifest["a.txt"]);
+    assert_eq!(scan.hashed, 0, "nothing was read");
+    // A scanner knowing nothing looks the blob up, finds it missing, and stores the file.
+    let (_, scan) = Scanner::new(root.to_path_buf(), objects.clone(), 1 << 20)
+        .checkpoint()
+        .unwrap();
+    assert!(!is_git(&scan.manifest, "a.txt"));
+    assert_eq!(objects.get(&scan.manifest["a.txt"].id).unwrap(), b"a\n");
+    assert!(is_git(&scan.manifest, "b.txt"));
+}
+
+#[test]
+fn a_command_that_keeps_a_clean_files_size_and_mtime_is_still_seen_and_undone() {
+    use support::{MockServer, Reply, Sandbox, openai_sse};
+    if !have_git() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = sb.project.path();
+    git(root, &["init", "-q"]);
+    write(root, "f.txt", "original");
+    write(root, "g.txt", "other\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "init"]);
+    let server = MockServer::start();
+    // A first run: its last manifest seeds the next one (files reused by metadata).
+    server.push(Reply::sse(openai_sse("Nothing to do.", &[])));
+    sb.brute(&server).args(["-p", "look"]).assert().success();
+    let before = std::fs::symlink_metadata(root.join("f.txt")).unwrap();
+    // Same size, and the very same mtime (to the nanosecond) put back: only the ctime and
+    // the bytes tell the edit, the racy case git's own stat check guards.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"cp -p f.txt .ref && printf 'CHANGED!' > f.txt && touch -r .ref f.txt && rm .ref"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    sb.brute(&server).args(["-p", "edit"]).assert().success();
+    let after = std::fs::symlink_metadata(root.join("f.txt")).unwrap();
+    assert_eq!(std::fs::read(root.join("f.txt")).unwrap(), b"CHANGED!");
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+    sb.bare()
+        .args(["undo", "--list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("  1 paths changed"));
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(std::fs::read(root.join("f.txt")).unwrap(), b"original");
+    assert_eq!(std::fs::read(root.join("g.txt")).unwrap(), b"other\n");
+}

@@ -105,7 +105,16 @@ impl Scanner {
     /// read now (`None` outside git or where git's state is doubtful).
     fn git_baseline(&mut self) -> Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>> {
         if !self.git.as_ref().is_some_and(|g| g.is_current()) {
-            self.git = crate::session::git_baseline::GitBaseline::open(&self.root).map(std::sync::Arc::new);
+            let previous = &self.previous;
+            // A `git:` id in the last manifest is a blob checked then; its size is the file's.
+            let known = |rel: &str, hex: &str| {
+                previous
+                    .get(rel)
+                    .filter(|state| crate::session::git_baseline::git_hex(&state.id) == Some(hex))
+                    .map(|state| state.size)
+            };
+            self.git =
+                crate::session::git_baseline::GitBaseline::open_knowing(&self.root, known).map(std::sync::Arc::new);
         }
         self.git.clone()
     }
