@@ -486,7 +486,10 @@ pub fn build_agent_with(
         Vec::new()
     };
     let template = settings.system_prompt.value.as_deref().unwrap_or(prompt::TEMPLATE);
-    let system_prompt = prompt::build(template, place, config_dir.as_deref(), &summaries);
+    let mut system_prompt = prompt::build(template, place, config_dir.as_deref(), &summaries);
+    if let Some(more) = &settings.append_system_prompt {
+        system_prompt = format!("{}\n\n{more}", system_prompt.trim_end());
+    }
     let overflow_dir = paths::data_dir().map(|d| d.join("tool-output"));
     if let Some(dir) = &overflow_dir {
         crate::tool::truncate::clean_overflow(dir);
@@ -630,6 +633,9 @@ pub enum FrontEnd {
     HeadlessAtTerminal,
     /// `brute -p` without a terminal: every request takes its default at once.
     Headless,
+    /// A program drives the session (`--input-format stream-json`): every request reaches the
+    /// front end, which asks the program or takes the default.
+    Program,
 }
 
 /// A started conversation and what its front end shows first.
@@ -654,7 +660,7 @@ pub fn start(
     session: &SessionChoice,
 ) -> Result<Started, SetupError> {
     let requests = match front_end {
-        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal => Requests::new(events.clone()),
+        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal | FrontEnd::Program => Requests::new(events.clone()),
         FrontEnd::Headless => Requests::headless(),
     };
     let built = build_agent_with(

@@ -118,6 +118,9 @@ fn flags(cli: &Cli) -> Flags {
             .iter()
             .map(|file| std::path::absolute(file).unwrap_or_else(|_| file.clone()))
             .collect(),
+        system_prompt: cli.system_prompt.clone(),
+        append_system_prompt: cli.append_system_prompt.clone(),
+        permissions: brute::cli::claude::rules(&cli.allowed_tools, &cli.disallowed_tools),
     }
 }
 
@@ -197,12 +200,15 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     if let Some(command) = &cli.command {
         return subcommand(&cli, command, &root);
     }
-    // Usage errors in the prompt arguments come before anything else is looked at.
-    let run = prompt::resolve(
-        cli.prompt.clone(),
-        (!cli.first_prompt.is_empty()).then(|| cli.first_prompt.join(" ")),
-        &mut prompt::ProcessStdin,
-    )?;
+    // Usage errors in the prompt arguments come before anything else is looked at. A session
+    // driven on stdin (stream-json input) reads no prompt from it: a -p text is its first turn.
+    let positional = (!cli.first_prompt.is_empty()).then(|| cli.first_prompt.join(" "));
+    let run = match cli.input_format {
+        brute::cli::InputFormat::StreamJson => Run::Program {
+            first: cli.prompt.clone().flatten().filter(|p| p != "-").or(positional),
+        },
+        brute::cli::InputFormat::Text => prompt::resolve(cli.prompt.clone(), positional, &mut prompt::ProcessStdin)?,
+    };
     // Picking a session needs no provider; do it before the settings are checked.
     let session = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if id.is_empty() => match pick_session(&root)? {
@@ -222,17 +228,31 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             interactive(&settings, &place, &session, first_prompt)
         }
-        Run::Headless { prompt } => {
-            init_logging();
-            let options = brute::oneshot::Options {
-                prompt,
-                format: cli.output_format,
-                quiet: cli.quiet,
-                session,
-            };
-            block_on(brute::oneshot::run(&settings, &place, options))?
-        }
+        Run::Headless { prompt } => headless(&cli, &settings, &place, session, Some(prompt)),
+        Run::Program { first } => headless(&cli, &settings, &place, session, first),
     }
+}
+
+/// `brute -p`, or a session a program drives on stdin.
+fn headless(
+    cli: &Cli,
+    settings: &config::Settings,
+    place: &config::project::Workspace,
+    session: SessionChoice,
+    prompt: Option<String>,
+) -> anyhow::Result<i32> {
+    init_logging();
+    let options = brute::oneshot::Options {
+        prompt,
+        input: cli.input_format,
+        format: cli.output_format,
+        quiet: cli.quiet,
+        session,
+        partial: cli.include_partial_messages,
+        ask_program: cli.permission_prompt_tool.is_some(),
+        never_ask: cli.permission_mode == Some(brute::cli::PermissionMode::DontAsk),
+    };
+    block_on(brute::oneshot::run(settings, place, options))?
 }
 
 /// The user config file's path, when there is a config directory.

@@ -2,6 +2,7 @@
 //! in `completions/` and the man page ([`man`]). [`prompt`] decides what the prompt
 //! arguments ask for (the UI, with or without a first prompt, or a headless run).
 
+pub mod claude;
 pub mod man;
 pub mod mcp;
 pub mod prompt;
@@ -160,6 +161,47 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, value_name = "FORMAT")]
     pub output_format: OutputFormat,
 
+    /// Where headless prompts come from: text (the -p prompt) or stream-json (user messages and
+    /// Claude Code's control requests as JSON lines on stdin, many turns in one process)
+    #[arg(long, value_enum, default_value_t = InputFormat::Text, value_name = "FORMAT")]
+    pub input_format: InputFormat,
+
+    /// With --output-format stream-json: also print the model's stream as it arrives
+    /// (`stream_event` lines)
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// Ask approvals through the program on stdin (`stdio`: Claude Code's `can_use_tool`
+    /// control requests; needs --input-format stream-json)
+    #[arg(long, value_name = "TOOL", value_parser = ["stdio"])]
+    pub permission_prompt_tool: Option<String>,
+
+    /// Replace brute's system prompt with TEXT (empty keeps brute's own)
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Add TEXT to the end of the system prompt
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+
+    /// Permission rules that allow calls without asking, comma- or space-separated
+    /// (`shell(cargo test*)`; Claude Code's `Bash(git log:*)`, `Edit`, `Read` are understood)
+    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Permission rules that refuse calls, like --allowedTools
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Accepted for Claude Code's tools; brute prints the same either way
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Accepted for Claude Code's SDK; brute reads its own config files (user, then a trusted
+    /// project's), whatever the list says
+    #[arg(long, value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+
     /// Continue the latest session of this directory (also with -p)
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
@@ -191,6 +233,9 @@ pub enum PermissionMode {
     /// The same as --yolo: full access, no approval prompts
     #[value(name = "bypassPermissions")]
     BypassPermissions,
+    /// The configured sandbox mode, and nobody is asked: what would need approval is denied
+    #[value(name = "dontAsk")]
+    DontAsk,
 }
 
 impl PermissionMode {
@@ -201,6 +246,7 @@ impl PermissionMode {
             Self::AcceptEdits => (Some(crate::sandbox::Mode::WorkspaceWrite), false, false),
             Self::Plan => (None, false, true),
             Self::BypassPermissions => (None, true, false),
+            Self::DontAsk => (None, false, false),
         }
     }
 }
@@ -212,7 +258,18 @@ pub enum OutputFormat {
     Text,
     /// One JSON object at the end: the result (Claude Code's shape, plus brute's fields)
     Json,
-    /// A system/init line, every event as a JSON line as it happens, then the result
+    /// Claude Code's message stream: system/init, assistant and user messages, a result per turn
+    StreamJson,
+    /// brute's own events as JSON lines, between the init line and the result
+    Events,
+}
+
+/// Where `brute -p` takes its prompts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The -p prompt (with piped stdin added)
+    Text,
+    /// Claude Code's stream-json: user messages and control requests as JSON lines
     StreamJson,
 }
 

@@ -11,6 +11,9 @@ pub enum Run {
     Ui { first_prompt: Option<String> },
     /// `brute -p`: one task, headless.
     Headless { prompt: String },
+    /// `--input-format stream-json`: a program sends the turns on stdin; `first` is a prompt
+    /// from the arguments, sent before them.
+    Program { first: Option<String> },
 }
 
 /// Prompt arguments brute cannot use: each is a usage error (exit 2).

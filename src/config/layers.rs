@@ -100,6 +100,7 @@ pub(super) struct Layers {
     pub(super) plan: bool,
     pub(super) add_dirs: Vec<PathBuf>,
     pub(super) images: Vec<PathBuf>,
+    pub(super) append_system_prompt: Option<String>,
     pub(super) rules: crate::permission::Rules,
     pub(super) models: std::collections::BTreeMap<String, Sourced<ModelConfig>>,
     pub(super) hooks: Vec<Sourced<crate::hooks::Hook>>,
@@ -210,6 +211,19 @@ impl Layers {
         self.plan = flags.plan;
         self.add_dirs = flags.add_dirs.clone();
         self.images = flags.images.clone();
+        // `--system-prompt ""` (what Claude Code's SDK passes when it sets none) keeps brute's.
+        set(
+            &mut g.system_prompt,
+            flags.system_prompt.clone().filter(|p| !p.is_empty()).map(Some),
+            &flag("--system-prompt"),
+        );
+        self.append_system_prompt = flags.append_system_prompt.clone().filter(|p| !p.is_empty());
+        let rules = crate::permission::Rules::from_config(&flags.permissions, crate::permission::Source::CommandLine)
+            .map_err(|e| ConfigError::Invalid {
+            name: "--allowedTools / --disallowedTools".to_owned(),
+            message: e.to_string(),
+        })?;
+        self.rules.append(rules);
         Ok(())
     }
 }

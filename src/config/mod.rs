@@ -116,6 +116,12 @@ pub struct Flags {
     pub effort: Option<String>,
     /// `-i`.
     pub images: Vec<PathBuf>,
+    /// `--system-prompt` (empty: keep brute's own).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`.
+    pub append_system_prompt: Option<String>,
+    /// `--allowedTools` / `--disallowedTools`, already in brute's rule syntax.
+    pub permissions: crate::permission::PermissionsConfig,
 }
 
 /// Reads the environment; a trait-free function pointer so tests can inject variables.

@@ -84,6 +84,8 @@ settings! {
         add_dirs: Vec<PathBuf>,
         /// `-i`: images attached to the first prompt (absolute).
         images: Vec<PathBuf>,
+        /// `--append-system-prompt`: added to the end of the system prompt.
+        append_system_prompt: Option<String>,
         /// Permission rules from every config file, each with its file.
         rules: crate::permission::Rules,
         /// `[models."NAME"]` tables, later layers overriding earlier ones per model.

@@ -1,30 +1,49 @@
-//! `brute -p`: one task, headless. Streams the answer to stdout, tool activity to stderr,
-//! and maps the turn's outcome to an exit code. A renderer of the Event protocol like the TUI;
-//! [`report`] holds the JSON it prints besides the events.
+//! `brute -p`: headless runs. One task from the prompt (its answer streamed to stdout, tool
+//! activity to stderr, the outcome as the exit code), or, with `--input-format stream-json`,
+//! a session driven by a program on stdin (Claude Code's SDK): many turns in one process,
+//! approvals asked of that program. A renderer of the Event protocol like the TUI:
+//! [`printer`] shows the `text` and `events` formats, [`messages`] Claude Code's message
+//! stream, [`control`] reads what the program writes, [`report`] holds the init and result
+//! lines.
 
+pub mod control;
+pub mod messages;
+mod printer;
 pub mod report;
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::app;
-use crate::cli::{OutputFormat, exit};
+use crate::cli::{InputFormat, OutputFormat, exit};
 use crate::config::Settings;
 use crate::config::project::Workspace;
-use crate::protocol::{Event, EventSink, Op, Question, RequestKind, Response, TurnOutcome};
+use crate::protocol::{Event, EventSink, Mode, Op, Question, RequestKind, Response, ServerStatus, TurnOutcome};
+use control::{Control, Incoming};
+use messages::Messages;
+use printer::Printer;
 use report::{Report, RunFacts};
 
 /// Options of one headless run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub prompt: String,
+    /// The first turn's prompt (always there with text input; with stream-json input, an
+    /// optional first message before stdin's).
+    pub prompt: Option<String>,
+    pub input: InputFormat,
     pub format: OutputFormat,
     pub quiet: bool,
     pub session: app::SessionChoice,
+    /// `--include-partial-messages`.
+    pub partial: bool,
+    /// `--permission-prompt-tool stdio`: approvals go to the program on stdin.
+    pub ask_program: bool,
+    /// `--permission-mode dontAsk`: nobody is asked; what needs approval is denied.
+    pub never_ask: bool,
 }
 
 /// Whether a person can answer questions: both stdin and stderr are terminals.
@@ -32,174 +51,41 @@ pub fn interactive() -> bool {
     cfg!(feature = "tui") && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Prints events as the chosen format wants.
-struct Printer {
-    format: OutputFormat,
-    quiet: bool,
-    calls: HashMap<String, (String, String)>,
-    text_open: bool,
-    /// stdout is a terminal: the answer text is sanitized there, so text from the model,
-    /// files or commands cannot retitle the window, write the clipboard or move the cursor.
-    ///
-    /// Only there: piped, the answer is data (`brute -p "write a script" > x.sh`) and keeps
-    /// its exact bytes; whoever shows it later chooses how. The text is sanitized (escape
-    /// sequences dropped, not shown as `␛`) because it is the answer to read, where colour
-    /// codes a model or a file carried are noise; every control character is dropped on its
-    /// own, so a sequence split across two deltas cannot get through either. Stderr is not
-    /// data: every line there goes through [`crate::sanitize::write_line`], terminal or not.
-    clean_out: bool,
-    /// stderr is a terminal too (then both are most likely the same one).
-    err_terminal: bool,
-}
-
-/// `text` made safe for a terminal when `clean`, else as it is (a pipe gets exact bytes).
-fn for_terminal(text: &str, clean: bool) -> std::borrow::Cow<'_, str> {
-    if clean {
-        std::borrow::Cow::Owned(crate::sanitize::sanitize(text))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-impl Printer {
-    fn print(&mut self, event: &Event) {
+/// Writes one JSON line to stdout at once (a closed stdout is not worth a panic).
+fn emit(line: &impl serde::Serialize) {
+    if let Ok(text) = serde_json::to_string(line) {
         let mut out = std::io::stdout().lock();
-        let mut err = std::io::stderr().lock();
-        if self.format == OutputFormat::StreamJson {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
-            }
-            return;
-        }
-        let text_mode = self.format == OutputFormat::Text;
-        if let Event::Nested { parent_call_id, event } = event {
-            self.print_nested(parent_call_id, event, &mut out, &mut err);
-            return;
-        }
-        match event {
-            Event::TextDelta { text } if text_mode => {
-                let _ = out.write_all(for_terminal(text, self.clean_out).as_bytes());
-                let _ = out.flush();
-                self.text_open = !text.ends_with('\n');
-            }
-            Event::ToolCallStarted {
-                call_id, name, summary, ..
-            } => {
-                self.calls.insert(call_id.clone(), (name.clone(), summary.clone()));
-            }
-            Event::ToolResult(result) if !self.quiet => {
-                let name = &result.name;
-                let duration_ms = result.duration_ms;
-                let key = self
-                    .calls
-                    .get(&result.call_id)
-                    .map(|(_, key)| key.clone())
-                    .unwrap_or_default();
-                let status = match result.failed() {
-                    None => "ok".to_owned(),
-                    // An exit code or a declined question is the whole story; an error
-                    // result's first line says what went wrong.
-                    Some(failure) if !result.is_error => failure.word(),
-                    Some(failure) => {
-                        let first = result
-                            .content
-                            .lines()
-                            .next()
-                            .unwrap_or("")
-                            .trim_start_matches("Error: ");
-                        // `denied: <why>`, not `denied: Denied: <why>`.
-                        let first = match first.split_once(": ") {
-                            Some((_, rest)) if failure != crate::protocol::Failure::Error => rest,
-                            _ => first,
-                        };
-                        format!(
-                            "{}: {}",
-                            failure.word(),
-                            crate::tool::key_argument(&json!({"name": first}))
-                        )
-                    }
-                };
-                let line = format!("[{name}] {key} — {status} ({duration_ms} ms)");
-                self.own_line(&mut out);
-                crate::sanitize::write_line(&mut err, &line);
-            }
-            Event::Retrying {
-                attempt,
-                max_attempts,
-                delay_ms,
-                reason,
-            } => {
-                self.own_line(&mut out);
-                crate::sanitize::write_line(
-                    &mut err,
-                    &format!("retrying (attempt {attempt}/{max_attempts}) in {delay_ms} ms: {reason}"),
-                );
-            }
-            Event::Notice { message } => {
-                self.own_line(&mut out);
-                crate::sanitize::write_line(&mut err, &format!("note: {message}"));
-            }
-            Event::ImagesAttached { images } if !self.quiet => {
-                self.own_line(&mut out);
-                crate::sanitize::write_line(&mut err, &format!("attached {}", images.join(" ")));
-            }
-            Event::Attached { attachment } if !self.quiet => {
-                let what = attachment
-                    .lines
-                    .map_or("directory".to_owned(), |n| format!("{n} lines"));
-                self.own_line(&mut out);
-                crate::sanitize::write_line(&mut err, &format!("attached: {} ({what})", attachment.path));
-            }
-            Event::Error { message } => {
-                self.own_line(&mut out);
-                crate::sanitize::write_line(&mut err, &format!("error: {message}"));
-            }
-            Event::RequestStarted { .. } | Event::TurnFinished { .. } if text_mode && self.text_open => {
-                let _ = writeln!(out);
-                self.text_open = false;
-            }
-            _ => {}
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// How the run shows events.
+enum Render {
+    Printer(Printer),
+    Messages(Messages),
+}
+
+impl Render {
+    fn event(&mut self, event: &Event) {
+        match self {
+            Render::Printer(printer) => printer.print(event),
+            Render::Messages(messages) => messages.event(event).iter().for_each(emit),
         }
     }
 }
 
-impl Printer {
-    /// Before a line on stderr: when the answer text stopped mid-line and both streams are
-    /// terminals (most likely the same one), ends that line, so the stderr line starts on its
-    /// own. Piped output is left as it is.
-    fn own_line(&mut self, out: &mut impl Write) {
-        if self.text_open && self.clean_out && self.err_terminal {
-            let _ = writeln!(out);
-            let _ = out.flush();
-            self.text_open = false;
-        }
-    }
-
-    /// A sub-agent's tool calls, indented under the call that started it.
-    fn print_nested(&mut self, parent: &str, event: &Event, out: &mut impl Write, err: &mut impl Write) {
-        match event {
-            Event::Nested { parent_call_id, event } => self.print_nested(parent_call_id, event, out, err),
-            Event::ToolCallStarted {
-                call_id, name, summary, ..
-            } => {
-                self.calls
-                    .insert(format!("{parent}/{call_id}"), (name.clone(), summary.clone()));
-            }
-            Event::ToolResult(result) if !self.quiet => {
-                let key = self
-                    .calls
-                    .get(&format!("{parent}/{}", result.call_id))
-                    .map(|(_, k)| k.clone())
-                    .unwrap_or_default();
-                let status = result.failed().map_or_else(|| "ok".to_owned(), |f| f.word());
-                let line = format!("    ↳ [{}] {key} — {status} ({} ms)", result.name, result.duration_ms);
-                self.own_line(out);
-                crate::sanitize::write_line(err, &line);
-            }
-            _ => {}
-        }
-    }
+/// What the program driving a stream-json session has going with brute.
+struct Program {
+    /// Ask it about approvals (`--permission-prompt-tool stdio`, not `dontAsk`).
+    ask: bool,
+    /// `can_use_tool` requests waiting for an answer: brute's request id and the call's input,
+    /// by the request id the program sees.
+    pending: HashMap<String, (String, Value)>,
+    /// The MCP servers' last status, for `mcp_status`.
+    servers: Vec<ServerStatus>,
+    /// The program asked for an interrupt (its turn's end is no failure of the run).
+    interrupted: bool,
 }
 
 /// Asks the person through a terminal prompt; `None` when they cancel (Esc / Ctrl-D). The
@@ -248,9 +134,28 @@ fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
     None
 }
 
-/// Runs one headless task and returns the exit code.
+/// The usage errors of a flag combination, before anything starts.
+fn check(options: &Options) -> Result<(), &'static str> {
+    let stream_out = options.format == OutputFormat::StreamJson;
+    if options.input == InputFormat::StreamJson && !stream_out {
+        return Err("--input-format stream-json needs --output-format stream-json");
+    }
+    if options.ask_program && options.input != InputFormat::StreamJson {
+        return Err("--permission-prompt-tool stdio needs --input-format stream-json (the answers come on stdin)");
+    }
+    if options.partial && !stream_out {
+        return Err("--include-partial-messages needs --output-format stream-json");
+    }
+    Ok(())
+}
+
+/// Runs one headless task (or a stream-json session) and returns the exit code.
 pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> anyhow::Result<i32> {
     let started = Instant::now();
+    if let Err(usage) = check(&options) {
+        crate::sanitize::eprint_line(&format!("brute: {usage}"));
+        return Ok(exit::USAGE);
+    }
     // A confined mode that cannot be enforced here is a usage error at start, not a run where
     // every command is denied.
     if settings.permission_mode().sandbox() != crate::sandbox::Mode::FullAccess
@@ -264,45 +169,76 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     if let Some(notice) = settings.untrusted_notice(&place.root) {
         crate::sanitize::eprint_line(&format!("brute: {notice}"));
     }
+    let streaming = options.input == InputFormat::StreamJson;
     let (events, mut rx) = EventSink::channel();
-    let front_end = if interactive() {
+    let front_end = if streaming {
+        app::FrontEnd::Program
+    } else if interactive() {
         app::FrontEnd::HeadlessAtTerminal
     } else {
         app::FrontEnd::Headless
     };
     let conversation = app::start(settings, place, events, front_end, Vec::new(), &options.session)?;
     let ops_tx = conversation.handle.ops.clone();
-    let mut printer = Printer {
-        format: options.format,
-        quiet: options.quiet,
-        calls: HashMap::new(),
-        text_open: false,
-        clean_out: std::io::stdout().is_terminal(),
-        err_terminal: std::io::stderr().is_terminal(),
-    };
-    if options.format == OutputFormat::StreamJson {
-        let init = report::init(
-            conversation.session_id.as_deref(),
+    let session_id = conversation.session_id.clone();
+    let mut render = match options.format {
+        OutputFormat::StreamJson => Render::Messages(Messages::new(
+            session_id.as_deref(),
             &settings.model.value,
-            &conversation.tools,
-            &place.cwd,
-            &conversation.provider,
-            settings.permission_mode(),
-            settings.yolo,
-        );
-        if let Ok(line) = serde_json::to_string(&init) {
-            let _ = writeln!(std::io::stdout(), "{line}");
-        }
+            options.partial,
+        )),
+        format => Render::Printer(Printer {
+            format,
+            quiet: options.quiet,
+            calls: HashMap::new(),
+            text_open: false,
+            clean_out: std::io::stdout().is_terminal(),
+            err_terminal: std::io::stderr().is_terminal(),
+        }),
+    };
+    let commands: Vec<String> = conversation.commands.iter().map(|(name, _)| name.clone()).collect();
+    if matches!(options.format, OutputFormat::StreamJson | OutputFormat::Events) {
+        let facts = report::InitFacts {
+            session_id: session_id.as_deref(),
+            model: &settings.model.value,
+            tools: &conversation.tools,
+            cwd: &place.cwd,
+            provider: &conversation.provider,
+            mode: settings.permission_mode(),
+            yolo: settings.yolo,
+            mcp_servers: settings.mcp_servers.iter().map(|s| s.name.clone()).collect(),
+            commands: commands.clone(),
+            key_source: key_source(settings),
+        };
+        emit(&report::init(&facts));
     }
     let mut report = Report::default();
-    for notice in conversation.notices {
-        let event = Event::Notice { message: notice };
+    for notice in &conversation.notices {
+        let event = Event::Notice {
+            message: notice.clone(),
+        };
         report.record(&event);
-        printer.print(&event);
+        render.event(&event);
     }
-    let _ = ops_tx.send(Op::UserTurn {
-        text: options.prompt.clone(),
-    });
+    // Turns asked for and not finished yet.
+    let mut owed = 0usize;
+    if let Some(prompt) = &options.prompt {
+        let _ = ops_tx.send(Op::UserTurn { text: prompt.clone() });
+        owed += 1;
+    }
+    let (lines_tx, mut lines) = mpsc::unbounded_channel();
+    let mut input_open = streaming;
+    if streaming {
+        read_lines(lines_tx);
+    } else {
+        drop(lines_tx);
+    }
+    let mut program = Program {
+        ask: options.ask_program && !options.never_ask,
+        pending: HashMap::new(),
+        servers: Vec::new(),
+        interrupted: false,
+    };
     // One listener per signal for the whole run, so a signal between two polls is not lost.
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -312,20 +248,54 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
     let mut last_stop: Option<(i32, Instant)> = None;
     // SIGTERM / SIGHUP end the run like Ctrl-C, with the conventional 128 + signal code.
     let mut signal_code: Option<i32> = None;
-    let mut outcome = TurnOutcome::Error;
-    loop {
+    let mut outcome = TurnOutcome::Done;
+    let mut turn_started = started;
+    let facts = |outcome, since: Instant| RunFacts {
+        outcome,
+        session_id: session_id.as_deref(),
+        provider: &conversation.provider,
+        model: &settings.model.value,
+        duration_ms: u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX),
+        context_window: settings.context_window.value,
+    };
+    while owed > 0 || input_open {
         let code = tokio::select! {
             event = rx.recv() => {
                 let Some(event) = event else { break };
                 report.record(&event);
-                printer.print(&event);
+                render.event(&event);
                 match &event {
+                    Event::Request { id, kind } if streaming => program.request(id, kind, &ops_tx),
                     Event::Request { id, kind } => answer_request(id, kind, &ops_tx),
+                    Event::RequestClosed { id } => program.closed(id),
+                    Event::McpStatus { servers } => program.servers.clone_from(servers),
+                    // An interrupt gave queued prompts back; the program still owes them turns.
+                    Event::QueueReturned { prompts } if streaming => {
+                        for text in prompts {
+                            let _ = ops_tx.send(Op::UserTurn { text: text.clone() });
+                        }
+                    }
                     Event::TurnFinished { outcome: finished, .. } => {
                         outcome = *finished;
-                        break;
+                        owed = owed.saturating_sub(1);
+                        if owed == 0 && !input_open {
+                            break;
+                        }
+                        if options.format != OutputFormat::Text {
+                            emit(&report.result(&facts(outcome, turn_started)));
+                        }
+                        report = Report::default();
+                        turn_started = Instant::now();
                     }
                     _ => {}
+                }
+                continue;
+            }
+            line = lines.recv(), if input_open => {
+                match line {
+                    None => input_open = false,
+                    Some(Ok(incoming)) => owed += program.incoming(incoming, settings, &commands, &ops_tx),
+                    Some(Err(error)) => crate::sanitize::eprint_line(&format!("brute: stdin: {error}")),
                 }
                 continue;
             }
@@ -342,31 +312,23 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         if code != exit::INTERRUPTED {
             signal_code = Some(code);
         }
-        if stops > 1 {
+        if stops > 1 || owed == 0 {
             let _ = std::io::stdout().flush();
             return Ok(signal_code.unwrap_or(code));
         }
         if options.format == OutputFormat::Text && code == exit::INTERRUPTED {
             crate::sanitize::eprint_line("\ninterrupting… (Ctrl-C again to quit at once)");
         }
+        outcome = TurnOutcome::Interrupted;
+        input_open = false;
         let _ = ops_tx.send(Op::Interrupt);
     }
-    // The turn is over and recorded; let the conversation end.
+    // The last turn is over and recorded; let the conversation end.
     let _ = ops_tx.send(Op::Shutdown);
     drop(ops_tx);
     let _ = conversation.handle.task.await;
-    if options.format != OutputFormat::Text {
-        let result = report.result(&RunFacts {
-            outcome,
-            session_id: conversation.session_id.as_deref(),
-            provider: &conversation.provider,
-            model: &settings.model.value,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        });
-        // A closed stdout (e.g. `| head`) is not an error worth a panic.
-        if let Ok(line) = serde_json::to_string(&result) {
-            let _ = writeln!(std::io::stdout(), "{line}");
-        }
+    if options.format != OutputFormat::Text && (options.prompt.is_some() || report.has_turn()) {
+        emit(&report.result(&facts(outcome, turn_started)));
     }
     let _ = std::io::stdout().flush();
     if let Some(code) = signal_code {
@@ -376,8 +338,211 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         TurnOutcome::Done => exit::OK,
         TurnOutcome::Error => exit::ERROR,
         TurnOutcome::MaxTurns => exit::MAX_TURNS,
+        // An interrupt the program asked for ends its turn, not the run's success.
+        TurnOutcome::Interrupted if program.interrupted => exit::OK,
         TurnOutcome::Interrupted => exit::INTERRUPTED,
     })
+}
+
+/// One MCP server in Claude Code's `mcp_status` words.
+fn server_status(server: &ServerStatus) -> Value {
+    use crate::protocol::ServerState;
+    let status = match &server.state {
+        ServerState::Disabled => "disabled",
+        ServerState::Starting => "pending",
+        ServerState::Ready => "connected",
+        ServerState::Failed { .. } => "failed",
+    };
+    json!({"name": server.name, "status": status, "tools": server.tools})
+}
+
+/// Where the API key came from, in the words of Claude Code's `apiKeySource`.
+fn key_source(settings: &Settings) -> String {
+    use crate::config::Source;
+    match settings.api_key.as_ref().map(|key| &key.source) {
+        None => "none".to_owned(),
+        Some(Source::Env(var)) => var.clone(),
+        Some(Source::File(_)) => "config".to_owned(),
+        Some(Source::Flag(_)) => "flag".to_owned(),
+        Some(Source::Default | Source::Detected(_)) => "none".to_owned(),
+    }
+}
+
+/// Reads stdin line by line into `tx` (the channel closes at its end). A line past
+/// [`control::MAX_LINE`] is refused and skipped, never buffered without end.
+fn read_lines(tx: mpsc::UnboundedSender<Result<Incoming, String>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        let limit = control::MAX_LINE as u64 + 1;
+        loop {
+            line.clear();
+            match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    let _ = tx.send(Err(error.to_string()));
+                    break;
+                }
+            }
+            if line.len() > control::MAX_LINE {
+                let _ = tx.send(Err(format!(
+                    "a line longer than {} MiB was skipped",
+                    control::MAX_LINE >> 20
+                )));
+                // The rest of that line goes unread.
+                while !line.ends_with(b"\n") {
+                    line.clear();
+                    match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    }
+                }
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if tx.send(control::parse(text.trim()).map_err(|e| e.to_string())).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+impl Program {
+    /// A request of the core: an approval goes to the program when it answers approvals;
+    /// every other kind (and every approval when it does not) takes its documented default.
+    fn request(&mut self, id: &str, kind: &RequestKind, ops: &mpsc::UnboundedSender<Op>) {
+        match kind {
+            RequestKind::Approval {
+                tool,
+                summary,
+                reason,
+                call_id,
+                input,
+                ..
+            } if self.ask => {
+                let request_id = format!("brute-{id}");
+                emit(&control::can_use_tool(
+                    &request_id,
+                    tool,
+                    input,
+                    call_id,
+                    summary,
+                    reason,
+                ));
+                self.pending.insert(request_id, (id.to_owned(), input.clone()));
+            }
+            other => {
+                let _ = ops.send(Op::Respond {
+                    id: id.to_owned(),
+                    response: other.default_response(),
+                });
+            }
+        }
+    }
+
+    /// A request no longer waits (its turn was interrupted): the program is told to drop it.
+    fn closed(&mut self, id: &str) {
+        let request_id = format!("brute-{id}");
+        if self.pending.remove(&request_id).is_some() {
+            emit(&json!({"type": "control_cancel_request", "request_id": request_id}));
+        }
+    }
+
+    /// One line from the program; returns the turns it asked for (0 or 1).
+    fn incoming(
+        &mut self,
+        incoming: Incoming,
+        settings: &Settings,
+        commands: &[String],
+        ops: &mpsc::UnboundedSender<Op>,
+    ) -> usize {
+        match incoming {
+            Incoming::User { text, dropped } => {
+                if dropped > 0 {
+                    emit(&json!({"type": "system", "subtype": "notice", "uuid": report::uuid(),
+                        "message": format!("{dropped} content block(s) of the message were left out: brute reads the text blocks of stream-json input")}));
+                }
+                let _ = ops.send(Op::UserTurn { text });
+                1
+            }
+            Incoming::Answer { request_id, answer } => {
+                if let Some((id, input)) = self.pending.remove(&request_id) {
+                    let (response, stop) = control::approval(answer, &input);
+                    let _ = ops.send(Op::Respond { id, response });
+                    if stop {
+                        self.interrupted = true;
+                        let _ = ops.send(Op::Interrupt);
+                    }
+                }
+                0
+            }
+            Incoming::Control { request_id, request } => {
+                let result = self.control(request, settings, commands, ops);
+                emit(&control::respond(&request_id, result));
+                0
+            }
+            Incoming::Nothing => 0,
+        }
+    }
+
+    /// The answer to one control request.
+    fn control(
+        &mut self,
+        request: Control,
+        settings: &Settings,
+        commands: &[String],
+        ops: &mpsc::UnboundedSender<Op>,
+    ) -> Result<Value, String> {
+        match request {
+            Control::Initialize { unsupported } if !unsupported.is_empty() => Err(format!(
+                "brute does not run {} registered through the SDK; put hooks in brute's config.toml ([[hooks.pre_tool_use]] …)",
+                unsupported.join(" or ")
+            )),
+            Control::Initialize { .. } => Ok(json!({
+                "commands": commands.iter().map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""})).collect::<Vec<_>>(),
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": [],
+                "pid": std::process::id(),
+            })),
+            Control::Interrupt => {
+                self.interrupted = true;
+                let _ = ops.send(Op::Interrupt);
+                Ok(json!({}))
+            }
+            Control::SetPermissionMode(mode) => {
+                let to = match mode.as_str() {
+                    "default" => Mode::from(settings.sandbox_mode()),
+                    "acceptEdits" => Mode::WorkspaceWrite,
+                    "plan" => Mode::Plan,
+                    "dontAsk" => {
+                        self.ask = false;
+                        return Ok(json!({}));
+                    }
+                    "bypassPermissions" => {
+                        return Err("full access without approvals is not switched on mid-session: start brute with --permission-mode bypassPermissions (or --yolo)".to_owned());
+                    }
+                    other => return Err(format!("unknown permission mode `{other}`")),
+                };
+                let _ = ops.send(Op::SetSandbox { mode: to });
+                Ok(json!({}))
+            }
+            Control::SetModel(model) => {
+                let model = model.unwrap_or_else(|| settings.model.value.clone());
+                let _ = ops.send(Op::SetModel { model });
+                Ok(json!({}))
+            }
+            Control::McpStatus => Ok(json!({
+                "mcpServers": self.servers.iter().map(server_status).collect::<Vec<_>>(),
+            })),
+            Control::Other(subtype) => Err(format!("brute does not support the control request `{subtype}`")),
+        }
+    }
 }
 
 /// Signals of one kind this close together are one delivery: `timeout -s INT` (and a

@@ -399,6 +399,8 @@ impl Middleware for Approve {
                 summary: summary.clone(),
                 detail,
                 reason: reason.clone(),
+                call_id: ctx.call_id.clone(),
+                input: args.clone(),
             };
             match ctx.ask(kind).await {
                 Response::Approval {

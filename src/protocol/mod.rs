@@ -247,6 +247,12 @@ pub enum RequestKind {
         detail: String,
         /// Why it needs approval.
         reason: String,
+        /// The call's id and its arguments as the model gave them (for a program that
+        /// answers approvals: Claude Code's `can_use_tool`, ACP's permission request).
+        #[serde(default)]
+        call_id: String,
+        #[serde(default)]
+        input: Value,
     },
     /// A yes/no question from brute itself (e.g. copying a big tree for checkpoints).
     /// Default: no.

@@ -194,6 +194,7 @@ impl Confirm {
                 summary,
                 detail,
                 reason,
+                ..
             } => {
                 // The payload: the whole command or content (`detail`), else the summary.
                 // The summary leads only when it says something else (a write's path);
@@ -482,6 +483,8 @@ mod tests {
                 summary: "curl example.com".into(),
                 detail: String::new(),
                 reason: "it asks to run without the sandbox: needs the network".into(),
+                call_id: String::new(),
+                input: serde_json::Value::Null,
             },
         )
         .unwrap()
@@ -531,6 +534,8 @@ mod tests {
                 summary: "echo status".into(),
                 detail: format!("echo status{}{HIDDEN_TAIL}", "\n".repeat(60)),
                 reason: "it asks to run without the sandbox: needs the network".into(),
+                call_id: String::new(),
+                input: serde_json::Value::Null,
             },
         )
         .unwrap()
@@ -556,6 +561,8 @@ mod tests {
                 summary: "/etc/\u{1b}]0;t\u{7}x".into(),
                 detail: "a\u{1b}[2Jb\r\n".into(),
                 reason: "outside".into(),
+                call_id: String::new(),
+                input: serde_json::Value::Null,
             },
         )
         .unwrap();

@@ -597,6 +597,8 @@ mod tests {
             summary: "echo status".into(),
             detail: format!("echo status{}touch OUTSIDE", "\n".repeat(60)),
             reason: "it asks to run without the sandbox: needs the network".into(),
+            call_id: String::new(),
+            input: serde_json::Value::Null,
         };
         for width in [20, 34, 50, 78] {
             for height in 6..40 {

@@ -46,7 +46,7 @@ fn a_background_command_is_read_while_it_runs_and_killed_with_its_group() {
     let out = sb.home.path().join("out.jsonl");
     let mut child = sb
         .std_brute(&server)
-        .args(["-p", "run the ticker", "--output-format", "stream-json"])
+        .args(["-p", "run the ticker", "--output-format", "events"])
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -191,7 +191,7 @@ fn parallel_calls_are_answered_in_call_order() {
     server.push(Reply::sse(openai_sse("ok", &[])));
     let out = sb
         .brute(&server)
-        .args(["-p", "go", "--output-format", "stream-json"])
+        .args(["-p", "go", "--output-format", "events"])
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -300,7 +300,7 @@ fn stream_json_prints_every_event() {
     server.push(Reply::sse(openai_sse("Hello there", &[])));
     let out = sb
         .brute(&server)
-        .args(["-p", "hi", "--output-format", "stream-json"])
+        .args(["-p", "hi", "--output-format", "events"])
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -354,7 +354,7 @@ fn stream_json_starts_with_init_and_ends_with_the_result() {
     server.push(Reply::sse(openai_sse("Done.", &[])));
     let out = sb
         .brute(&server)
-        .args(["-p", "x", "--tools", "read,shell", "--output-format", "stream-json"])
+        .args(["-p", "x", "--tools", "read,shell", "--output-format", "events"])
         .assert()
         .success();
     let lines: Vec<Value> = out
@@ -431,7 +431,7 @@ fn jq(filter: &str, input: &[u8]) -> Option<String> {
 fn jq_selects_the_result_from_stream_json_and_json() {
     let sb = Sandbox::new();
     let server = MockServer::start();
-    for format in ["stream-json", "json"] {
+    for format in ["stream-json", "events", "json"] {
         server.push(Reply::sse(openai_sse("The answer.", &[])));
         let out = sb
             .brute(&server)
@@ -1001,7 +1001,7 @@ fn short_c_upper_runs_in_the_directory() {
     server.push(Reply::sse(openai_sse("Read it.", &[])));
     let out = sb
         .brute(&server)
-        .args(["-C", "sub", "-p", "read inner.txt", "--output-format", "stream-json"])
+        .args(["-C", "sub", "-p", "read inner.txt", "--output-format", "events"])
         .assert()
         .success();
     let init: Value = serde_json::from_slice(out.get_output().stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();

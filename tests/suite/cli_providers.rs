@@ -84,7 +84,7 @@ fn ollama_compatible_end_to_end() {
     let out = sb
         .bare()
         .env("OLLAMA_HOST", format!("127.0.0.1:{}", server.port))
-        .args(["--model", "qwen3", "-p", "weather?", "--output-format", "stream-json"])
+        .args(["--model", "qwen3", "-p", "weather?", "--output-format", "events"])
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();

@@ -20,18 +20,11 @@ fn configure(sb: &Sandbox) {
 fn run(sb: &Sandbox, server: &MockServer, prompt: &str, more: &[&str]) -> std::process::Output {
     let mut cmd = sb.brute(server);
     configure(sb);
-    cmd.args([
-        "-p",
-        prompt,
-        "--tools",
-        "read,todo_write",
-        "--output-format",
-        "stream-json",
-    ])
-    .args(more)
-    .timeout(std::time::Duration::from_secs(120))
-    .output()
-    .unwrap()
+    cmd.args(["-p", prompt, "--tools", "read,todo_write", "--output-format", "events"])
+        .args(more)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap()
 }
 
 fn request_text(request: &support::Recorded) -> String {
@@ -272,7 +265,7 @@ fn compacted_by_the_reported_window(path: &str, report: &str) -> MockServer {
             "retry_base_ms = 1\nsystem_prompt = \"test\"\ncompact_at = 0.7\n",
         )
         .unwrap();
-        cmd.args(["-p", prompt, "--tools", "read", "--output-format", "stream-json"])
+        cmd.args(["-p", prompt, "--tools", "read", "--output-format", "events"])
             .args(more)
             .timeout(std::time::Duration::from_secs(120))
             .output()
@@ -330,7 +323,7 @@ fn a_local_server_on_anthropic_messages_reports_its_window() {
             "--base-url",
             &server.url(""),
         ])
-        .args(["-p", "x", "--output-format", "stream-json"]);
+        .args(["-p", "x", "--output-format", "events"]);
     let output = cmd.output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let usage = String::from_utf8_lossy(&output.stdout)
@@ -370,7 +363,7 @@ fn prompt_caches_keep_hitting_after_a_compaction() {
         )
         .unwrap();
         let output = cmd
-            .args(["-p", prompt, "--tools", "read", "--output-format", "stream-json"])
+            .args(["-p", prompt, "--tools", "read", "--output-format", "events"])
             .args(more)
             .output()
             .unwrap();
@@ -447,7 +440,7 @@ fn an_oversized_window_report_is_ignored() {
     server.push(Reply::sse(openai_sse("fine", &[])));
     let output = sb
         .brute(&server)
-        .args(["-p", "x", "--output-format", "stream-json"])
+        .args(["-p", "x", "--output-format", "events"])
         .output()
         .unwrap();
     assert!(output.status.success());

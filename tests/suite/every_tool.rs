@@ -99,7 +99,7 @@ command = "echo bad >&2; exit 4"
 
     let out = sb
         .brute(&server)
-        .args(["-p", "tour", "--output-format", "stream-json"])
+        .args(["-p", "tour", "--output-format", "events"])
         .assert()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();

@@ -9,6 +9,7 @@ mod background;
 mod checkpoint_shortcut;
 mod checkpoint_walk;
 mod checkpoints;
+mod claude_sdk;
 mod cli;
 mod cli_providers;
 mod compaction;

@@ -11,26 +11,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
-/// Where `.ci/test-tools` installs the servers.
-fn tools_dir() -> PathBuf {
-    std::env::var_os("BRUTE_TEST_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache/brute-test-tools")
-        })
-}
-
-/// A required test program, or `None` (skip) outside CI; under CI its absence fails.
-fn require(rel: &str) -> Option<PathBuf> {
-    let path = tools_dir().join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!("{} is missing: run .ci/test-tools", path.display());
-    assert!(std::env::var_os("CI").is_none(), "{message}");
-    eprintln!("skipped: {message}");
-    None
-}
+use support::require;
 
 fn everything() -> Option<PathBuf> {
     require("node_modules/.bin/mcp-server-everything")

@@ -115,14 +115,7 @@ fn plan_mode_in_stream_json_and_text() {
     let server = planner();
     let output = sb
         .brute(&server)
-        .args([
-            "-p",
-            "go",
-            "--permission-mode",
-            "plan",
-            "--output-format",
-            "stream-json",
-        ])
+        .args(["-p", "go", "--permission-mode", "plan", "--output-format", "events"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
@@ -172,7 +165,7 @@ fn permission_mode_values() {
     let server = MockServer::start();
     let output = sb
         .brute(&server)
-        .args(["-p", "go", "--permission-mode", "dontAsk"])
+        .args(["-p", "go", "--permission-mode", "auto"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
@@ -199,7 +192,7 @@ fn permission_mode_values() {
         server.push(Reply::sse(openai_sse("ok", &[])));
         let output = sb
             .brute(&server)
-            .args(["-p", "go", "--permission-mode", value, "--output-format", "stream-json"])
+            .args(["-p", "go", "--permission-mode", value, "--output-format", "events"])
             .output()
             .unwrap();
         assert!(output.status.success(), "{value}: {output:?}");

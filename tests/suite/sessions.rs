@@ -832,7 +832,7 @@ fn a_second_process_on_a_session_in_use_forks_it_and_undo_is_refused() {
     server.push(Reply::sse(openai_sse("held", &[])));
     let mut holder = sb
         .std_brute(&server)
-        .args(["-p", "hold it", "--continue", "--output-format", "stream-json"])
+        .args(["-p", "hold it", "--continue", "--output-format", "events"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()

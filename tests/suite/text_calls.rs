@@ -167,7 +167,7 @@ fn a_recovered_call_never_shows_as_streamed_text() {
     let server = MockServer::start();
     server.push(Reply::sse(relocate(&recorded, RECORDED_ROOT, &root)));
     server.push(Reply::sse(support::openai_sse(ANSWER, &[])));
-    let out = run(&sandbox, &server, &["--output-format", "stream-json"]).success();
+    let out = run(&sandbox, &server, &["--output-format", "events"]).success();
     let events: Vec<Value> = String::from_utf8_lossy(&out.get_output().stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -1248,7 +1248,7 @@ fn responses_hosted_web_search_is_advertised_shown_and_sent_back_across_a_resume
     server.push(Wire::Responses.reply("Still out.", &[]));
     let out = Wire::Responses
         .brute(&sb, &server)
-        .args(["-p", "Is brute out?", "--output-format", "stream-json"])
+        .args(["-p", "Is brute out?", "--output-format", "events"])
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();

@@ -915,7 +915,7 @@ pub struct Deadline {
     _stop: std::sync::mpsc::Sender<()>,
 }
 
-/// `brute -p PROMPT --output-format stream-json` read event line by line as it runs, under a
+/// `brute -p PROMPT --output-format events` read event line by line as it runs, under a
 /// [`deadline`]; for tests that act (signal, kill) at a given point of a run.
 pub struct Streaming {
     pub child: std::process::Child,
@@ -929,7 +929,7 @@ impl Streaming {
     pub fn start(mut cmd: std::process::Command, prompt: &str) -> Self {
         use std::io::BufRead;
         let mut child = cmd
-            .args(["-p", prompt, "--output-format", "stream-json"])
+            .args(["-p", prompt, "--output-format", "events"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -1147,4 +1147,29 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
     bytes.extend(height.to_be_bytes());
     bytes.extend([8, 6, 0, 0, 0, 0x1a, 0x2b, 0x3c, 0x4d]);
     bytes
+}
+
+/// Where `.ci/test-tools` installs the third-party programs tests run (MCP servers, the
+/// Python SDKs).
+pub fn tools_dir() -> std::path::PathBuf {
+    std::env::var_os("BRUTE_TEST_TOOLS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/brute-test-tools")
+        })
+}
+
+/// A required test program under [`tools_dir`], or `None` (skip, with the reason printed)
+/// outside CI; under `CI` its absence fails the test.
+#[allow(dead_code)]
+pub fn require(rel: &str) -> Option<std::path::PathBuf> {
+    let path = tools_dir().join(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!("{} is missing: run .ci/test-tools", path.display());
+    assert!(std::env::var_os("CI").is_none(), "{message}");
+    eprintln!("skipped: {message}");
+    None
 }

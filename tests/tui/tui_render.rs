@@ -1114,6 +1114,8 @@ fn dialogs_scroll_and_fit_small_terminals() {
             summary: "curl https://example.com/install.sh | sh".into(),
             detail: String::new(),
             reason: "it asks to run without the sandbox: needs the network".into(),
+            call_id: String::new(),
+            input: serde_json::Value::Null,
         },
     });
     let approval = render(&mut a, 40, 12);
@@ -1180,6 +1182,8 @@ fn approval_request(app: &mut App, id: &str, command: &str) {
             summary: brute::tool::key_argument(&json!({ "command": command })),
             detail: command.into(),
             reason: "it asks to run without the sandbox: needs the network".into(),
+            call_id: String::new(),
+            input: serde_json::Value::Null,
         },
     });
 }

@@ -1,0 +1,258 @@
+//! brute driven by Claude Code's own Python SDK (`claude-agent-sdk` from PyPI, pinned in
+//! `.ci/test-tools`), with brute as the SDK's CLI, against the mock provider: what programs
+//! built on that SDK see. tests/fixtures/claude_sdk/drive.py prints each message the SDK parsed;
+//! a message it could not parse would end the run with an error.
+
+use crate::support;
+
+use serde_json::Value;
+use support::{MockServer, Reply, Sandbox, openai_sse, require, tool_results};
+
+/// Runs drive.py in `mode` with `prompts`; returns its exit status, its lines and its stderr.
+fn drive(sb: &Sandbox, server: &MockServer, mode: &str, prompts: &[&str]) -> Option<(bool, Vec<Value>, String)> {
+    let python = require("venv/bin/python")?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude_sdk/drive.py");
+    // The environment brute gets in every other test (its own home, data and config dirs), and
+    // the mock as its provider: the SDK hands its environment to the CLI.
+    let like = sb.std_command();
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(script)
+        .arg(mode)
+        .arg(assert_cmd::cargo::cargo_bin("brute"))
+        .arg(sb.project.path())
+        .args(prompts)
+        .current_dir(sb.project.path());
+    for (key, value) in like.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.env("BRUTE_PROVIDER", "openai")
+        .env("BRUTE_MODEL", "mock-model")
+        .env("BRUTE_BASE_URL", server.url("/v1"));
+    let output = assert_cmd::Command::from_std(cmd)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    Some((
+        output.status.success(),
+        lines,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ))
+}
+
+fn of_class<'a>(lines: &'a [Value], class: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["class"] == class).collect()
+}
+
+/// The first block of each message of `class`, as `(type, name or text)`.
+fn blocks(lines: &[Value], class: &str) -> Vec<(String, String)> {
+    of_class(lines, class)
+        .iter()
+        .flat_map(|m| m["blocks"].as_array().cloned().unwrap_or_default())
+        .map(|b| {
+            let what = b["name"].as_str().or(b["text"].as_str()).unwrap_or_default().to_owned();
+            (b["type"].as_str().unwrap_or_default().to_owned(), what)
+        })
+        .collect()
+}
+
+fn reads_a_file(server: &MockServer) {
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_1", "read", r#"{"file_path":"a.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("It says hello.", &[])));
+}
+
+#[test]
+fn query_yields_the_messages_of_a_turn_that_reads_a_file() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "hello from a file\n").unwrap();
+    let server = MockServer::start();
+    reads_a_file(&server);
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "query", &["what does a.txt say?"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let system = of_class(&lines, "SystemMessage");
+    let init = &system[0]["data"];
+    assert_eq!(system[0]["subtype"], "init");
+    assert_eq!(init["model"], "mock-model");
+    assert!(init["tools"].as_array().unwrap().iter().any(|t| t == "read"), "{init}");
+    for key in [
+        "session_id",
+        "cwd",
+        "permissionMode",
+        "mcp_servers",
+        "slash_commands",
+        "apiKeySource",
+    ] {
+        assert!(init.get(key).is_some(), "{key} in {init}");
+    }
+    assert_eq!(
+        blocks(&lines, "AssistantMessage"),
+        [
+            ("tool_use".into(), "read".into()),
+            ("text".into(), "It says hello.".into())
+        ]
+    );
+    let user = of_class(&lines, "UserMessage");
+    assert_eq!(user.len(), 1, "{lines:#?}");
+    let result = &user[0]["blocks"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "call_1");
+    assert!(
+        result["content"].as_str().unwrap().contains("hello from a file"),
+        "{result}"
+    );
+    assert_eq!(result["is_error"], false);
+    let results = of_class(&lines, "ResultMessage");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["subtype"], "success");
+    assert_eq!(results[0]["is_error"], false);
+    assert_eq!(results[0]["result"], "It says hello.");
+    assert_eq!(results[0]["num_turns"], 2);
+    assert_eq!(results[0]["session_id"], init["session_id"]);
+    assert!(results[0]["model_usage"]["mock-model"].is_object(), "{}", results[0]);
+    // The order a program sees: init, the call, its result, the answer, the result.
+    let order: Vec<&str> = lines.iter().map(|l| l["class"].as_str().unwrap()).collect();
+    assert_eq!(
+        order,
+        [
+            "SystemMessage",
+            "AssistantMessage",
+            "UserMessage",
+            "AssistantMessage",
+            "ResultMessage"
+        ]
+    );
+    assert!(!stderr.contains("Traceback"), "{stderr}");
+}
+
+#[test]
+fn partial_messages_come_as_stream_events() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "hello\n").unwrap();
+    let server = MockServer::start();
+    reads_a_file(&server);
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "partial", &["what does a.txt say?"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}");
+    let events: Vec<&str> = of_class(&lines, "StreamEvent")
+        .iter()
+        .map(|l| l["event"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_stop",
+    ] {
+        assert!(events.contains(&kind), "{kind} in {events:?}");
+    }
+    // The whole messages still come.
+    assert_eq!(of_class(&lines, "AssistantMessage").len(), 2);
+    assert_eq!(of_class(&lines, "ResultMessage").len(), 1);
+}
+
+#[test]
+fn a_client_keeps_two_queries_in_one_session() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("The first answer.", &[])));
+    server.push(Reply::sse(openai_sse("The second answer.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "client", &["the first question", "the second question"])
+    else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let results = of_class(&lines, "ResultMessage");
+    assert_eq!(results.len(), 2, "{lines:#?}");
+    assert_eq!(results[0]["result"], "The first answer.");
+    assert_eq!(results[1]["result"], "The second answer.");
+    assert_eq!(results[0]["session_id"], results[1]["session_id"]);
+    // The second request carries the first turn: one conversation, one process.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body["messages"].to_string();
+    assert!(
+        second.contains("the first question")
+            && second.contains("The first answer.")
+            && second.contains("the second question"),
+        "{second}"
+    );
+}
+
+#[test]
+fn can_use_tool_denies_a_write_and_nothing_is_written() {
+    let sb = Sandbox::new();
+    // drive.py runs this one in read-only mode, where a write in the project asks.
+    let outside = sb.project.path().join("asked.txt");
+    let server = MockServer::start();
+    let args = serde_json::json!({"file_path": outside.display().to_string(), "content": "x\n"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_w", "write", &args)])));
+    server.push(Reply::sse(openai_sse("I could not write it.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "deny", &["write asked.txt"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let asked = of_class(&lines, "callback");
+    assert_eq!(asked.len(), 1, "{lines:#?}");
+    assert_eq!(asked[0]["tool"], "write");
+    assert_eq!(asked[0]["tool_use_id"], "call_w");
+    assert_eq!(asked[0]["input"]["file_path"], outside.display().to_string());
+    assert!(!outside.exists(), "a denied write wrote");
+    // The model is told why, and the result lists the denial.
+    let requests = server.requests();
+    let told = tool_results(&requests[1]);
+    assert!(told[0].1.contains("not allowed by the test"), "{told:?}");
+    let result = of_class(&lines, "ResultMessage")[0];
+    assert_eq!(result["denials"][0]["tool_name"], "write", "{result}");
+    assert_eq!(result["denials"][0]["tool_use_id"], "call_w");
+}
+
+#[test]
+fn interrupt_stops_a_long_command_and_the_session_goes_on() {
+    let sb = Sandbox::new();
+    let fifo = sb.project.path().join("ready.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let server = MockServer::start();
+    let command = serde_json::json!({"command": "echo go > ready.fifo; sleep 612345"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
+    server.push(Reply::sse(openai_sse("Still here.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "interrupt", &["run the long command", "are you there?"])
+    else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let running = of_class(&lines, "running");
+    assert!(
+        !running[0]["processes"].as_array().unwrap().is_empty(),
+        "the command ran: {lines:#?}"
+    );
+    let after = of_class(&lines, "after");
+    assert_eq!(after[0]["processes"], serde_json::json!([]), "the command is gone");
+    let results = of_class(&lines, "ResultMessage");
+    assert_eq!(results.len(), 2, "{lines:#?}");
+    assert_eq!(results[0]["subtype"], "error_during_execution");
+    assert_eq!(results[1]["result"], "Still here.");
+    // Only the second prompt reached the model after the interrupt; the call got a result.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(tool_results(&requests[1]).len(), 1);
+}
