@@ -119,7 +119,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
+            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --input-format --include-partial-messages --permission-prompt-tool --system-prompt --append-system-prompt --allowedTools --disallowedTools --verbose --setting-sources --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -174,7 +174,7 @@ _brute() {
                     return 0
                     ;;
                 --permission-mode)
-                    COMPREPLY=($(compgen -W "default acceptEdits plan bypassPermissions" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "default acceptEdits plan bypassPermissions dontAsk" -- "${cur}"))
                     return 0
                     ;;
                 --effort)
@@ -194,7 +194,35 @@ _brute() {
                     return 0
                     ;;
                 --output-format)
-                    COMPREPLY=($(compgen -W "text json stream-json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text json stream-json events" -- "${cur}"))
+                    return 0
+                    ;;
+                --input-format)
+                    COMPREPLY=($(compgen -W "text stream-json" -- "${cur}"))
+                    return 0
+                    ;;
+                --permission-prompt-tool)
+                    COMPREPLY=($(compgen -W "stdio" -- "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allowedTools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --disallowedTools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --setting-sources)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --resume)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= i/image= output-format= c/continue r/resume= q/quiet h/help V/version
+    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= i/image= output-format= input-format= include-partial-messages permission-prompt-tool= system-prompt= append-system-prompt= allowedTools= disallowedTools= verbose setting-sources= c/continue r/resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -38,7 +38,8 @@ full-access\t''"
 complete -c brute -n "__fish_brute_needs_command" -l permission-mode -d 'Claude Code\'s permission modes, mapped onto brute\'s (plan: read-only, ends with a plan)' -r -f -a "default\t'The configured sandbox mode (workspace-write unless config says otherwise)'
 acceptEdits\t'workspace-write: edits in the project and confined commands need no approval'
 plan\t'Plan mode: read-only tools and commands; the model ends with a plan'
-bypassPermissions\t'The same as --yolo: full access, no approval prompts'"
+bypassPermissions\t'The same as --yolo: full access, no approval prompts'
+dontAsk\t'The configured sandbox mode, and nobody is asked: what would need approval is denied'"
 complete -c brute -n "__fish_brute_needs_command" -l effort -d 'How hard reasoning models think (Claude\'s extended thinking, OpenAI\'s reasoning effort)' -r -f -a "low\t''
 medium\t''
 high\t''"
@@ -46,11 +47,22 @@ complete -c brute -n "__fish_brute_needs_command" -l add-dir -d 'Another directo
 complete -c brute -n "__fish_brute_needs_command" -s i -l image -d 'Attach an image (PNG, JPEG, GIF or WebP) to the first prompt (repeatable)' -r -F
 complete -c brute -n "__fish_brute_needs_command" -l output-format -d 'Output format for -p' -r -f -a "text\t'The answer streamed as text; tool activity on stderr'
 json\t'One JSON object at the end: the result (Claude Code\'s shape, plus brute\'s fields)'
-stream-json\t'A system/init line, every event as a JSON line as it happens, then the result'"
+stream-json\t'Claude Code\'s message stream: system/init, assistant and user messages, a result per turn'
+events\t'brute\'s own events as JSON lines, between the init line and the result'"
+complete -c brute -n "__fish_brute_needs_command" -l input-format -d 'Where headless prompts come from: text (the -p prompt) or stream-json (user messages and Claude Code\'s control requests as JSON lines on stdin, many turns in one process)' -r -f -a "text\t'The -p prompt (with piped stdin added)'
+stream-json\t'Claude Code\'s stream-json: user messages and control requests as JSON lines'"
+complete -c brute -n "__fish_brute_needs_command" -l permission-prompt-tool -d 'Ask approvals through the program on stdin (`stdio`: Claude Code\'s `can_use_tool` control requests; needs --input-format stream-json)' -r -f -a "stdio\t''"
+complete -c brute -n "__fish_brute_needs_command" -l system-prompt -d 'Replace brute\'s system prompt with TEXT (empty keeps brute\'s own)' -r
+complete -c brute -n "__fish_brute_needs_command" -l append-system-prompt -d 'Add TEXT to the end of the system prompt' -r
+complete -c brute -n "__fish_brute_needs_command" -l allowedTools -d 'Permission rules that allow calls without asking, comma- or space-separated (`shell(cargo test*)`; Claude Code\'s `Bash(git log:*)`, `Edit`, `Read` are understood)' -r
+complete -c brute -n "__fish_brute_needs_command" -l disallowedTools -d 'Permission rules that refuse calls, like --allowedTools' -r
+complete -c brute -n "__fish_brute_needs_command" -l setting-sources -d 'Accepted for Claude Code\'s SDK; brute reads its own config files (user, then a trusted project\'s), whatever the list says' -r
 complete -c brute -n "__fish_brute_needs_command" -s r -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
 complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
 complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
 complete -c brute -n "__fish_brute_needs_command" -l yolo -d 'Full access and no approval prompts (only where you would run anything yourself)'
+complete -c brute -n "__fish_brute_needs_command" -l include-partial-messages -d 'With --output-format stream-json: also print the model\'s stream as it arrives (`stream_event` lines)'
+complete -c brute -n "__fish_brute_needs_command" -l verbose -d 'Accepted for Claude Code\'s tools; brute prints the same either way'
 complete -c brute -n "__fish_brute_needs_command" -s c -l continue -d 'Continue the latest session of this directory (also with -p)'
 complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
 complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
