@@ -137,6 +137,45 @@ fn query_yields_the_messages_of_a_turn_that_reads_a_file() {
 }
 
 #[test]
+fn a_sub_agents_messages_carry_the_id_of_its_task_call() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "inner text\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "call_t",
+            "task",
+            r#"{"task":"What does a.txt say?","description":"read a"}"#,
+        )],
+    )));
+    // The sub-agent's own two requests, then the conversation's answer.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("sub_r", "read", r#"{"file_path":"a.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Report: inner text.", &[])));
+    server.push(Reply::sse(openai_sse("The sub-agent says: inner text.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "query", &["ask a sub-agent"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let inner: Vec<&Value> = lines.iter().filter(|l| l["parent"] == "call_t").collect();
+    let inner_blocks: Vec<&str> = inner.iter().map(|l| l["blocks"][0]["type"].as_str().unwrap()).collect();
+    assert_eq!(inner_blocks, ["tool_use", "tool_result", "text"], "{lines:#?}");
+    assert_eq!(inner[0]["blocks"][0]["name"], "read");
+    let outer: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["class"] == "AssistantMessage" && l["parent"].is_null())
+        .collect();
+    assert_eq!(outer[0]["blocks"][0]["name"], "task");
+    assert_eq!(
+        outer.last().unwrap()["blocks"][0]["text"],
+        "The sub-agent says: inner text."
+    );
+}
+
+#[test]
 fn partial_messages_come_as_stream_events() {
     let sb = Sandbox::new();
     std::fs::write(sb.project.path().join("a.txt"), "hello\n").unwrap();
@@ -180,9 +219,12 @@ fn a_client_keeps_two_queries_in_one_session() {
     assert_eq!(results[0]["result"], "The first answer.");
     assert_eq!(results[1]["result"], "The second answer.");
     assert_eq!(results[0]["session_id"], results[1]["session_id"]);
-    // The second request carries the first turn: one conversation, one process.
+    // The second request carries the first turn: one conversation, one process; set_model
+    // took effect between them.
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body["model"], "mock-model");
+    assert_eq!(requests[1].body["model"], "second-model");
     let second = requests[1].body["messages"].to_string();
     assert!(
         second.contains("the first question")
