@@ -1,7 +1,7 @@
 //! brute: a terminal coding agent.
 //!
 //! The core (`agent`, `tool`, `provider`, `config`, `protocol`) knows nothing of terminals;
-//! front ends (`oneshot` for `brute -p`, and the TUI) send [`protocol::Op`]s and render
+//! front ends (`oneshot` for `brute -p`, `acp` for editors, and the TUI) send [`protocol::Op`]s and render
 //! [`protocol::Event`]s.
 //!
 //! Module docs point contributors at their private submodules; `cargo doc --document-private-items`
@@ -11,6 +11,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod acp;
 pub mod agent;
 pub mod app;
 #[cfg(target_os = "linux")]
@@ -21,6 +22,7 @@ pub mod config;
 pub mod dates;
 pub mod files;
 pub mod hooks;
+pub mod lines;
 pub mod mcp;
 pub mod net;
 pub mod oneshot;

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
     for note in notes {
         errln!("brute: {note}");
     }
-    if cli.command.is_none() {
+    if matches!(cli.command, None | Some(Command::Acp)) {
         // A task or the UI: both ask whether commands can be confined before their first
         // request.
         brute::sandbox::check_in_background();
@@ -263,6 +263,17 @@ fn user_config() -> Option<std::path::PathBuf> {
 /// Runs a subcommand. Each gets its own arm, so a new one cannot be forgotten here.
 fn subcommand(cli: &Cli, command: &Command, root: &std::path::Path) -> anyhow::Result<i32> {
     match command {
+        Command::Acp => {
+            init_logging();
+            let flags = flags(cli);
+            let load = move |cwd: &std::path::Path| -> anyhow::Result<(config::Settings, config::project::Workspace)> {
+                let place = config::project::Workspace::discover(cwd.to_path_buf());
+                let user_config = user_config();
+                let settings = config::load(&place.root, &flags, &config::process_env, user_config.as_deref())?;
+                Ok((settings, place))
+            };
+            block_on(brute::acp::run(Box::new(load)))?
+        }
         Command::Completions { shell } => {
             std::io::stdout().write_all(&brute::cli::completions(*shell))?;
             Ok(exit::OK)

@@ -322,6 +322,9 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// Serve the Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains,
+    /// Neovim, Emacs): `brute acp [FLAGS]`, with the usual provider, model and sandbox flags
+    Acp,
     /// Print shell completions
     Completions {
         #[arg(value_enum)]
@@ -363,7 +366,8 @@ pub enum McpCommand {
 
 /// Other agents' spellings, turned into brute's before the arguments are parsed, with a note
 /// for each (for stderr): `brute exec TASK…` (Codex) is `brute -p "TASK…"`, and
-/// `--dangerously-skip-permissions` (Claude Code) is `--yolo`.
+/// `--dangerously-skip-permissions` (Claude Code) is `--yolo`. `brute acp --model x` (flags
+/// after the subcommand, as editors' settings write them) is `brute --model x acp`.
 pub fn habits(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<String>) {
     let mut notes = Vec::new();
     let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
@@ -390,6 +394,12 @@ pub fn habits(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<St
         if !words.is_empty() {
             out.push(words.join(" ").into());
         }
+    }
+    if rest.peek().is_some_and(|a| a == "acp") {
+        rest.next();
+        out.extend(rest.map(|arg| translate(arg, &mut notes)));
+        out.push("acp".into());
+        return (out, notes);
     }
     for arg in rest {
         out.push(translate(arg, &mut notes));
@@ -496,6 +506,13 @@ mod tests {
         let (cli, notes) = parsed(&["brute", "--dangerously-skip-permissions", "-p", "go"]);
         assert!(cli.unwrap().yolo);
         assert!(notes[0].contains("--yolo"), "{notes:?}");
+        let (cli, _) = parsed(&["brute", "acp", "--model", "m", "--sandbox", "read-only"]);
+        let cli = cli.unwrap();
+        assert!(matches!(cli.command, Some(super::Command::Acp)));
+        assert_eq!(
+            (cli.model.as_deref(), cli.sandbox.as_deref()),
+            (Some("m"), Some("read-only"))
+        );
         let (cli, _) = parsed(&["brute", "undo", "that", "change"]);
         assert!(cli.is_err());
         let hint = super::prompt_hint(&["brute".into(), "undo".into(), "that".into()]).unwrap();

@@ -12,9 +12,6 @@ use serde_json::{Value, json};
 
 use crate::protocol::{ApprovalDecision, Response};
 
-/// The longest line read from stdin (a bigger one is refused, not buffered without end).
-pub const MAX_LINE: usize = 64 << 20;
-
 /// One line from the program.
 #[derive(Debug, PartialEq)]
 pub enum Incoming {

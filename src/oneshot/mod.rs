@@ -226,13 +226,11 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         let _ = ops_tx.send(Op::UserTurn { text: prompt.clone() });
         owed += 1;
     }
-    let (lines_tx, mut lines) = mpsc::unbounded_channel();
     let mut input_open = streaming;
-    if streaming {
-        read_lines(lines_tx);
-    } else {
-        drop(lines_tx);
-    }
+    let mut lines = match streaming {
+        true => crate::lines::read(tokio::io::stdin()),
+        false => mpsc::unbounded_channel().1,
+    };
     let mut program = Program {
         ask: options.ask_program && !options.never_ask,
         pending: HashMap::new(),
@@ -294,7 +292,10 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             line = lines.recv(), if input_open => {
                 match line {
                     None => input_open = false,
-                    Some(Ok(incoming)) => owed += program.incoming(incoming, settings, &commands, &ops_tx),
+                    Some(Ok(line)) => match control::parse(&line) {
+                        Ok(incoming) => owed += program.incoming(incoming, settings, &commands, &ops_tx),
+                        Err(error) => crate::sanitize::eprint_line(&format!("brute: stdin: {error}")),
+                    },
                     Some(Err(error)) => crate::sanitize::eprint_line(&format!("brute: stdin: {error}")),
                 }
                 continue;
@@ -366,50 +367,6 @@ fn key_source(settings: &Settings) -> String {
         Some(Source::Flag(_)) => "flag".to_owned(),
         Some(Source::Default | Source::Detected(_)) => "none".to_owned(),
     }
-}
-
-/// Reads stdin line by line into `tx` (the channel closes at its end). A line past
-/// [`control::MAX_LINE`] is refused and skipped, never buffered without end.
-fn read_lines(tx: mpsc::UnboundedSender<Result<Incoming, String>>) {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-    tokio::spawn(async move {
-        let mut reader = BufReader::new(tokio::io::stdin());
-        let mut line = Vec::new();
-        let limit = control::MAX_LINE as u64 + 1;
-        loop {
-            line.clear();
-            match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(error) => {
-                    let _ = tx.send(Err(error.to_string()));
-                    break;
-                }
-            }
-            if line.len() > control::MAX_LINE {
-                let _ = tx.send(Err(format!(
-                    "a line longer than {} MiB was skipped",
-                    control::MAX_LINE >> 20
-                )));
-                // The rest of that line goes unread.
-                while !line.ends_with(b"\n") {
-                    line.clear();
-                    match (&mut reader).take(limit).read_until(b'\n', &mut line).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) => {}
-                    }
-                }
-                continue;
-            }
-            let text = String::from_utf8_lossy(&line);
-            if text.trim().is_empty() {
-                continue;
-            }
-            if tx.send(control::parse(text.trim()).map_err(|e| e.to_string())).is_err() {
-                break;
-            }
-        }
-    });
 }
 
 impl Program {

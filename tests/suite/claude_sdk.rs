@@ -6,31 +6,16 @@
 use crate::support;
 
 use serde_json::Value;
-use support::{MockServer, Reply, Sandbox, openai_sse, require, tool_results};
+use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
 /// Runs drive.py in `mode` with `prompts`; returns its exit status, its lines and its stderr.
 fn drive(sb: &Sandbox, server: &MockServer, mode: &str, prompts: &[&str]) -> Option<(bool, Vec<Value>, String)> {
-    let python = require("venv/bin/python")?;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude_sdk/drive.py");
-    // The environment brute gets in every other test (its own home, data and config dirs), and
-    // the mock as its provider: the SDK hands its environment to the CLI.
-    let like = sb.std_command();
-    let mut cmd = std::process::Command::new(python);
-    cmd.arg(script)
-        .arg(mode)
+    let mut cmd = support::python_driving_brute(sb, server, script)?;
+    cmd.arg(mode)
         .arg(assert_cmd::cargo::cargo_bin("brute"))
         .arg(sb.project.path())
-        .args(prompts)
-        .current_dir(sb.project.path());
-    for (key, value) in like.get_envs() {
-        match value {
-            Some(value) => cmd.env(key, value),
-            None => cmd.env_remove(key),
-        };
-    }
-    cmd.env("BRUTE_PROVIDER", "openai")
-        .env("BRUTE_MODEL", "mock-model")
-        .env("BRUTE_BASE_URL", server.url("/v1"));
+        .args(prompts);
     let output = assert_cmd::Command::from_std(cmd)
         .timeout(std::time::Duration::from_secs(120))
         .output()

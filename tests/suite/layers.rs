@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Plain helpers with no dependencies inside brute.
     &[
-        "beneath", "busy", "dates", "files", "net", "paths", "sandbox", "sanitize", "timing",
+        "beneath", "busy", "dates", "files", "lines", "net", "paths", "sandbox", "sanitize", "timing",
     ],
     // Talking to models.
     &["provider"],
@@ -35,7 +35,7 @@ const LAYERS: &[&[&str]] = &[
     // The command line's definitions and its non-conversation commands.
     &["cli"],
     // Front ends.
-    &["oneshot", "tui"],
+    &["acp", "oneshot", "tui"],
 ];
 
 fn src() -> PathBuf {

@@ -1173,3 +1173,25 @@ pub fn require(rel: &str) -> Option<std::path::PathBuf> {
     eprintln!("skipped: {message}");
     None
 }
+
+/// The venv's Python running `script`, in the project, with the environment brute gets in
+/// every other test (its own home, data and config dirs) and the mock as its provider: for
+/// the client libraries that start brute themselves (Claude Code's SDK, the ACP SDK), which
+/// hand their environment to it. `None` (skip) outside CI when the venv is missing.
+#[allow(dead_code)]
+pub fn python_driving_brute(sb: &Sandbox, server: &MockServer, script: &str) -> Option<std::process::Command> {
+    let python = require("venv/bin/python")?;
+    let like = sb.std_command();
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(script).current_dir(sb.project.path());
+    for (key, value) in like.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.env("BRUTE_PROVIDER", "openai")
+        .env("BRUTE_MODEL", "mock-model")
+        .env("BRUTE_BASE_URL", server.url("/v1"));
+    Some(cmd)
+}

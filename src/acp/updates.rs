@@ -1,0 +1,309 @@
+//! What an ACP client is shown: brute's events as `session/update` payloads, a restored
+//! conversation as the updates that replay it, and an editor's prompt blocks as the text of a
+//! turn. Plain functions of the protocol's data, so every shape is tested without a process.
+
+use serde_json::{Value, json};
+
+use crate::protocol::{Display, Event, Failure, Mode, TodoItem, TodoStatus, ToolResult};
+use crate::provider::Message;
+
+/// The modes a session offers (brute's sandbox modes and plan mode), with descriptions.
+pub const MODES: &[(Mode, &str, &str)] = &[
+    (
+        Mode::ReadOnly,
+        "Read-only",
+        "Reads and confined read-only commands; every change asks",
+    ),
+    (
+        Mode::WorkspaceWrite,
+        "Workspace write",
+        "Edits in the project and confined commands need no approval",
+    ),
+    (
+        Mode::FullAccess,
+        "Full access",
+        "Commands run unconfined; changes outside the project still ask",
+    ),
+    (
+        Mode::Plan,
+        "Plan",
+        "Read-only tools; the model ends with a plan to run or keep working on",
+    ),
+];
+
+/// The `modes` of `session/new` and `session/load`.
+pub fn modes(current: Mode) -> Value {
+    json!({
+        "currentModeId": current.as_str(),
+        "availableModes": MODES
+            .iter()
+            .map(|(mode, name, description)| json!({"id": mode.as_str(), "name": name, "description": description}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// The update an event shows as, if any. A sub-agent's events stay inside its call (its
+/// report is the call's result).
+pub fn update(event: &Event) -> Option<Value> {
+    Some(match event {
+        Event::TextDelta { text } => {
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+        }
+        Event::ReasoningDelta { text } => {
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}})
+        }
+        Event::ToolCallStarted {
+            call_id,
+            name,
+            arguments,
+            summary,
+            display,
+        } => tool_call(call_id, name, arguments, summary, *display),
+        Event::ToolResult(result) => finished(result, None),
+        Event::TodosUpdated { todos } => plan(todos),
+        Event::SandboxChanged { mode } => {
+            json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.as_str()})
+        }
+        Event::ContextUsage {
+            tokens,
+            window: Some(window),
+        } => json!({"sessionUpdate": "usage_update", "used": tokens, "size": window}),
+        Event::Notice { message } => {
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("\n\n_note: {message}_\n\n")}})
+        }
+        _ => return None,
+    })
+}
+
+/// A call that starts: its kind from how it is shown (tools describe their presentation; a
+/// front end never matches on their names), its path as a location.
+pub fn tool_call(call_id: &str, name: &str, arguments: &Value, summary: &str, display: Display) -> Value {
+    let kind = match display {
+        Display::Diff => "edit",
+        Display::Output => "execute",
+        Display::Todos | Display::Agent => "think",
+        Display::Text => "read",
+    };
+    let title = match summary.is_empty() {
+        true => name.to_owned(),
+        false => format!("{name} {summary}"),
+    };
+    let locations: Vec<Value> = path_of(arguments).map(|p| json!({"path": p})).into_iter().collect();
+    json!({
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": title,
+        "kind": kind,
+        "status": "in_progress",
+        "locations": locations,
+        "rawInput": arguments,
+    })
+}
+
+/// The path a call's arguments name, if any.
+fn path_of(arguments: &Value) -> Option<&str> {
+    ["file_path", "path"]
+        .iter()
+        .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+}
+
+/// A finished call: its status, and its content (a diff as the editor's diff, else the text).
+/// `path` is where a diff applies when the arguments are not at hand.
+pub fn finished(result: &ToolResult, path: Option<&str>) -> Value {
+    let status = match result.failed() {
+        None | Some(Failure::Exit(_)) => "completed",
+        Some(_) => "failed",
+    };
+    let mut content = Vec::new();
+    if result.display == Display::Diff
+        && !result.is_error
+        && let Some((file, old, new)) = diff_texts(&result.content)
+    {
+        let mut diff = json!({"type": "diff", "path": path.map_or(file, str::to_owned), "newText": new});
+        if let Some(old) = old {
+            diff["oldText"] = json!(old);
+        }
+        content.push(diff);
+    }
+    content.push(json!({"type": "content", "content": {"type": "text", "text": result.content}}));
+    json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": result.call_id,
+        "status": status,
+        "content": content,
+    })
+}
+
+/// The old and new text of a unified diff's hunks (context lines in both), and the file it
+/// names; `None` old text for a created file. `None` when the text holds no diff.
+pub fn diff_texts(text: &str) -> Option<(String, Option<String>, String)> {
+    let mut file = None;
+    let mut created = false;
+    let (mut old, mut new) = (String::new(), String::new());
+    let mut in_hunk = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("--- ") {
+            created = rest.trim() == "/dev/null";
+            in_hunk = false;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("+++ ") {
+            let rest = rest.trim();
+            file = Some(rest.strip_prefix("b/").unwrap_or(rest).to_owned());
+            continue;
+        }
+        if line.starts_with("@@") {
+            in_hunk = true;
+            continue;
+        }
+        if !in_hunk {
+            continue;
+        }
+        match line.split_at_checked(1) {
+            Some((" ", rest)) => {
+                old.push_str(rest);
+                old.push('\n');
+                new.push_str(rest);
+                new.push('\n');
+            }
+            Some(("-", rest)) => {
+                old.push_str(rest);
+                old.push('\n');
+            }
+            Some(("+", rest)) => {
+                new.push_str(rest);
+                new.push('\n');
+            }
+            _ => {}
+        }
+    }
+    let file = file?;
+    let created = created || old.is_empty();
+    Some((file, (!created).then_some(old), new))
+}
+
+/// The todo list as the client's plan (cancelled items are left out).
+pub fn plan(todos: &[TodoItem]) -> Value {
+    let entries: Vec<Value> = todos
+        .iter()
+        .filter_map(|todo| {
+            let status = match todo.status {
+                TodoStatus::Pending => "pending",
+                TodoStatus::InProgress => "in_progress",
+                TodoStatus::Completed => "completed",
+                TodoStatus::Cancelled => return None,
+            };
+            Some(json!({"content": todo.content, "priority": "medium", "status": status}))
+        })
+        .collect();
+    json!({"sessionUpdate": "plan", "entries": entries})
+}
+
+/// The custom commands as `available_commands_update`.
+pub fn commands(commands: &[(String, String)]) -> Value {
+    json!({
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": commands
+            .iter()
+            .map(|(name, description)| json!({"name": name.trim_start_matches('/'), "description": description, "input": {"hint": "arguments"}}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// A restored conversation as the updates that show it again (`session/load`).
+pub fn replay(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for message in messages {
+        match message {
+            Message::User { text, .. } => {
+                out.push(json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}));
+            }
+            Message::Assistant { text, tool_calls, .. } => {
+                if !text.is_empty() {
+                    out.push(update(&Event::TextDelta { text: text.clone() }).unwrap_or_default());
+                }
+                for call in tool_calls {
+                    let arguments = call.input().cloned().unwrap_or(Value::Null);
+                    let mut shown = tool_call(&call.id, &call.name, &arguments, "", Display::Text);
+                    shown["status"] = json!("completed");
+                    out.push(shown);
+                }
+            }
+            Message::Tool {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => out.push(json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "status": if *is_error { "failed" } else { "completed" },
+                "content": [{"type": "content", "content": {"type": "text", "text": content}}],
+            })),
+        }
+    }
+    out
+}
+
+/// An editor's prompt as the text of a turn: text blocks as they are, a file it embedded as
+/// a fenced block under its URI, a link as its URI. Images and audio are not read (the agent
+/// says so in `initialize`); they count in the second value.
+pub fn prompt_text(blocks: &[Value]) -> (String, usize) {
+    let mut parts = Vec::new();
+    let mut dropped = 0;
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => parts.push(block["text"].as_str().unwrap_or_default().to_owned()),
+            Some("resource") => {
+                let resource = &block["resource"];
+                let uri = resource["uri"].as_str().unwrap_or_default();
+                match resource["text"].as_str() {
+                    Some(text) => parts.push(format!("{uri}:\n```\n{}\n```", text.trim_end())),
+                    None => dropped += 1,
+                }
+            }
+            Some("resource_link") => parts.push(block["uri"].as_str().unwrap_or_default().to_owned()),
+            _ => dropped += 1,
+        }
+    }
+    (parts.join("\n\n"), dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diff_becomes_the_editors_old_and_new_text() {
+        let text = "Edited a.txt\n\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n";
+        assert_eq!(
+            diff_texts(text),
+            Some(("a.txt".into(), Some("keep\nold\n".into()), "keep\nnew\n".into()))
+        );
+        let created = "Created x (2 bytes).\n\n--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(diff_texts(created), Some(("x".into(), None, "x\n".into())));
+        assert_eq!(diff_texts("no diff here"), None);
+    }
+
+    #[test]
+    fn a_calls_kind_comes_from_how_it_is_shown() {
+        let call = tool_call("c1", "shell", &json!({"command": "ls"}), "ls", Display::Output);
+        assert_eq!(call["kind"], "execute");
+        assert_eq!(call["title"], "shell ls");
+        assert_eq!(call["locations"], json!([]));
+        let call = tool_call("c2", "write", &json!({"file_path": "a.txt"}), "a.txt", Display::Diff);
+        assert_eq!(call["kind"], "edit");
+        assert_eq!(call["locations"][0]["path"], "a.txt");
+    }
+
+    #[test]
+    fn prompt_blocks_become_the_turns_text() {
+        let (text, dropped) = prompt_text(&[
+            json!({"type": "text", "text": "explain"}),
+            json!({"type": "resource", "resource": {"uri": "file:///p/a.rs", "text": "fn main() {}\n"}}),
+            json!({"type": "image", "data": "", "mimeType": "image/png"}),
+        ]);
+        assert_eq!(text, "explain\n\nfile:///p/a.rs:\n```\nfn main() {}\n```");
+        assert_eq!(dropped, 1);
+    }
+}

@@ -1,0 +1,178 @@
+//! `brute acp` driven by the Python ACP SDK (`agent-client-protocol` from PyPI, pinned in
+//! `.ci/test-tools`) as an editor would, against the mock provider: tests/fixtures/acp/drive.py
+//! goes through a session (a read, a rejected write, a cancelled command, a later prompt, then
+//! `session/load` in a second process) and prints what it saw.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
+
+#[test]
+fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "hello from a file\n").unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(sb.project.path().join("ready.fifo"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let server = MockServer::start();
+    // 1. a read, then the answer.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_r", "read", r#"{"file_path":"a.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("It says hello.", &[])));
+    // 2. a write, in read-only mode: asked, rejected.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_w", "write", r#"{"file_path":"b.txt","content":"b\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("I was not allowed.", &[])));
+    // 3. a long command, cancelled once it runs.
+    let command = json!({"command": "echo go > ready.fifo; sleep 612345"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
+    // 4. the last prompt.
+    server.push(Reply::sse(openai_sse("Still here.", &[])));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/acp/drive.py");
+    let Some(mut cmd) = support::python_driving_brute(&sb, &server, script) else {
+        return;
+    };
+    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
+    let output = assert_cmd::Command::from_std(cmd)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+
+    // initialize: honest capabilities.
+    let init = &lines.iter().find(|l| l.get("initialize").is_some()).unwrap()["initialize"];
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], false);
+    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true);
+    let session = &lines
+        .iter()
+        .find(|l| l.get("session").is_some() && l.get("update").is_none())
+        .unwrap()["session"];
+    let modes: Vec<&str> = session["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["read-only", "workspace-write", "full-access", "plan"]);
+    assert_eq!(session["modes"]["currentModeId"], "workspace-write");
+
+    // The turns, split at their stop lines.
+    let stops: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.get("stop").is_some())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(stops.len(), 4, "{lines:#?}");
+    let stop = |n: usize| lines[stops[n]]["stop"].as_str().unwrap();
+    assert_eq!(
+        [stop(0), stop(1), stop(2), stop(3)],
+        ["end_turn", "end_turn", "cancelled", "end_turn"]
+    );
+    let updates =
+        |from: usize, to: usize| -> Vec<&Value> { lines[from..to].iter().filter_map(|l| l.get("update")).collect() };
+
+    // 1. tool_call (read, with its location and raw input), its completed update with the
+    // file's text, and the answer's chunks.
+    let first = updates(0, stops[0]);
+    let call = first.iter().find(|u| u["sessionUpdate"] == "tool_call").unwrap();
+    assert_eq!(call["toolCallId"], "call_r");
+    assert_eq!(call["kind"], "read");
+    assert_eq!(call["status"], "in_progress");
+    assert_eq!(call["locations"][0]["path"], "a.txt");
+    assert_eq!(call["rawInput"]["file_path"], "a.txt");
+    let done = first.iter().find(|u| u["sessionUpdate"] == "tool_call_update").unwrap();
+    assert_eq!(done["status"], "completed");
+    assert!(done["content"].to_string().contains("hello from a file"), "{done}");
+    let said: String = first
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(said, "It says hello.");
+
+    // 2. the mode changed, the write asked with brute's choices, was rejected, wrote nothing.
+    let second = updates(stops[0], stops[1]);
+    assert!(
+        second
+            .iter()
+            .any(|u| u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "read-only"),
+        "{second:#?}"
+    );
+    let asked: Vec<&Value> = lines[stops[0]..stops[1]]
+        .iter()
+        .filter(|l| l.get("permission").is_some())
+        .collect();
+    assert_eq!(asked.len(), 1, "{lines:#?}");
+    assert_eq!(asked[0]["permission"]["toolCallId"], "call_w");
+    assert_eq!(asked[0]["permission"]["rawInput"]["file_path"], "b.txt");
+    let kinds: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "allow_always", "reject_once"]);
+    assert!(!sb.project.path().join("b.txt").exists(), "a rejected write wrote");
+    let failed = second
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
+    assert_eq!(failed["status"], "failed");
+
+    // 3. cancelled while the command ran: it ran, and it is gone.
+    let running = lines.iter().find(|l| l.get("running").is_some()).unwrap();
+    assert!(!running["running"].as_array().unwrap().is_empty(), "the command ran");
+    let after = lines.iter().find(|l| l.get("after").is_some()).unwrap();
+    assert_eq!(after["after"], json!([]), "the command is gone");
+
+    // 4. the last prompt's request carries the earlier turns, the cancelled call's result too.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    let last = requests[5].body["messages"].to_string();
+    assert!(
+        last.contains("what does a.txt say?") && last.contains("It says hello."),
+        "{last}"
+    );
+    assert!(tool_results(&requests[5]).iter().any(|(id, _)| id == "call_s"));
+
+    // 5. session/load in a new process replays the conversation before it answers.
+    let loaded = lines.iter().position(|l| l.get("loaded").is_some()).unwrap();
+    let replayed: Vec<&Value> = lines[stops[3]..loaded].iter().filter_map(|l| l.get("update")).collect();
+    let users: Vec<&str> = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        users,
+        [
+            "what does a.txt say?",
+            "write b.txt",
+            "run the long command",
+            "are you there?"
+        ]
+    );
+    assert!(
+        replayed
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "call_r")
+    );
+    assert_eq!(lines[loaded]["loaded"]["modes"]["currentModeId"], "workspace-write");
+}
