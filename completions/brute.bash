@@ -16,6 +16,9 @@ _brute() {
             ",$1")
                 cmd="brute"
                 ;;
+            brute,acp)
+                cmd="brute__subcmd__acp"
+                ;;
             brute,completions)
                 cmd="brute__subcmd__completions"
                 ;;
@@ -42,6 +45,9 @@ _brute() {
                 ;;
             brute,untrust)
                 cmd="brute__subcmd__untrust"
+                ;;
+            brute__subcmd__help,acp)
+                cmd="brute__subcmd__help__subcmd__acp"
                 ;;
             brute__subcmd__help,completions)
                 cmd="brute__subcmd__help__subcmd__completions"
@@ -119,7 +125,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --input-format --include-partial-messages --permission-prompt-tool --system-prompt --append-system-prompt --allowedTools --disallowedTools --verbose --setting-sources --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp completions help"
+            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --input-format --include-partial-messages --permission-prompt-tool --system-prompt --append-system-prompt --allowedTools --disallowedTools --verbose --setting-sources --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp acp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -240,6 +246,20 @@ _brute() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        brute__subcmd__acp)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         brute__subcmd__completions)
             opts="-h --help bash zsh fish man"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -269,8 +289,22 @@ _brute() {
             return 0
             ;;
         brute__subcmd__help)
-            opts="config undo redo permissions trust untrust mcp completions help"
+            opts="config undo redo permissions trust untrust mcp acp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        brute__subcmd__help__subcmd__acp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
