@@ -85,7 +85,7 @@ fn after_help() -> String {
 
 /// brute: a terminal coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "brute", version, about, after_help = after_help(), args_conflicts_with_subcommands = true)]
+#[command(name = "brute", version, about, after_help = after_help())]
 pub struct Cli {
     /// Open the UI with this prompt sent; unquoted words are one prompt (a subcommand name is
     /// the subcommand: use `--` first for a prompt like "undo that")
@@ -98,59 +98,65 @@ pub struct Cli {
     pub prompt: Option<Option<String>>,
 
     /// Change to DIR before anything else (as `git -C`: other relative paths start there)
-    #[arg(short = 'C', long = "cd", value_name = "DIR")]
+    #[arg(short = 'C', long = "cd", value_name = "DIR", global = true)]
     pub cd: Option<PathBuf>,
 
     /// Provider: openai, anthropic, responses, ollama or replay
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub provider: Option<String>,
 
     /// Model name, as the provider spells it
-    #[arg(short = 'm', long, value_name = "MODEL")]
+    #[arg(short = 'm', long, value_name = "MODEL", global = true)]
     pub model: Option<String>,
 
     /// Provider base URL (OpenAI-style ends in /v1; Anthropic-style is the host root)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     pub base_url: Option<String>,
 
     /// Maximum model requests per user turn (default 100)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), global = true)]
     pub max_turns: Option<u32>,
 
     /// Script for the replay provider (default: the built-in demo)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub script: Option<PathBuf>,
 
     /// Ask for whole responses instead of streams (for servers that cannot stream tool calls)
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_stream: bool,
 
     /// Only offer these tools (comma-separated)
-    #[arg(long, value_name = "LIST", value_delimiter = ',', conflicts_with = "no_tools")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "no_tools",
+        global = true
+    )]
     pub tools: Option<Vec<String>>,
 
     /// Offer no tools at all
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_tools: bool,
 
     /// What commands may do: read-only, workspace-write (default) or full-access
-    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace-write", "full-access"])]
+    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace-write", "full-access"], global = true)]
     pub sandbox: Option<String>,
 
     /// Full access and no approval prompts (only where you would run anything yourself)
-    #[arg(long, conflicts_with = "sandbox")]
+    #[arg(long, conflicts_with = "sandbox", global = true)]
     pub yolo: bool,
 
     /// Claude Code's permission modes, mapped onto brute's (plan: read-only, ends with a plan)
-    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["sandbox", "yolo"])]
+    #[arg(long, value_enum, value_name = "MODE", conflicts_with_all = ["sandbox", "yolo"], global = true)]
     pub permission_mode: Option<PermissionMode>,
 
     /// How hard reasoning models think (Claude's extended thinking, OpenAI's reasoning effort)
-    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"])]
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high"], global = true)]
     pub effort: Option<String>,
 
     /// Another directory commands and tools may write (repeatable; relative to -C's DIR)
-    #[arg(long = "add-dir", value_name = "DIR")]
+    #[arg(long = "add-dir", value_name = "DIR", global = true)]
     pub add_dir: Vec<std::path::PathBuf>,
 
     /// Attach an image (PNG, JPEG, GIF or WebP) to the first prompt (repeatable)
@@ -366,8 +372,7 @@ pub enum McpCommand {
 
 /// Other agents' spellings, turned into brute's before the arguments are parsed, with a note
 /// for each (for stderr): `brute exec TASK…` (Codex) is `brute -p "TASK…"`, and
-/// `--dangerously-skip-permissions` (Claude Code) is `--yolo`. `brute acp --model x` (flags
-/// after the subcommand, as editors' settings write them) is `brute --model x acp`.
+/// `--dangerously-skip-permissions` (Claude Code) is `--yolo`.
 pub fn habits(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<String>) {
     let mut notes = Vec::new();
     let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
@@ -394,12 +399,6 @@ pub fn habits(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<St
         if !words.is_empty() {
             out.push(words.join(" ").into());
         }
-    }
-    if rest.peek().is_some_and(|a| a == "acp") {
-        rest.next();
-        out.extend(rest.map(|arg| translate(arg, &mut notes)));
-        out.push("acp".into());
-        return (out, notes);
     }
     for arg in rest {
         out.push(translate(arg, &mut notes));

@@ -176,3 +176,43 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     );
     assert_eq!(lines[loaded]["loaded"]["modes"]["currentModeId"], "workspace-write");
 }
+
+/// What a careless or hostile client writes gets a JSON-RPC error, and the agent goes on: a
+/// line that is not JSON, an unknown method, a prompt to a session that does not exist, a
+/// relative directory, an answer nobody asked for. Then stdin ends and brute exits 0.
+#[test]
+fn a_careless_client_gets_errors_and_the_agent_goes_on() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+        "this is not json",
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/fly","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":"brute-99","result":{"outcome":{"outcome":"cancelled"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"session/set_mode","params":{"sessionId":"nope","modeId":"plan"}}"#,
+    ]
+    .join("\n");
+    let output = sb.brute(&server).arg("acp").write_stdin(input + "\n").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let replies: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let code = |id: Value| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["error"]["code"].clone())
+            .unwrap_or_else(|| panic!("no reply to {id}: {replies:#?}"))
+    };
+    assert_eq!(replies[0]["result"]["protocolVersion"], 1);
+    assert_eq!(code(Value::Null), -32700);
+    assert_eq!(code(json!(2)), -32601);
+    assert_eq!(code(json!(3)), -32602);
+    assert_eq!(code(json!(4)), -32602);
+    assert_eq!(code(json!(5)), -32602);
+    assert_eq!(replies.len(), 6, "the stray answer gets no reply: {replies:#?}");
+    assert!(server.requests().is_empty());
+}

@@ -283,3 +283,75 @@ fn interrupt_stops_a_long_command_and_the_session_goes_on() {
     assert_eq!(requests.len(), 2);
     assert_eq!(tool_results(&requests[1]).len(), 1);
 }
+
+/// What a careless program writes on stdin is refused line by line and the session goes on:
+/// a line that is not JSON and one of an unknown type (a note on stderr each), a control
+/// request brute does not know (an error response), SDK hooks (refused at initialize); the
+/// user message after them is answered, and stdin's end ends the run with 0.
+#[test]
+fn a_careless_program_on_stdin_gets_errors_and_the_session_goes_on() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("Answered.", &[])));
+    let input = [
+        "not json at all",
+        r#"{"type":"assistant","message":{}}"#,
+        r#"{"type":"control_request","request_id":"r1","request":{"subtype":"rewind_files"}}"#,
+        r#"{"type":"control_request","request_id":"r2","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":null,"hookCallbackIds":["h1"]}]}}}"#,
+        r#"{"type":"control_request","request_id":"r3","request":{"subtype":"set_permission_mode","mode":"bypassPermissions"}}"#,
+        r#"{"type":"user","message":{"role":"user","content":"hello"},"parent_tool_use_id":null,"session_id":""}"#,
+    ]
+    .join("\n");
+    let output = sb
+        .brute(&server)
+        .args([
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .write_stdin(input + "\n")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("not JSON") && stderr.contains("`assistant`"),
+        "{stderr}"
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let response = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "control_response" && l["response"]["request_id"] == id)
+            .unwrap_or_else(|| panic!("no response to {id}: {lines:#?}"))["response"]
+            .clone()
+    };
+    assert_eq!(response("r1")["subtype"], "error");
+    assert_eq!(response("r2")["subtype"], "error");
+    assert!(response("r2")["error"].as_str().unwrap().contains("hooks"));
+    assert_eq!(response("r3")["subtype"], "error");
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["result"], "Answered.");
+    assert_eq!(lines.last().unwrap()["type"], "result");
+}
+
+/// The flags that only make sense together are refused before anything starts.
+#[test]
+fn stream_json_input_flags_that_do_not_fit_are_usage_errors() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    for args in [
+        &["--input-format", "stream-json"][..],
+        &["-p", "x", "--permission-prompt-tool", "stdio"],
+        &["-p", "x", "--include-partial-messages"],
+    ] {
+        let output = sb.brute(&server).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+    }
+    assert!(server.requests().is_empty());
+}
