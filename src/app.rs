@@ -513,12 +513,16 @@ pub fn build_agent_with(
         .with_effort(settings.reasoning_effort())
         .with_skills(skills)
         .with_overflow_dir(overflow_dir)
-        .with_requests(requests)
+        .with_requests(requests.clone())
         .with_access(access)
-        .with_hooks(Arc::new(crate::hooks::Hooks::new(
-            settings.hooks.iter().map(|h| h.value.clone()).collect(),
-            root.to_path_buf(),
-        )))
+        .with_hooks({
+            let hooks = crate::hooks::Hooks::new(
+                settings.hooks.iter().map(|h| h.value.clone()).collect(),
+                root.to_path_buf(),
+            );
+            hooks.set_requests(requests);
+            Arc::new(hooks)
+        })
         .with_vision(
             settings
                 .models

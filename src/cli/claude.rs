@@ -21,6 +21,44 @@ pub fn rules(allowed: &[String], disallowed: &[String]) -> PermissionsConfig {
     }
 }
 
+/// brute's tools for one of Claude Code's tool names (`Edit` covers both editing tools).
+pub fn tool_names(claude: &str) -> Option<&'static [&'static str]> {
+    Some(match claude {
+        "Bash" => &["shell"],
+        "Read" => &["read"],
+        "Write" => &["write"],
+        "Edit" | "MultiEdit" => &["patch", "write"],
+        "Grep" | "Glob" | "LS" => &["fs_search"],
+        "WebFetch" => &["fetch"],
+        "WebSearch" => &["web_search"],
+        "TodoWrite" => &["todo_write"],
+        "Task" => &["task"],
+        _ => return None,
+    })
+}
+
+/// A hook matcher of Claude Code's (a pattern on its tool names: `Bash`, `Write|Edit`, `.*`,
+/// `mcp__github__.*`) as brute's glob on its own names; `None` matches every tool.
+pub fn hook_matcher(pattern: Option<&str>) -> Option<String> {
+    let pattern = pattern.map(str::trim).unwrap_or_default();
+    if pattern.is_empty() || pattern == "*" || pattern == ".*" {
+        return None;
+    }
+    let mut globs: Vec<String> = Vec::new();
+    for part in pattern.split('|').map(str::trim) {
+        let names = match tool_names(part) {
+            Some(names) => names.iter().map(|n| (*n).to_owned()).collect(),
+            None => vec![part.replace(".*", "*")],
+        };
+        for name in names {
+            if !globs.contains(&name) {
+                globs.push(name);
+            }
+        }
+    }
+    Some(globs.join("|"))
+}
+
 /// `"Read,Bash(git log:*) Edit"` as `["Read", "Bash(git log:*)", "Edit"]`.
 fn split(value: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -55,17 +93,8 @@ fn translate(rule: &str) -> Vec<String> {
         Some((name, rest)) => (name, Some(rest.strip_suffix(')').unwrap_or(rest))),
         None => (rule, None),
     };
-    let names: &[&str] = match name {
-        "Bash" => &["shell"],
-        "Read" => &["read"],
-        "Write" => &["write"],
-        "Edit" | "MultiEdit" => &["patch", "write"],
-        "Grep" | "Glob" | "LS" => &["fs_search"],
-        "WebFetch" => &["fetch"],
-        "WebSearch" => &["web_search"],
-        "TodoWrite" => &["todo_write"],
-        "Task" => &["task"],
-        _ => return vec![rule.to_owned()],
+    let Some(names) = tool_names(name) else {
+        return vec![rule.to_owned()];
     };
     names
         .iter()
@@ -105,5 +134,14 @@ mod tests {
             ]
         );
         assert_eq!(rules.deny, ["shell(rm -rf /)", "shell(curl*)"]);
+    }
+
+    #[test]
+    fn claude_codes_hook_matchers_read_as_brutes_globs() {
+        assert_eq!(hook_matcher(Some("Bash")).as_deref(), Some("shell"));
+        assert_eq!(hook_matcher(Some("Write|Edit")).as_deref(), Some("write|patch"));
+        assert_eq!(hook_matcher(Some("mcp__gh__.*")).as_deref(), Some("mcp__gh__*"));
+        assert_eq!(hook_matcher(Some(".*")), None);
+        assert_eq!(hook_matcher(None), None);
     }
 }

@@ -134,6 +134,9 @@ pub struct Hook {
     pub spec: HookSpec,
     /// `None` matches every tool.
     matcher: Option<Vec<GlobMatcher>>,
+    /// A hook the program driving brute registered (Claude Code SDK's hook callbacks): asked
+    /// of that program with this callback id instead of running a command.
+    pub callback: Option<String>,
 }
 
 impl PartialEq for Hook {
@@ -168,7 +171,30 @@ impl Hook {
                 .collect::<Result<Vec<_>, _>>()?;
             Some(globs)
         };
-        Ok(Self { event, spec, matcher })
+        Ok(Self {
+            event,
+            spec,
+            matcher,
+            callback: None,
+        })
+    }
+
+    /// A hook answered by the program that drives brute (see [`Hook::callback`]); `matcher`
+    /// is a glob on brute's tool names, as in config.
+    pub fn program(
+        event: HookEvent,
+        matcher: Option<String>,
+        callback: &str,
+        timeout: Option<u64>,
+    ) -> Result<Self, String> {
+        let spec = HookSpec {
+            matcher,
+            command: format!("the program's hook callback {callback}"),
+            timeout: timeout.filter(|t| *t > 0),
+        };
+        let mut hook = Self::new(event, spec)?;
+        hook.callback = Some(callback.to_owned());
+        Ok(hook)
     }
 
     /// Whether this hook runs for `tool` (always for events without a tool).

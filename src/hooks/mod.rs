@@ -41,6 +41,8 @@ pub struct Hooks {
     /// Where each hook's run is recorded as a span of the session's commands (see
     /// [`crate::busy`]): what a hook changes is not the person's edit.
     spans: Mutex<Option<std::sync::Arc<crate::busy::Spans>>>,
+    /// How a program's hooks ([`Hook::callback`]) are asked.
+    requests: Mutex<Option<crate::protocol::requests::Requests>>,
 }
 
 /// What all hooks of one event said, combined in config order.
@@ -69,7 +71,13 @@ impl Hooks {
             root,
             session_id: Mutex::default(),
             spans: Mutex::default(),
+            requests: Mutex::default(),
         }
+    }
+
+    /// Sets how the hooks a program registered are asked (the conversation's requests).
+    pub fn set_requests(&self, requests: crate::protocol::requests::Requests) {
+        *self.requests.lock().unwrap_or_else(|e| e.into_inner()) = Some(requests);
     }
 
     /// The hooks a sub-agent runs: the tool hooks only (its task is no prompt of the
@@ -150,7 +158,10 @@ impl Hooks {
             let input = self.input(event, cwd, fields.clone());
             let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let busy = spans.as_ref().map(|s| s.open());
-            let finished = run::run(hook, &input, cwd, &self.root, cancel).await;
+            let finished = match &hook.callback {
+                Some(callback) => self.ask_program(hook, callback, &input, cancel).await,
+                None => run::run(hook, &input, cwd, &self.root, cancel).await,
+            };
             drop(busy);
             let verdict = outcome::interpret(event, &finished);
             if let Some(error) = &verdict.error {
@@ -188,6 +199,53 @@ impl Hooks {
             }
         }
         combined
+    }
+}
+
+impl Hooks {
+    /// A program's hook: its answer is read as a command hook's JSON output (exit 0); no
+    /// answer within the timeout, or none at all, is a hook error (never a block).
+    async fn ask_program(
+        &self,
+        hook: &Hook,
+        callback: &str,
+        input: &Value,
+        cancel: Option<&CancellationToken>,
+    ) -> run::Finished {
+        let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let failed = |why: &str| run::Finished {
+            ending: run::Ending::NotStarted(why.to_owned()),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        let Some(requests) = requests else {
+            return failed("no program is there to answer it");
+        };
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
+        let kind = crate::protocol::RequestKind::Hook {
+            callback: callback.to_owned(),
+            input: input.clone(),
+        };
+        let asked = tokio::time::timeout(hook.timeout(), requests.ask(kind, cancel));
+        match asked.await {
+            Ok(crate::protocol::Response::HookOutput { output }) => run::Finished {
+                ending: run::Ending::Exited(0),
+                stdout: output.to_string(),
+                stderr: String::new(),
+            },
+            Ok(crate::protocol::Response::Declined) if cancel.is_cancelled() => run::Finished {
+                ending: run::Ending::Interrupted,
+                stdout: String::new(),
+                stderr: String::new(),
+            },
+            Ok(_) => failed("the program did not answer it"),
+            Err(_) => run::Finished {
+                ending: run::Ending::TimedOut(hook.timeout()),
+                stdout: String::new(),
+                stderr: String::new(),
+            },
+        }
     }
 }
 

@@ -19,8 +19,11 @@ pub enum Incoming {
     User { text: String, dropped: usize },
     /// A request brute answers with a `control_response`.
     Control { request_id: String, request: Control },
-    /// The answer to a request brute made.
-    Answer { request_id: String, answer: Answer },
+    /// The answer to a request brute made: its `response`, or the error it came with.
+    Answer {
+        request_id: String,
+        result: Result<Value, String>,
+    },
     /// A line with nothing to do (`keep_alive`, a cancel for a request brute does not make).
     Nothing,
 }
@@ -28,9 +31,11 @@ pub enum Incoming {
 /// A control request from the program.
 #[derive(Debug, PartialEq)]
 pub enum Control {
-    /// Hooks or agents registered through the SDK, which brute does not run: refused.
+    /// The SDK's hooks (by Claude Code's event names) and whether it defines agents, which
+    /// brute does not run.
     Initialize {
-        unsupported: Vec<&'static str>,
+        hooks: Value,
+        agents: bool,
     },
     Interrupt,
     SetPermissionMode(String),
@@ -88,13 +93,11 @@ pub fn parse(line: &str) -> Result<Incoming, LineError> {
                 .ok_or(LineError::Missing("control_response", "response"))?;
             let request_id =
                 string(response, "request_id").ok_or(LineError::Missing("control_response", "request_id"))?;
-            let answer = match response.get("subtype").and_then(Value::as_str) {
-                Some("success") => decision(response.get("response").unwrap_or(&Value::Null)),
-                _ => {
-                    Answer::Error(string(response, "error").unwrap_or_else(|| "the program gave no answer".to_owned()))
-                }
+            let result = match response.get("subtype").and_then(Value::as_str) {
+                Some("success") => Ok(response.get("response").cloned().unwrap_or(Value::Null)),
+                _ => Err(string(response, "error").unwrap_or_else(|| "the program gave no answer".to_owned())),
             };
-            Ok(Incoming::Answer { request_id, answer })
+            Ok(Incoming::Answer { request_id, result })
         }
         "keep_alive" | "control_cancel_request" | "update_environment_variables" => Ok(Incoming::Nothing),
         other => Err(LineError::Type(other.to_owned())),
@@ -140,11 +143,8 @@ fn control(request: &Value) -> Control {
     };
     match subtype {
         "initialize" => Control::Initialize {
-            unsupported: [("hooks", "hooks"), ("agents", "agents")]
-                .into_iter()
-                .filter(|(key, _)| present(key))
-                .map(|(_, name)| name)
-                .collect(),
+            hooks: request.get("hooks").cloned().unwrap_or(Value::Null),
+            agents: present("agents"),
         },
         "interrupt" => Control::Interrupt,
         "set_permission_mode" => Control::SetPermissionMode(string(request, "mode").unwrap_or_default()),
@@ -154,17 +154,58 @@ fn control(request: &Value) -> Control {
     }
 }
 
-fn decision(response: &Value) -> Answer {
+/// The program's answer to `can_use_tool`, from its response (or the error it sent).
+pub fn decision(result: Result<Value, String>) -> Answer {
+    let response = match result {
+        Ok(response) => response,
+        Err(error) => return Answer::Error(error),
+    };
     match response.get("behavior").and_then(Value::as_str) {
         Some("allow") => Answer::Allow {
             updated_input: response.get("updatedInput").cloned(),
         },
         Some("deny") => Answer::Deny {
-            message: string(response, "message").unwrap_or_default(),
+            message: string(&response, "message").unwrap_or_default(),
             interrupt: response.get("interrupt").and_then(Value::as_bool).unwrap_or(false),
         },
         _ => Answer::Error("the answer has no behavior (allow or deny)".to_owned()),
     }
+}
+
+/// The hooks an `initialize` registers, in brute's terms: one hook per callback id, its
+/// matcher read as brute's tool names. An event brute has no hook point for is refused (a
+/// guard that never runs must not look registered).
+pub fn hooks(registered: &Value) -> Result<Vec<crate::hooks::Hook>, String> {
+    use crate::hooks::{Hook, HookEvent};
+    let Some(events) = registered.as_object() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (name, matchers) in events {
+        let event = HookEvent::ALL
+            .iter()
+            .copied()
+            .find(|e| e.claude_name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "brute has no `{name}` hook point (it has {})",
+                    HookEvent::ALL
+                        .iter()
+                        .map(|e| e.claude_name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        for matcher in matchers.as_array().into_iter().flatten() {
+            let glob = crate::cli::claude::hook_matcher(matcher.get("matcher").and_then(Value::as_str));
+            let timeout = matcher.get("timeout").and_then(Value::as_u64);
+            for id in matcher["hookCallbackIds"].as_array().into_iter().flatten() {
+                let id = id.as_str().ok_or("a hook callback id is not a string")?;
+                out.push(Hook::program(event, glob.clone(), id, timeout)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A `control_response` line: success with `response`, or an error.
@@ -258,17 +299,9 @@ mod tests {
             parse(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":null}}"#),
             Ok(Incoming::Control {
                 request_id: "r1".into(),
-                request: Control::Initialize { unsupported: vec![] }
-            })
-        );
-        assert_eq!(
-            parse(
-                r#"{"type":"control_request","request_id":"r1","request":{"subtype":"initialize","hooks":{"PreToolUse":[]}}}"#
-            ),
-            Ok(Incoming::Control {
-                request_id: "r1".into(),
                 request: Control::Initialize {
-                    unsupported: vec!["hooks"]
+                    hooks: Value::Null,
+                    agents: false
                 }
             })
         );
@@ -285,11 +318,15 @@ mod tests {
             ),
             Ok(Incoming::Answer {
                 request_id: "b1".into(),
-                answer: Answer::Deny {
-                    message: "no".into(),
-                    interrupt: false
-                }
+                result: Ok(json!({"behavior": "deny", "message": "no"}))
             })
+        );
+        assert_eq!(
+            decision(Ok(json!({"behavior": "deny", "message": "no"}))),
+            Answer::Deny {
+                message: "no".into(),
+                interrupt: false
+            }
         );
         assert!(matches!(parse("{"), Err(LineError::Json(_))));
         assert_eq!(
@@ -297,6 +334,20 @@ mod tests {
             Err(LineError::Type("assistant".into()))
         );
         assert_eq!(parse(r#"{"type":"keep_alive"}"#), Ok(Incoming::Nothing));
+    }
+
+    #[test]
+    fn the_sdks_hooks_become_brutes_and_unknown_points_are_refused() {
+        let hooks = hooks(&json!({"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["h1", "h2"], "timeout": 5}]}))
+            .unwrap();
+        assert_eq!(hooks.len(), 2);
+        assert_eq!(hooks[0].callback.as_deref(), Some("h1"));
+        assert!(hooks[0].matches(Some("shell")) && !hooks[0].matches(Some("read")));
+        assert_eq!(hooks[0].timeout(), std::time::Duration::from_secs(5));
+        let refused =
+            super::hooks(&json!({"Notification": [{"matcher": null, "hookCallbackIds": ["h"]}]})).unwrap_err();
+        assert!(refused.contains("Notification"), "{refused}");
+        assert!(super::hooks(&Value::Null).unwrap().is_empty());
     }
 
     #[test]

@@ -79,9 +79,8 @@ impl Render {
 struct Program {
     /// Ask it about approvals (`--permission-prompt-tool stdio`, not `dontAsk`).
     ask: bool,
-    /// `can_use_tool` requests waiting for an answer: brute's request id and the call's input,
-    /// by the request id the program sees.
-    pending: HashMap<String, (String, Value)>,
+    /// Requests to the program waiting for an answer, by the request id the program sees.
+    pending: HashMap<String, Pending>,
     /// The MCP servers' last status, for `mcp_status`.
     servers: Vec<ServerStatus>,
     /// The program asked for an interrupt (its turn's end is no failure of the run).
@@ -134,6 +133,14 @@ fn ask_in_terminal(_questions: &[Question]) -> Option<Vec<String>> {
     None
 }
 
+/// What a request to the program is for.
+enum Pending {
+    /// `can_use_tool`: brute's request id and the call's input.
+    Approval { id: String, input: Value },
+    /// `hook_callback`: brute's request id.
+    Hook { id: String },
+}
+
 /// The usage errors of a flag combination, before anything starts.
 fn check(options: &Options) -> Result<(), &'static str> {
     let stream_out = options.format == OutputFormat::StreamJson;
@@ -170,6 +177,49 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         crate::sanitize::eprint_line(&format!("brute: {notice}"));
     }
     let streaming = options.input == InputFormat::StreamJson;
+    let mut input_open = streaming;
+    let mut lines = match streaming {
+        true => crate::lines::read(tokio::io::stdin()),
+        false => mpsc::unbounded_channel().1,
+    };
+    // The SDK's first line is its `initialize`, with the hooks it registers: they join the
+    // session's hooks before it starts. Any other first line is handled once it has.
+    let mut settings = std::borrow::Cow::Borrowed(settings);
+    let mut initialize: Option<(String, Result<(), String>)> = None;
+    let mut first_line: Option<Result<String, String>> = None;
+    if streaming {
+        match lines.recv().await {
+            None => input_open = false,
+            Some(Ok(line)) => match control::parse(&line) {
+                Ok(Incoming::Control {
+                    request_id,
+                    request: Control::Initialize { hooks, agents },
+                }) => {
+                    let registered = match agents {
+                        true => Err(
+                            "brute does not run agents defined through the SDK (its `task` tool is the sub-agent)"
+                                .to_owned(),
+                        ),
+                        false => control::hooks(&hooks),
+                    };
+                    let registered = registered.map(|hooks| {
+                        let source = crate::config::Source::Flag("the SDK's initialize".to_owned());
+                        settings
+                            .to_mut()
+                            .hooks
+                            .extend(hooks.into_iter().map(|value| crate::config::Sourced {
+                                value,
+                                source: source.clone(),
+                            }));
+                    });
+                    initialize = Some((request_id, registered));
+                }
+                _ => first_line = Some(Ok(line)),
+            },
+            Some(Err(error)) => first_line = Some(Err(error)),
+        }
+    }
+    let settings: &Settings = &settings;
     let (events, mut rx) = EventSink::channel();
     let front_end = if streaming {
         app::FrontEnd::Program
@@ -226,17 +276,19 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         let _ = ops_tx.send(Op::UserTurn { text: prompt.clone() });
         owed += 1;
     }
-    let mut input_open = streaming;
-    let mut lines = match streaming {
-        true => crate::lines::read(tokio::io::stdin()),
-        false => mpsc::unbounded_channel().1,
-    };
     let mut program = Program {
         ask: options.ask_program && !options.never_ask,
         pending: HashMap::new(),
         servers: Vec::new(),
         interrupted: false,
     };
+    if let Some((request_id, registered)) = initialize {
+        let answer = registered.map(|()| program.capabilities(&commands));
+        emit(&control::respond(&request_id, answer));
+    }
+    if let Some(line) = first_line {
+        owed += program.line(line, settings, &commands, &ops_tx);
+    }
     // One listener per signal for the whole run, so a signal between two polls is not lost.
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -292,11 +344,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             line = lines.recv(), if input_open => {
                 match line {
                     None => input_open = false,
-                    Some(Ok(line)) => match control::parse(&line) {
-                        Ok(incoming) => owed += program.incoming(incoming, settings, &commands, &ops_tx),
-                        Err(error) => crate::sanitize::eprint_line(&format!("brute: stdin: {error}")),
-                    },
-                    Some(Err(error)) => crate::sanitize::eprint_line(&format!("brute: stdin: {error}")),
+                    Some(line) => owed += program.line(line, settings, &commands, &ops_tx),
                 }
                 continue;
             }
@@ -391,7 +439,23 @@ impl Program {
                     summary,
                     reason,
                 ));
-                self.pending.insert(request_id, (id.to_owned(), input.clone()));
+                self.pending.insert(
+                    request_id,
+                    Pending::Approval {
+                        id: id.to_owned(),
+                        input: input.clone(),
+                    },
+                );
+            }
+            RequestKind::Hook { callback, input } => {
+                let request_id = format!("brute-{id}");
+                emit(&json!({
+                    "type": "control_request",
+                    "request_id": request_id,
+                    "request": {"subtype": "hook_callback", "callback_id": callback, "input": input,
+                                "tool_use_id": input.get("tool_use_id")},
+                }));
+                self.pending.insert(request_id, Pending::Hook { id: id.to_owned() });
             }
             other => {
                 let _ = ops.send(Op::Respond {
@@ -408,6 +472,34 @@ impl Program {
         if self.pending.remove(&request_id).is_some() {
             emit(&json!({"type": "control_cancel_request", "request_id": request_id}));
         }
+    }
+
+    /// One line from stdin (or the error reading it); returns the turns it asked for.
+    fn line(
+        &mut self,
+        line: Result<String, String>,
+        settings: &Settings,
+        commands: &[String],
+        ops: &mpsc::UnboundedSender<Op>,
+    ) -> usize {
+        match line.and_then(|line| control::parse(&line).map_err(|e| e.to_string())) {
+            Ok(incoming) => self.incoming(incoming, settings, commands, ops),
+            Err(error) => {
+                crate::sanitize::eprint_line(&format!("brute: stdin: {error}"));
+                0
+            }
+        }
+    }
+
+    /// What `initialize` answers: the commands, and brute's pid.
+    fn capabilities(&self, commands: &[String]) -> Value {
+        json!({
+            "commands": commands.iter().map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""})).collect::<Vec<_>>(),
+            "output_style": "default",
+            "available_output_styles": ["default"],
+            "models": [],
+            "pid": std::process::id(),
+        })
     }
 
     /// One line from the program; returns the turns it asked for (0 or 1).
@@ -427,14 +519,24 @@ impl Program {
                 let _ = ops.send(Op::UserTurn { text });
                 1
             }
-            Incoming::Answer { request_id, answer } => {
-                if let Some((id, input)) = self.pending.remove(&request_id) {
-                    let (response, stop) = control::approval(answer, &input);
-                    let _ = ops.send(Op::Respond { id, response });
-                    if stop {
-                        self.interrupted = true;
-                        let _ = ops.send(Op::Interrupt);
+            Incoming::Answer { request_id, result } => {
+                match self.pending.remove(&request_id) {
+                    Some(Pending::Approval { id, input }) => {
+                        let (response, stop) = control::approval(control::decision(result), &input);
+                        let _ = ops.send(Op::Respond { id, response });
+                        if stop {
+                            self.interrupted = true;
+                            let _ = ops.send(Op::Interrupt);
+                        }
                     }
+                    Some(Pending::Hook { id }) => {
+                        let response = match result {
+                            Ok(output) => Response::HookOutput { output },
+                            Err(_) => Response::NoPerson,
+                        };
+                        let _ = ops.send(Op::Respond { id, response });
+                    }
+                    None => {}
                 }
                 0
             }
@@ -456,17 +558,12 @@ impl Program {
         ops: &mpsc::UnboundedSender<Op>,
     ) -> Result<Value, String> {
         match request {
-            Control::Initialize { unsupported } if !unsupported.is_empty() => Err(format!(
-                "brute does not run {} registered through the SDK; put hooks in brute's config.toml ([[hooks.pre_tool_use]] …)",
-                unsupported.join(" or ")
-            )),
-            Control::Initialize { .. } => Ok(json!({
-                "commands": commands.iter().map(|c| json!({"name": c.trim_start_matches('/'), "description": "", "argumentHint": ""})).collect::<Vec<_>>(),
-                "output_style": "default",
-                "available_output_styles": ["default"],
-                "models": [],
-                "pid": std::process::id(),
-            })),
+            // Hooks join a session as it starts (the first line); a later initialize may not
+            // add any.
+            Control::Initialize { hooks, agents } if agents || hooks.as_object().is_some_and(|h| !h.is_empty()) => Err(
+                "hooks and agents are registered by the first initialize only, before the session starts".to_owned(),
+            ),
+            Control::Initialize { .. } => Ok(self.capabilities(commands)),
             Control::Interrupt => {
                 self.interrupted = true;
                 let _ = ops.send(Op::Interrupt);

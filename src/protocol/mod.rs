@@ -262,6 +262,9 @@ pub enum RequestKind {
         yes: String,
         no: String,
     },
+    /// A hook the program driving brute registered (Claude Code SDK's hook callbacks), with
+    /// its JSON input. Default: nobody answers (a hook error, which never blocks).
+    Hook { callback: String, input: Value },
     /// The model's plan, made in plan mode, to run or to keep working on. Default: nobody is
     /// there (the plan is the run's result, and nothing changes).
     Plan {
@@ -275,9 +278,10 @@ impl RequestKind {
     /// The answer taken when no person can give one.
     pub fn default_response(&self) -> Response {
         match self {
-            RequestKind::Question { .. } | RequestKind::Approval { .. } | RequestKind::Plan { .. } => {
-                Response::NoPerson
-            }
+            RequestKind::Question { .. }
+            | RequestKind::Approval { .. }
+            | RequestKind::Plan { .. }
+            | RequestKind::Hook { .. } => Response::NoPerson,
             RequestKind::Undo { .. } => Response::Declined,
             RequestKind::Consent { .. } => Response::Consent { yes: false },
         }
@@ -305,6 +309,8 @@ pub enum Response {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A program's answer to a [`RequestKind::Hook`]: what a command hook would have printed.
+    HookOutput { output: Value },
     /// An answer to a [`RequestKind::Plan`]; keeping on planning may say what to change.
     Plan {
         decision: PlanDecision,

@@ -29,6 +29,14 @@ pub struct Requests {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for Requests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Requests")
+            .field("has_person", &self.has_person())
+            .finish()
+    }
+}
+
 impl Default for Requests {
     fn default() -> Self {
         Self::headless()

@@ -257,7 +257,8 @@ impl Confirm {
                     payload: Some(Payload::new(plan)),
                 });
             }
-            RequestKind::Question { .. } => return None,
+            // A program's hook is asked of the program driving brute, never of the UI.
+            RequestKind::Question { .. } | RequestKind::Hook { .. } => return None,
         };
         Some(Self {
             id: id.to_owned(),

@@ -248,6 +248,40 @@ fn can_use_tool_denies_a_write_and_nothing_is_written() {
 }
 
 #[test]
+fn a_hook_the_sdk_registers_runs_for_its_tools_and_its_deny_holds() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "hello\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[
+            ("call_r", "read", r#"{"file_path":"a.txt"}"#),
+            ("call_s", "shell", r#"{"command":"touch hooked.txt"}"#),
+        ],
+    )));
+    server.push(Reply::sse(openai_sse("The hook said no.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "hooks", &["read and touch"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    // The matcher `Bash` is brute's `shell`: the read does not reach the hook.
+    let hooked = of_class(&lines, "hook");
+    assert_eq!(hooked.len(), 1, "{lines:#?}");
+    assert_eq!(hooked[0]["event"], "PreToolUse");
+    assert_eq!(hooked[0]["tool"], "shell");
+    assert_eq!(hooked[0]["input"]["command"], "touch hooked.txt");
+    assert!(
+        !sb.project.path().join("hooked.txt").exists(),
+        "the hook's deny did not hold"
+    );
+    let told = tool_results(&server.requests()[1]);
+    let shell = told.iter().find(|(id, _)| id == "call_s").unwrap();
+    assert!(shell.1.contains("no shell in this test"), "{told:?}");
+    let read = told.iter().find(|(id, _)| id == "call_r").unwrap();
+    assert!(read.1.contains("hello"), "{told:?}");
+}
+
+#[test]
 fn interrupt_stops_a_long_command_and_the_session_goes_on() {
     let sb = Sandbox::new();
     let fifo = sb.project.path().join("ready.fifo");
