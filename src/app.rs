@@ -640,6 +640,9 @@ pub enum FrontEnd {
     /// A program drives the session (`--input-format stream-json`): every request reaches the
     /// front end, which asks the program or takes the default.
     Program,
+    /// An editor (`brute acp`): like a program, and when it offers them, `read` reads its open
+    /// files (unsaved changes included) through it.
+    Editor { buffers: bool },
 }
 
 /// A started conversation and what its front end shows first.
@@ -664,7 +667,10 @@ pub fn start(
     session: &SessionChoice,
 ) -> Result<Started, SetupError> {
     let requests = match front_end {
-        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal | FrontEnd::Program => Requests::new(events.clone()),
+        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal | FrontEnd::Program | FrontEnd::Editor { buffers: false } => {
+            Requests::new(events.clone())
+        }
+        FrontEnd::Editor { buffers: true } => Requests::with_buffers(events.clone()),
         FrontEnd::Headless => Requests::headless(),
     };
     let built = build_agent_with(

@@ -57,6 +57,11 @@ enum Asked {
         session: String,
         id: String,
     },
+    /// `fs/read_text_file` for the `read` tool.
+    Buffer {
+        session: String,
+        id: String,
+    },
 }
 
 /// The agent: its sessions and what it waits for from the client.
@@ -67,6 +72,8 @@ struct Agent {
     asked: HashMap<String, Asked>,
     events: mpsc::UnboundedSender<(String, Event)>,
     next: u64,
+    /// The client offers `fs/read_text_file`: `read` reads its open files through it.
+    reads_buffers: bool,
 }
 
 /// Runs the agent until stdin ends (exit 0) or a signal stops it (128 + signal).
@@ -79,6 +86,7 @@ pub async fn run(load: LoadSettings) -> anyhow::Result<i32> {
         asked: HashMap::new(),
         events,
         next: 0,
+        reads_buffers: false,
     };
     let mut lines = crate::lines::read(tokio::io::stdin());
     use tokio::signal::unix::{SignalKind, signal};
@@ -132,7 +140,9 @@ impl Agent {
     /// end).
     fn request(&mut self, method: &str, params: &Value, id: &Value) -> Option<Result<Value, rpc::Error>> {
         Some(match method {
-            "initialize" => Ok(json!({
+            "initialize" => {
+                self.reads_buffers = params["clientCapabilities"]["fs"]["readTextFile"] == true;
+                Ok(json!({
                 "protocolVersion": 1,
                 "agentCapabilities": {
                     "loadSession": true,
@@ -141,7 +151,8 @@ impl Agent {
                 },
                 "authMethods": [],
                 "agentInfo": {"name": "brute", "title": "brute", "version": env!("CARGO_PKG_VERSION")},
-            })),
+                }))
+            }
             "authenticate" => Ok(json!({})),
             "session/new" => self.start(params, SessionChoice::New),
             "session/load" => match params["sessionId"].as_str() {
@@ -169,7 +180,10 @@ impl Agent {
             )));
         }
         let (sink, mut rx) = EventSink::channel();
-        let started = app::start(&settings, &place, sink, app::FrontEnd::Program, Vec::new(), &choice)
+        let front_end = app::FrontEnd::Editor {
+            buffers: self.reads_buffers,
+        };
+        let started = app::start(&settings, &place, sink, front_end, Vec::new(), &choice)
             .map_err(|e| rpc::Error::internal(e.to_string()))?;
         let id = match (&choice, started.session_id.clone()) {
             (SessionChoice::Resume(id), _) => id.clone(),
@@ -374,6 +388,15 @@ impl Agent {
                     id,
                 },
             ),
+            RequestKind::ReadBuffer { path } => {
+                self.out.request(
+                    &request_id,
+                    "fs/read_text_file",
+                    json!({"sessionId": session, "path": path}),
+                );
+                self.asked.insert(request_id, Asked::Buffer { session, id });
+                return;
+            }
             other => {
                 if let Some(s) = self.sessions.get(&session) {
                     let _ = s.ops.send(Op::Respond {
@@ -397,6 +420,17 @@ impl Agent {
         let Some(asked) = id.as_str().and_then(|id| self.asked.remove(id)) else {
             return;
         };
+        if let Asked::Buffer { session, id } = asked {
+            // An error (not open, not readable) reads the file on disk instead.
+            let text = result.ok().and_then(|r| r["content"].as_str().map(str::to_owned));
+            if let Some(s) = self.sessions.get(&session) {
+                let _ = s.ops.send(Op::Respond {
+                    id,
+                    response: Response::Buffer { text },
+                });
+            }
+            return;
+        }
         let chosen = result
             .ok()
             .filter(|r| r["outcome"]["outcome"] == "selected")
@@ -425,6 +459,7 @@ impl Agent {
                 };
                 (session, id, response)
             }
+            Asked::Buffer { .. } => return,
             Asked::Plan { session, id } => {
                 let decision = match chosen.as_deref() {
                     Some("run") => Some(PlanDecision::Run),

@@ -262,6 +262,10 @@ pub enum RequestKind {
         yes: String,
         no: String,
     },
+    /// The text of a file as an editor has it open, unsaved changes included (asked only of
+    /// a front end that [reads buffers](requests::Requests::reads_buffers)). Default: not
+    /// open (the file on disk is read).
+    ReadBuffer { path: String },
     /// A hook the program driving brute registered (Claude Code SDK's hook callbacks), with
     /// its JSON input. Default: nobody answers (a hook error, which never blocks).
     Hook { callback: String, input: Value },
@@ -281,7 +285,8 @@ impl RequestKind {
             RequestKind::Question { .. }
             | RequestKind::Approval { .. }
             | RequestKind::Plan { .. }
-            | RequestKind::Hook { .. } => Response::NoPerson,
+            | RequestKind::Hook { .. }
+            | RequestKind::ReadBuffer { .. } => Response::NoPerson,
             RequestKind::Undo { .. } => Response::Declined,
             RequestKind::Consent { .. } => Response::Consent { yes: false },
         }
@@ -309,6 +314,9 @@ pub enum Response {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// An editor's answer to a [`RequestKind::ReadBuffer`]: the text, or `None` when it does
+    /// not have the file open.
+    Buffer { text: Option<String> },
     /// A program's answer to a [`RequestKind::Hook`]: what a command hook would have printed.
     HookOutput { output: Value },
     /// An answer to a [`RequestKind::Plan`]; keeping on planning may say what to change.

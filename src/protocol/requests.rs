@@ -19,6 +19,8 @@ use crate::protocol::{Event, EventSink, RequestKind, Response};
 
 struct Inner {
     events: Option<EventSink>,
+    /// The front end answers [`RequestKind::ReadBuffer`] (an editor's open files).
+    buffers: bool,
     waiting: Mutex<HashMap<String, oneshot::Sender<Response>>>,
     next: AtomicU64,
 }
@@ -49,10 +51,28 @@ impl Requests {
         Self {
             inner: Arc::new(Inner {
                 events: Some(events),
+                buffers: false,
                 waiting: Mutex::default(),
                 next: AtomicU64::new(0),
             }),
         }
+    }
+
+    /// Requests go to an editor through `events`, and it answers with its open files' text.
+    pub fn with_buffers(events: EventSink) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                events: Some(events),
+                buffers: true,
+                waiting: Mutex::default(),
+                next: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Whether the front end answers [`RequestKind::ReadBuffer`]: only then may a tool ask.
+    pub fn reads_buffers(&self) -> bool {
+        self.inner.buffers
     }
 
     /// Nobody can answer: every request takes its default at once.
@@ -60,6 +80,7 @@ impl Requests {
         Self {
             inner: Arc::new(Inner {
                 events: None,
+                buffers: false,
                 waiting: Mutex::default(),
                 next: AtomicU64::new(0),
             }),

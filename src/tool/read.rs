@@ -78,11 +78,20 @@ impl Tool for ReadTool {
             // learns from the note and still gets lines.
             let (start, end, note) = clamp(args["start_line"].as_i64(), args["end_line"].as_i64());
             let path = ctx.resolve(&file_path);
+            let buffer = editor_buffer(ctx, &path).await;
             let (root, cwd) = (ctx.root.clone(), ctx.cwd.clone());
-            let (mut content, images) =
-                tokio::task::spawn_blocking(move || read_path(&root, &cwd, &file_path, &path, start, end))
-                    .await
-                    .map_err(|e| ToolError::new("Internal", e.to_string()))??;
+            let (mut content, images) = tokio::task::spawn_blocking(move || {
+                let source = Source {
+                    root: &root,
+                    cwd: &cwd,
+                    shown: &file_path,
+                    path: &path,
+                    buffer: buffer.as_deref(),
+                };
+                read_path(&source, start, end)
+            })
+            .await
+            .map_err(|e| ToolError::new("Internal", e.to_string()))??;
             if let Some(note) = note {
                 content.push_str(&format!("\n({note})"));
             }
@@ -96,10 +105,47 @@ impl Tool for ReadTool {
     }
 }
 
+/// The text of `path` as the editor has it open (unsaved changes included), when the front
+/// end is an editor that offers its files and has this one open as a text file. Everything
+/// else (directories, pictures, devices) is read from disk as always.
+async fn editor_buffer(ctx: &ToolContext, path: &Path) -> Option<Vec<u8>> {
+    if !ctx.agent.requests.reads_buffers() || image::has_image_extension(path) {
+        return None;
+    }
+    let absolute = crate::tool::guard::normalize(&ctx.cwd, path);
+    if !std::fs::metadata(&absolute).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let kind = crate::protocol::RequestKind::ReadBuffer {
+        path: absolute.display().to_string(),
+    };
+    match ctx.ask(kind).await {
+        crate::protocol::Response::Buffer { text } => text.map(String::into_bytes),
+        _ => None,
+    }
+}
+
+/// What one read reads: the path as the model gave it and resolved, and the editor's text of
+/// it when the editor has it open.
+struct Source<'a> {
+    root: &'a Path,
+    cwd: &'a Path,
+    shown: &'a str,
+    path: &'a Path,
+    buffer: Option<&'a [u8]>,
+}
+
 /// What `@path` in a prompt attaches: the file as `read` shows it from its first line
 /// (bounded the same way), or a directory's listing.
 pub(crate) fn attachment_text(root: &Path, cwd: &Path, shown: &str, path: &Path) -> Result<String, ToolError> {
-    read_path(root, cwd, shown, path, 1, None).map(|(text, _)| text)
+    let source = Source {
+        root,
+        cwd,
+        shown,
+        path,
+        buffer: None,
+    };
+    read_path(&source, 1, None).map(|(text, _)| text)
 }
 
 /// A file's line count (the last line counts without its newline).
@@ -107,14 +153,14 @@ pub(crate) fn line_count(path: &Path) -> std::io::Result<u64> {
     count_lines(&mut crate::files::open_regular(path)?)
 }
 
-fn read_path(
-    root: &Path,
-    cwd: &Path,
-    shown: &str,
-    path: &Path,
-    start: u64,
-    end: Option<u64>,
-) -> Result<(String, Vec<Image>), ToolError> {
+fn read_path(source: &Source<'_>, start: u64, end: Option<u64>) -> Result<(String, Vec<Image>), ToolError> {
+    let Source {
+        root,
+        cwd,
+        shown,
+        path,
+        buffer,
+    } = *source;
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -128,8 +174,14 @@ fn read_path(
     if let Some(kind) = crate::files::special_kind(&meta) {
         return Err(super::guard::special_error(shown, kind));
     }
-    let file = crate::files::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let (mut reader, len): (Box<dyn BufRead>, u64) = match buffer {
+        Some(text) => (Box::new(std::io::Cursor::new(text)), text.len() as u64),
+        None => {
+            let file =
+                crate::files::open_regular(path).map_err(|e| ToolError::io(format!("cannot open {shown}"), &e))?;
+            (Box::new(BufReader::with_capacity(64 * 1024, file)), meta.len())
+        }
+    };
     let head = reader
         .fill_buf()
         .map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
@@ -189,7 +241,7 @@ fn read_path(
         // Past the end: the file's last lines, saying so.
         let span = end.map_or(TAIL_LINES, |e| e - start + 1).min(TAIL_LINES);
         let from = number.saturating_sub(span - 1).max(1);
-        let (mut out, images) = read_path(root, cwd, shown, path, from, Some(number))?;
+        let (mut out, images) = read_path(source, from, Some(number))?;
         out.push_str(&format!(
             "\n(start_line {start} is past the end of {shown}, which has {number} line{}; showing its last lines {from}-{number} instead.)",
             if number == 1 { "" } else { "s" }
@@ -203,7 +255,7 @@ fn read_path(
         ));
     }
     if !eof && end.is_none_or(|e| last_shown < e) {
-        let total = if meta.len() <= COUNT_LINES_UP_TO {
+        let total = if len <= COUNT_LINES_UP_TO {
             let rest = count_lines(&mut reader).map_err(|e| ToolError::io(format!("cannot read {shown}"), &e))?;
             Some(number + rest)
         } else {
@@ -211,7 +263,7 @@ fn read_path(
         };
         let of = match total {
             Some(total) => format!("of {total}"),
-            None => format!("of a {} MB file", meta.len() / 1_000_000),
+            None => format!("of a {} MB file", len / 1_000_000),
         };
         out.push_str(&format!(
             "\n(Showing lines {start}-{last_shown} {of}. Use start_line={} to continue.)",

@@ -97,9 +97,23 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     assert_eq!(call["status"], "in_progress");
     assert_eq!(call["locations"][0]["path"], "a.txt");
     assert_eq!(call["rawInput"]["file_path"], "a.txt");
+    // The editor's unsaved text is what the model reads, asked through fs/read_text_file.
     let done = first.iter().find(|u| u["sessionUpdate"] == "tool_call_update").unwrap();
     assert_eq!(done["status"], "completed");
-    assert!(done["content"].to_string().contains("hello from a file"), "{done}");
+    assert!(
+        done["content"].to_string().contains("hello from the unsaved buffer"),
+        "{done}"
+    );
+    let asked_for = lines.iter().find(|l| l.get("read_text_file").is_some()).unwrap();
+    assert_eq!(
+        asked_for["read_text_file"],
+        sb.project.path().join("a.txt").display().to_string()
+    );
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .contains("1\thello from the unsaved buffer")
+    );
     let said: String = first
         .iter()
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
