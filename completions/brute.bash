@@ -125,7 +125,7 @@ _brute() {
 
     case "${cmd}" in
         brute)
-            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --input-format --include-partial-messages --permission-prompt-tool --system-prompt --append-system-prompt --allowedTools --disallowedTools --verbose --setting-sources --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp acp completions help"
+            opts="-p -C -m -i -c -r -q -h -V --prompt --cd --provider --model --base-url --max-turns --script --no-stream --tools --no-tools --sandbox --yolo --permission-mode --effort --add-dir --image --output-format --input-format --include-partial-messages --permission-prompt-tool --system-prompt --append-system-prompt --allowedTools --disallowedTools --verbose --setting-sources --betas --fallback-model --include-hook-events --max-thinking-tokens --thinking --thinking-display --continue --resume --quiet --help --version config undo redo permissions trust untrust mcp acp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -228,6 +228,26 @@ _brute() {
                     return 0
                     ;;
                 --setting-sources)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --betas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fallback-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-thinking-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking-display)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_brute_global_optspecs
-    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= i/image= output-format= input-format= include-partial-messages permission-prompt-tool= system-prompt= append-system-prompt= allowedTools= disallowedTools= verbose setting-sources= c/continue r/resume= q/quiet h/help V/version
+    string join \n p/prompt= C/cd= provider= m/model= base-url= max-turns= script= no-stream tools= no-tools sandbox= yolo permission-mode= effort= add-dir= i/image= output-format= input-format= include-partial-messages permission-prompt-tool= system-prompt= append-system-prompt= allowedTools= disallowedTools= verbose setting-sources= betas= fallback-model= include-hook-events max-thinking-tokens= thinking= thinking-display= c/continue r/resume= q/quiet h/help V/version
 end
 
 function __fish_brute_needs_command
@@ -57,12 +57,18 @@ complete -c brute -n "__fish_brute_needs_command" -l append-system-prompt -d 'Ad
 complete -c brute -n "__fish_brute_needs_command" -l allowedTools -d 'Permission rules that allow calls without asking, comma- or space-separated (`shell(cargo test*)`; Claude Code\'s `Bash(git log:*)`, `Edit`, `Read` are understood)' -r
 complete -c brute -n "__fish_brute_needs_command" -l disallowedTools -d 'Permission rules that refuse calls, like --allowedTools' -r
 complete -c brute -n "__fish_brute_needs_command" -l setting-sources -d 'Accepted for Claude Code\'s SDK; brute reads its own config files (user, then a trusted project\'s), whatever the list says' -r
+complete -c brute -n "__fish_brute_needs_command" -l betas -r
+complete -c brute -n "__fish_brute_needs_command" -l fallback-model -r
+complete -c brute -n "__fish_brute_needs_command" -l max-thinking-tokens -r
+complete -c brute -n "__fish_brute_needs_command" -l thinking -r
+complete -c brute -n "__fish_brute_needs_command" -l thinking-display -r
 complete -c brute -n "__fish_brute_needs_command" -s r -l resume -d 'Resume a session of this directory; without an ID, list them to pick one' -r
 complete -c brute -n "__fish_brute_needs_command" -l no-stream -d 'Ask for whole responses instead of streams (for servers that cannot stream tool calls)'
 complete -c brute -n "__fish_brute_needs_command" -l no-tools -d 'Offer no tools at all'
 complete -c brute -n "__fish_brute_needs_command" -l yolo -d 'Full access and no approval prompts (only where you would run anything yourself)'
 complete -c brute -n "__fish_brute_needs_command" -l include-partial-messages -d 'With --output-format stream-json: also print the model\'s stream as it arrives (`stream_event` lines)'
 complete -c brute -n "__fish_brute_needs_command" -l verbose -d 'Accepted for Claude Code\'s tools; brute prints the same either way'
+complete -c brute -n "__fish_brute_needs_command" -l include-hook-events
 complete -c brute -n "__fish_brute_needs_command" -s c -l continue -d 'Continue the latest session of this directory (also with -p)'
 complete -c brute -n "__fish_brute_needs_command" -s q -l quiet -d 'With -p: no tool activity lines on stderr'
 complete -c brute -n "__fish_brute_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'

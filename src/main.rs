@@ -49,7 +49,7 @@ fn main() -> ExitCode {
             return ExitCode::from(if refused { exit::USAGE as u8 } else { 0 });
         }
     };
-    for note in notes {
+    for note in notes.into_iter().chain(cli.ignored.notes()) {
         errln!("brute: {note}");
     }
     if matches!(cli.command, None | Some(Command::Acp)) {

@@ -208,6 +208,12 @@ pub struct Cli {
     #[arg(long, value_name = "SOURCES")]
     pub setting_sources: Option<String>,
 
+    /// Claude Code's options that change nothing brute promises, accepted and ignored with a
+    /// note (docs/sdk.md lists them): beta headers, a fallback model, hook events in the
+    /// stream, thinking budgets and display.
+    #[command(flatten)]
+    pub ignored: IgnoredClaudeFlags,
+
     /// Continue the latest session of this directory (also with -p)
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
@@ -222,6 +228,58 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Claude Code's flags brute accepts and ignores (see [`Cli::ignored`]).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct IgnoredClaudeFlags {
+    #[arg(long, hide = true, value_name = "LIST")]
+    pub betas: Option<String>,
+    #[arg(long, hide = true, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+    #[arg(long, hide = true)]
+    pub include_hook_events: bool,
+    #[arg(long, hide = true, value_name = "N")]
+    pub max_thinking_tokens: Option<u64>,
+    #[arg(long, hide = true, value_name = "MODE")]
+    pub thinking: Option<String>,
+    #[arg(long, hide = true, value_name = "MODE")]
+    pub thinking_display: Option<String>,
+}
+
+impl IgnoredClaudeFlags {
+    /// One note per flag given, for stderr.
+    pub fn notes(&self) -> Vec<String> {
+        let given = [
+            ("--betas", self.betas.is_some(), "brute sends no beta headers"),
+            (
+                "--fallback-model",
+                self.fallback_model.is_some(),
+                "brute retries the same model",
+            ),
+            (
+                "--include-hook-events",
+                self.include_hook_events,
+                "hooks show as notices",
+            ),
+            (
+                "--max-thinking-tokens",
+                self.max_thinking_tokens.is_some(),
+                "use --effort low|medium|high",
+            ),
+            ("--thinking", self.thinking.is_some(), "use --effort low|medium|high"),
+            (
+                "--thinking-display",
+                self.thinking_display.is_some(),
+                "thinking is always streamed",
+            ),
+        ];
+        given
+            .iter()
+            .filter(|(_, set, _)| *set)
+            .map(|(flag, _, why)| format!("{flag} is Claude Code's and ignored here ({why})"))
+            .collect()
+    }
 }
 
 /// `--permission-mode`: Claude Code's names, mapped onto brute's modes (see [`PermissionMode::flags`]).
@@ -512,6 +570,10 @@ mod tests {
             (cli.model.as_deref(), cli.sandbox.as_deref()),
             (Some("m"), Some("read-only"))
         );
+        let (cli, _) = parsed(&["brute", "-p", "x", "--betas", "b", "--include-hook-events"]);
+        let notes = cli.unwrap().ignored.notes();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("--betas is Claude Code's"), "{notes:?}");
         let (cli, _) = parsed(&["brute", "undo", "that", "change"]);
         assert!(cli.is_err());
         let hint = super::prompt_hint(&["brute".into(), "undo".into(), "that".into()]).unwrap();

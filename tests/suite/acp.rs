@@ -12,13 +12,7 @@ use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     let sb = Sandbox::new();
     std::fs::write(sb.project.path().join("a.txt"), "hello from a file\n").unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(sb.project.path().join("ready.fifo"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    support::mkfifo(&sb.project.path().join("ready.fifo"));
     let server = MockServer::start();
     // 1. a read, then the answer.
     server.push(Reply::sse(openai_sse(

@@ -285,13 +285,7 @@ fn a_hook_the_sdk_registers_runs_for_its_tools_and_its_deny_holds() {
 fn interrupt_stops_a_long_command_and_the_session_goes_on() {
     let sb = Sandbox::new();
     let fifo = sb.project.path().join("ready.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    support::mkfifo(&fifo);
     let server = MockServer::start();
     let command = serde_json::json!({"command": "echo go > ready.fifo; sleep 612345"}).to_string();
     server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
