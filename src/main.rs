@@ -120,7 +120,8 @@ fn flags(cli: &Cli) -> Flags {
             .collect(),
         system_prompt: cli.system_prompt.clone(),
         append_system_prompt: cli.append_system_prompt.clone(),
-        permissions: brute::cli::claude::rules(&cli.allowed_tools, &cli.disallowed_tools),
+        // Refused in `run` before this is reached, when they cannot be read.
+        permissions: brute::cli::claude::rules(&cli.allowed_tools, &cli.disallowed_tools).unwrap_or_default(),
     }
 }
 
@@ -193,6 +194,10 @@ fn interactive(
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
+    if let Err(refused) = brute::cli::claude::rules(&cli.allowed_tools, &cli.disallowed_tools) {
+        errln!("brute: {refused}");
+        return Ok(exit::USAGE);
+    }
     // Started in a subdirectory, the project root (nearest `.git` or `.brute` below `$HOME`)
     // holds the config, trust and sessions; tools work from the working directory.
     let place = config::project::Workspace::discover(std::env::current_dir()?);

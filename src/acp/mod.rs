@@ -37,8 +37,10 @@ struct Session {
     prompts: VecDeque<Value>,
     /// The last error of the running turn (an `Error` event), for the prompt's error reply.
     error: Option<String>,
-    /// Paths of running calls (for their diffs).
+    /// Paths of running calls (for their diffs), absolute.
     paths: HashMap<String, String>,
+    /// The session's working directory: relative paths in updates start there.
+    cwd: std::path::PathBuf,
 }
 
 /// What an answer to one of brute's requests to the client is for.
@@ -156,6 +158,10 @@ impl Agent {
             "authenticate" => Ok(json!({})),
             "session/new" => self.start(params, SessionChoice::New),
             "session/load" => match params["sessionId"].as_str() {
+                // One conversation per session: a second load would fork it under the same id.
+                Some(session) if self.sessions.contains_key(session) => {
+                    Err(rpc::Error::params(format!("session `{session}` is already open")))
+                }
                 Some(session) => self.start(params, SessionChoice::Resume(session.to_owned())),
                 None => Err(rpc::Error::params("session/load needs a sessionId")),
             },
@@ -198,12 +204,12 @@ impl Agent {
         while let Ok(event) = rx.try_recv() {
             match event {
                 Event::HistoryReplaced { messages, .. } => {
-                    for update in updates::replay(&messages) {
+                    for update in updates::replay(&messages, &place.cwd) {
                         self.out.update(&id, update);
                     }
                 }
                 other => {
-                    if let Some(update) = updates::update(&other) {
+                    if let Some(update) = updates::update(&other, &place.cwd) {
                         self.out.update(&id, update);
                     }
                 }
@@ -212,9 +218,12 @@ impl Agent {
         for notice in &started.notices {
             self.out.update(
                 &id,
-                updates::update(&Event::Notice {
-                    message: notice.clone(),
-                })
+                updates::update(
+                    &Event::Notice {
+                        message: notice.clone(),
+                    },
+                    &place.cwd,
+                )
                 .unwrap_or_default(),
             );
         }
@@ -238,6 +247,7 @@ impl Agent {
                 prompts: VecDeque::new(),
                 error: None,
                 paths: HashMap::new(),
+                cwd: place.cwd.clone(),
             },
         );
         Ok(json!({"sessionId": id, "modes": updates::modes(settings.permission_mode())}))
@@ -259,13 +269,20 @@ impl Agent {
             Ok(session) => session,
             Err(error) => return Some(Err(error)),
         };
+        if session.ops.send(Op::UserTurn { text }).is_err() {
+            // The conversation ended (its turn failed for good): nothing will answer.
+            self.sessions.remove(&session_id);
+            return Some(Err(rpc::Error::internal(
+                "the session's conversation has ended; start or load it again",
+            )));
+        }
         session.prompts.push_back(id.clone());
-        let _ = session.ops.send(Op::UserTurn { text });
+        let cwd = session.cwd.clone();
         if dropped > 0 {
             let note = format!("{dropped} block(s) of the prompt were left out: brute reads text and embedded files");
             self.out.update(
                 &session_id,
-                updates::update(&Event::Notice { message: note }).unwrap_or_default(),
+                updates::update(&Event::Notice { message: note }, &cwd).unwrap_or_default(),
             );
         }
         None
@@ -294,16 +311,22 @@ impl Agent {
             }
             Event::Error { message } => session.error = Some(message.clone()),
             Event::ToolCallStarted { call_id, arguments, .. } => {
-                if let Some(path) = ["file_path", "path"]
-                    .iter()
-                    .find_map(|k| arguments.get(*k).and_then(Value::as_str))
-                {
-                    session.paths.insert(call_id.clone(), path.to_owned());
+                if let Some(path) = updates::path_of(arguments, &session.cwd) {
+                    session.paths.insert(call_id.clone(), path);
                 }
             }
             Event::ToolResult(result) => {
                 let path = session.paths.remove(&result.call_id);
-                self.out.update(session_id, updates::finished(result, path.as_deref()));
+                self.out
+                    .update(session_id, updates::finished(result, path.as_deref(), &session.cwd));
+                return;
+            }
+            // An interrupt gave back prompts queued behind the cancelled turn: each still
+            // owes its `session/prompt` an answer, so each runs.
+            Event::QueueReturned { prompts } => {
+                for text in prompts {
+                    let _ = session.ops.send(Op::UserTurn { text: text.clone() });
+                }
                 return;
             }
             Event::TurnFinished { outcome, .. } => {
@@ -324,7 +347,8 @@ impl Agent {
             }
             _ => {}
         }
-        if let Some(update) = updates::update(&event) {
+        let cwd = session.cwd.clone();
+        if let Some(update) = updates::update(&event, &cwd) {
             self.out.update(session_id, update);
         }
     }

@@ -2,6 +2,8 @@
 //! conversation as the updates that replay it, and an editor's prompt blocks as the text of a
 //! turn. Plain functions of the protocol's data, so every shape is tested without a process.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::protocol::{Display, Event, Failure, Mode, TodoItem, TodoStatus, ToolResult};
@@ -44,7 +46,7 @@ pub fn modes(current: Mode) -> Value {
 
 /// The update an event shows as, if any. A sub-agent's events stay inside its call (its
 /// report is the call's result).
-pub fn update(event: &Event) -> Option<Value> {
+pub fn update(event: &Event, cwd: &Path) -> Option<Value> {
     Some(match event {
         Event::TextDelta { text } => {
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
@@ -58,8 +60,8 @@ pub fn update(event: &Event) -> Option<Value> {
             arguments,
             summary,
             display,
-        } => tool_call(call_id, name, arguments, summary, *display),
-        Event::ToolResult(result) => finished(result, None),
+        } => tool_call(call_id, name, arguments, summary, *display, cwd),
+        Event::ToolResult(result) => finished(result, None, cwd),
         Event::TodosUpdated { todos } => plan(todos),
         Event::SandboxChanged { mode } => {
             json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.as_str()})
@@ -76,8 +78,9 @@ pub fn update(event: &Event) -> Option<Value> {
 }
 
 /// A call that starts: its kind from how it is shown (tools describe their presentation; a
-/// front end never matches on their names), its path as a location.
-pub fn tool_call(call_id: &str, name: &str, arguments: &Value, summary: &str, display: Display) -> Value {
+/// front end never matches on their names), its path as a location (absolute, as ACP wants:
+/// a relative one is taken from `cwd`).
+pub fn tool_call(call_id: &str, name: &str, arguments: &Value, summary: &str, display: Display, cwd: &Path) -> Value {
     let kind = match display {
         Display::Diff => "edit",
         Display::Output => "execute",
@@ -88,7 +91,10 @@ pub fn tool_call(call_id: &str, name: &str, arguments: &Value, summary: &str, di
         true => name.to_owned(),
         false => format!("{name} {summary}"),
     };
-    let locations: Vec<Value> = path_of(arguments).map(|p| json!({"path": p})).into_iter().collect();
+    let locations: Vec<Value> = path_of(arguments, cwd)
+        .map(|p| json!({"path": p}))
+        .into_iter()
+        .collect();
     json!({
         "sessionUpdate": "tool_call",
         "toolCallId": call_id,
@@ -100,16 +106,17 @@ pub fn tool_call(call_id: &str, name: &str, arguments: &Value, summary: &str, di
     })
 }
 
-/// The path a call's arguments name, if any.
-fn path_of(arguments: &Value) -> Option<&str> {
+/// The path a call's arguments name, if any, absolute (a relative one from `cwd`).
+pub fn path_of(arguments: &Value, cwd: &Path) -> Option<String> {
     ["file_path", "path"]
         .iter()
         .find_map(|k| arguments.get(*k).and_then(Value::as_str))
+        .map(|p| cwd.join(p).display().to_string())
 }
 
 /// A finished call: its status, and its content (a diff as the editor's diff, else the text).
 /// `path` is where a diff applies when the arguments are not at hand.
-pub fn finished(result: &ToolResult, path: Option<&str>) -> Value {
+pub fn finished(result: &ToolResult, path: Option<&str>, cwd: &Path) -> Value {
     let status = match result.failed() {
         None | Some(Failure::Exit(_)) => "completed",
         Some(_) => "failed",
@@ -119,7 +126,8 @@ pub fn finished(result: &ToolResult, path: Option<&str>) -> Value {
         && !result.is_error
         && let Some((file, old, new)) = diff_texts(&result.content)
     {
-        let mut diff = json!({"type": "diff", "path": path.map_or(file, str::to_owned), "newText": new});
+        let path = path.map_or_else(|| cwd.join(&file).display().to_string(), str::to_owned);
+        let mut diff = json!({"type": "diff", "path": path, "newText": new});
         if let Some(old) = old {
             diff["oldText"] = json!(old);
         }
@@ -211,7 +219,7 @@ pub fn commands(commands: &[(String, String)]) -> Value {
 }
 
 /// A restored conversation as the updates that show it again (`session/load`).
-pub fn replay(messages: &[Message]) -> Vec<Value> {
+pub fn replay(messages: &[Message], cwd: &Path) -> Vec<Value> {
     let mut out = Vec::new();
     for message in messages {
         match message {
@@ -220,11 +228,11 @@ pub fn replay(messages: &[Message]) -> Vec<Value> {
             }
             Message::Assistant { text, tool_calls, .. } => {
                 if !text.is_empty() {
-                    out.push(update(&Event::TextDelta { text: text.clone() }).unwrap_or_default());
+                    out.push(update(&Event::TextDelta { text: text.clone() }, cwd).unwrap_or_default());
                 }
                 for call in tool_calls {
                     let arguments = call.input().cloned().unwrap_or(Value::Null);
-                    let mut shown = tool_call(&call.id, &call.name, &arguments, "", Display::Text);
+                    let mut shown = tool_call(&call.id, &call.name, &arguments, "", Display::Text, cwd);
                     shown["status"] = json!("completed");
                     out.push(shown);
                 }
@@ -287,13 +295,21 @@ mod tests {
 
     #[test]
     fn a_calls_kind_comes_from_how_it_is_shown() {
-        let call = tool_call("c1", "shell", &json!({"command": "ls"}), "ls", Display::Output);
+        let cwd = Path::new("/p");
+        let call = tool_call("c1", "shell", &json!({"command": "ls"}), "ls", Display::Output, cwd);
         assert_eq!(call["kind"], "execute");
         assert_eq!(call["title"], "shell ls");
         assert_eq!(call["locations"], json!([]));
-        let call = tool_call("c2", "write", &json!({"file_path": "a.txt"}), "a.txt", Display::Diff);
+        let call = tool_call(
+            "c2",
+            "write",
+            &json!({"file_path": "a.txt"}),
+            "a.txt",
+            Display::Diff,
+            cwd,
+        );
         assert_eq!(call["kind"], "edit");
-        assert_eq!(call["locations"][0]["path"], "a.txt");
+        assert_eq!(call["locations"][0]["path"], "/p/a.txt", "absolute, as ACP wants");
     }
 
     #[test]

@@ -92,6 +92,10 @@ impl Hooks {
         if let Some(spans) = self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             hooks.set_spans(spans);
         }
+        // A program's hooks hold inside sub-agents too: they are asked the same way.
+        if let Some(requests) = self.requests.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            hooks.set_requests(requests);
+        }
         std::sync::Arc::new(hooks)
     }
 
@@ -222,29 +226,37 @@ impl Hooks {
             return failed("no program is there to answer it");
         };
         let never = CancellationToken::new();
-        let cancel = cancel.unwrap_or(&never);
+        let turn = cancel.unwrap_or(&never);
         let kind = crate::protocol::RequestKind::Hook {
             callback: callback.to_owned(),
             input: input.clone(),
         };
-        let asked = tokio::time::timeout(hook.timeout(), requests.ask(kind, cancel));
-        match asked.await {
-            Ok(crate::protocol::Response::HookOutput { output }) => run::Finished {
+        // Out of time, the request is withdrawn as an interrupt withdraws it (the program is
+        // told), not merely forgotten.
+        let ask = turn.child_token();
+        let timer = {
+            let (ask, timeout) = (ask.clone(), hook.timeout());
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                ask.cancel();
+            })
+        };
+        let answer = requests.ask(kind, &ask).await;
+        timer.abort();
+        let ending = |ending| run::Finished {
+            ending,
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        match answer {
+            crate::protocol::Response::HookOutput { output } => run::Finished {
                 ending: run::Ending::Exited(0),
                 stdout: output.to_string(),
                 stderr: String::new(),
             },
-            Ok(crate::protocol::Response::Declined) if cancel.is_cancelled() => run::Finished {
-                ending: run::Ending::Interrupted,
-                stdout: String::new(),
-                stderr: String::new(),
-            },
-            Ok(_) => failed("the program did not answer it"),
-            Err(_) => run::Finished {
-                ending: run::Ending::TimedOut(hook.timeout()),
-                stdout: String::new(),
-                stderr: String::new(),
-            },
+            _ if turn.is_cancelled() => ending(run::Ending::Interrupted),
+            _ if ask.is_cancelled() => ending(run::Ending::TimedOut(hook.timeout())),
+            _ => failed("the program did not answer it"),
         }
     }
 }

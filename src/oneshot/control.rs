@@ -197,7 +197,7 @@ pub fn hooks(registered: &Value) -> Result<Vec<crate::hooks::Hook>, String> {
                 )
             })?;
         for matcher in matchers.as_array().into_iter().flatten() {
-            let glob = crate::cli::claude::hook_matcher(matcher.get("matcher").and_then(Value::as_str));
+            let glob = crate::cli::claude::hook_matcher(matcher.get("matcher").and_then(Value::as_str))?;
             let timeout = matcher.get("timeout").and_then(Value::as_u64);
             for id in matcher["hookCallbackIds"].as_array().into_iter().flatten() {
                 let id = id.as_str().ok_or("a hook callback id is not a string")?;

@@ -85,6 +85,8 @@ struct Program {
     servers: Vec<ServerStatus>,
     /// The program asked for an interrupt (its turn's end is no failure of the run).
     interrupted: bool,
+    /// stdin is still read: only then can the program answer anything.
+    open: bool,
 }
 
 /// Asks the person through a terminal prompt; `None` when they cancel (Esc / Ctrl-D). The
@@ -281,6 +283,7 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         pending: HashMap::new(),
         servers: Vec::new(),
         interrupted: false,
+        open: streaming,
     };
     if let Some((request_id, registered)) = initialize {
         let answer = registered.map(|()| program.capabilities(&commands));
@@ -315,16 +318,19 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
                 report.record(&event);
                 render.event(&event);
                 match &event {
+                    Event::TurnStarted { .. } => program.interrupted = false,
                     Event::Request { id, kind } if streaming => program.request(id, kind, &ops_tx),
                     Event::Request { id, kind } => answer_request(id, kind, &ops_tx),
                     Event::RequestClosed { id } => program.closed(id),
                     Event::McpStatus { servers } => program.servers.clone_from(servers),
-                    // An interrupt gave queued prompts back; the program still owes them turns.
-                    Event::QueueReturned { prompts } if streaming => {
+                    // An interrupt gave queued prompts back: the program's own interrupt stops
+                    // one turn and the rest still run; a signal ends the run, so they do not.
+                    Event::QueueReturned { prompts } if streaming && signal_code.is_none() && stops == 0 => {
                         for text in prompts {
                             let _ = ops_tx.send(Op::UserTurn { text: text.clone() });
                         }
                     }
+                    Event::QueueReturned { prompts } => owed = owed.saturating_sub(prompts.len()),
                     Event::TurnFinished { outcome: finished, .. } => {
                         outcome = *finished;
                         owed = owed.saturating_sub(1);
@@ -343,7 +349,10 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
             }
             line = lines.recv(), if input_open => {
                 match line {
-                    None => input_open = false,
+                    None => {
+                        input_open = false;
+                        program.input_closed(&ops_tx);
+                    }
                     Some(line) => owed += program.line(line, settings, &commands, &ops_tx),
                 }
                 continue;
@@ -370,13 +379,15 @@ pub async fn run(settings: &Settings, place: &Workspace, options: Options) -> an
         }
         outcome = TurnOutcome::Interrupted;
         input_open = false;
+        program.input_closed(&ops_tx);
         let _ = ops_tx.send(Op::Interrupt);
     }
     // The last turn is over and recorded; let the conversation end.
     let _ = ops_tx.send(Op::Shutdown);
     drop(ops_tx);
     let _ = conversation.handle.task.await;
-    if options.format != OutputFormat::Text && (options.prompt.is_some() || report.has_turn()) {
+    // The last turn's result, unless it was printed when the turn ended (input still open).
+    if options.format != OutputFormat::Text && (report.has_turn() || (!streaming && options.prompt.is_some())) {
         emit(&report.result(&facts(outcome, turn_started)));
     }
     let _ = std::io::stdout().flush();
@@ -418,9 +429,32 @@ fn key_source(settings: &Settings) -> String {
 }
 
 impl Program {
+    /// stdin ended (or a signal stops reading it): nothing the program was asked can be
+    /// answered any more, so every waiting request takes its default, and so does every
+    /// later one.
+    fn input_closed(&mut self, ops: &mpsc::UnboundedSender<Op>) {
+        self.open = false;
+        for (_, pending) in self.pending.drain() {
+            let id = match pending {
+                Pending::Approval { id, .. } | Pending::Hook { id } => id,
+            };
+            let _ = ops.send(Op::Respond {
+                id,
+                response: Response::NoPerson,
+            });
+        }
+    }
+
     /// A request of the core: an approval goes to the program when it answers approvals;
     /// every other kind (and every approval when it does not) takes its documented default.
     fn request(&mut self, id: &str, kind: &RequestKind, ops: &mpsc::UnboundedSender<Op>) {
+        if !self.open {
+            let _ = ops.send(Op::Respond {
+                id: id.to_owned(),
+                response: kind.default_response(),
+            });
+            return;
+        }
         match kind {
             RequestKind::Approval {
                 tool,

@@ -559,6 +559,21 @@ impl SessionStore {
         self.dir.join(format!("{id}.jsonl"))
     }
 
+    /// `id` as a session file of this store may be named: letters, digits, `-` and `_` only,
+    /// so an id from a protocol peer (`session/load`) cannot lead outside the store.
+    fn checked(id: &str) -> std::io::Result<&str> {
+        let ok = !id.is_empty()
+            && id.len() <= 128
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        match ok {
+            true => Ok(id),
+            false => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("`{}` is not a session id", crate::sanitize::visible(id)),
+            )),
+        }
+    }
+
     /// Starts a new session file.
     pub fn create(&self) -> std::io::Result<SessionFile> {
         use std::os::unix::fs::OpenOptionsExt;
@@ -583,7 +598,7 @@ impl SessionStore {
 
     /// Reads a session without opening it for writing (works on a read-only data dir).
     pub fn load(&self, id: &str) -> std::io::Result<Loaded> {
-        let path = self.path(id);
+        let path = self.path(Self::checked(id)?);
         let bytes = std::fs::read(&path).map_err(at_path(&path))?;
         Ok(replay_bytes(&bytes))
     }
@@ -595,7 +610,7 @@ impl SessionStore {
 
     /// Opens a session to continue it: its contents and the file to append to.
     pub fn open(&self, id: &str) -> std::io::Result<(SessionFile, Loaded)> {
-        let path = self.path(id);
+        let path = self.path(Self::checked(id)?);
         let bytes = std::fs::read(&path).map_err(at_path(&path))?;
         let loaded = replay_bytes(&bytes);
         let mut file = std::fs::OpenOptions::new()

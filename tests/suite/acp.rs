@@ -89,7 +89,11 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     assert_eq!(call["toolCallId"], "call_r");
     assert_eq!(call["kind"], "read");
     assert_eq!(call["status"], "in_progress");
-    assert_eq!(call["locations"][0]["path"], "a.txt");
+    assert_eq!(
+        call["locations"][0]["path"],
+        sb.project.path().join("a.txt").display().to_string(),
+        "absolute, as ACP wants"
+    );
     assert_eq!(call["rawInput"]["file_path"], "a.txt");
     // The editor's unsaved text is what the model reads, asked through fs/read_text_file.
     let done = first.iter().find(|u| u["sessionUpdate"] == "tool_call_update").unwrap();
@@ -200,6 +204,11 @@ fn a_careless_client_gets_errors_and_the_agent_goes_on() {
         r#"{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
         r#"{"jsonrpc":"2.0","id":"brute-99","result":{"outcome":{"outcome":"cancelled"}}}"#,
         r#"{"jsonrpc":"2.0","id":5,"method":"session/set_mode","params":{"sessionId":"nope","modeId":"plan"}}"#,
+        // A session id that would lead out of brute's session store.
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"session/load","params":{{"sessionId":"../../../outside","cwd":{},"mcpServers":[]}}}}"#,
+            serde_json::to_string(&sb.project.path()).unwrap()
+        ),
     ]
     .join("\n");
     let output = sb.brute(&server).arg("acp").write_stdin(input + "\n").output().unwrap();
@@ -221,6 +230,7 @@ fn a_careless_client_gets_errors_and_the_agent_goes_on() {
     assert_eq!(code(json!(3)), -32602);
     assert_eq!(code(json!(4)), -32602);
     assert_eq!(code(json!(5)), -32602);
-    assert_eq!(replies.len(), 6, "the stray answer gets no reply: {replies:#?}");
+    assert!(code(json!(6)).is_i64(), "refused: {replies:#?}");
+    assert_eq!(replies.len(), 7, "the stray answer gets no reply: {replies:#?}");
     assert!(server.requests().is_empty());
 }

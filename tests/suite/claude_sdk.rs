@@ -281,6 +281,110 @@ fn a_hook_the_sdk_registers_runs_for_its_tools_and_its_deny_holds() {
     assert!(read.1.contains("hello"), "{told:?}");
 }
 
+/// A hook holds inside a `task` sub-agent too: its calls are asked of the program (here a
+/// deny on `Read`, since a sub-agent's tools are read-only).
+#[test]
+fn a_hook_the_sdk_registers_holds_inside_a_sub_agent() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("secret.txt"), "the secret\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_t", "task", r#"{"task":"read secret.txt","description":"read"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("sub_r", "read", r#"{"file_path":"secret.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Report: it was refused.", &[])));
+    server.push(Reply::sse(openai_sse("Done.", &[])));
+    let Some((ok, lines, stderr)) = drive(&sb, &server, "hooks_read", &["delegate"]) else {
+        return;
+    };
+    assert!(ok, "{stderr}\n{lines:#?}");
+    let hooked = of_class(&lines, "hook");
+    assert_eq!(hooked.len(), 1, "{lines:#?}");
+    assert_eq!(hooked[0]["tool"], "read");
+    // The sub-agent's next request carries the refusal, not the file.
+    let told = tool_results(&server.requests()[2]);
+    assert!(
+        told[0].1.contains("no shell in this test") && !told[0].1.contains("the secret"),
+        "a sub-agent's call passed the hook: {told:?}"
+    );
+}
+
+/// stdin ends while an approval waits for the program (or before one is asked): nobody can
+/// answer, so the call is denied and the run ends, instead of waiting for ever.
+#[test]
+fn an_approval_asked_after_stdin_ended_is_denied_and_the_run_ends() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_w", "write", r#"{"file_path":"asked.txt","content":"x\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Not written.", &[])));
+    let input = r#"{"type":"user","message":{"role":"user","content":"write it"}}"#;
+    let output = sb
+        .brute(&server)
+        .args([
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+            "--permission-prompt-tool",
+            "stdio",
+            "--sandbox",
+            "read-only",
+        ])
+        .write_stdin(format!("{input}\n"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(!sb.project.path().join("asked.txt").exists());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let results: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 1, "{stdout}");
+    assert_eq!(results[0]["permission_denials"][0]["tool_name"], "write");
+}
+
+/// `-p TEXT` with stream-json input is the first turn; every turn gets one result, and the
+/// end of stdin adds none.
+#[test]
+fn a_prompt_and_stdins_turns_get_one_result_each() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("First.", &[])));
+    server.push(Reply::sse(openai_sse("Second.", &[])));
+    let input = r#"{"type":"user","message":{"role":"user","content":"and this"}}"#;
+    let output = sb
+        .brute(&server)
+        .args([
+            "-p",
+            "this",
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+        ])
+        .write_stdin(format!("{input}\n"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let results: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "result")
+        .map(|l| l["result"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(results, ["First.", "Second."], "{stdout}");
+}
+
 #[test]
 fn interrupt_stops_a_long_command_and_the_session_goes_on() {
     let sb = Sandbox::new();
