@@ -234,3 +234,34 @@ fn a_careless_client_gets_errors_and_the_agent_goes_on() {
     assert_eq!(replies.len(), 7, "the stray answer gets no reply: {replies:#?}");
     assert!(server.requests().is_empty());
 }
+
+/// A prompt sent while a turn runs, then a cancel (Zed's "send while the agent works"): the
+/// running turn answers `cancelled`, and the prompt queued behind it still runs and answers.
+#[test]
+fn a_prompt_queued_behind_a_cancelled_turn_still_runs() {
+    let sb = Sandbox::new();
+    support::mkfifo(&sb.project.path().join("ready.fifo"));
+    let server = MockServer::start();
+    let command = json!({"command": "echo go > ready.fifo; sleep 612346"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
+    server.push(Reply::sse(openai_sse("The second one.", &[])));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/acp/queued_prompt.py");
+    let Some(mut cmd) = support::python_driving_brute(&sb, &server, script) else {
+        return;
+    };
+    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
+    let output = assert_cmd::Command::from_std(cmd)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [r#"{"first": "cancelled"}"#, r#"{"second": "end_turn"}"#],
+        "{output:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].body["messages"].to_string().contains("and then this"));
+}
