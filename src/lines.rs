@@ -58,4 +58,14 @@ mod tests {
         assert_eq!(rx.recv().await, Some(Ok("{\"b\":2}".to_owned())));
         assert_eq!(rx.recv().await, None);
     }
+
+    #[tokio::test]
+    async fn a_line_past_the_cap_is_skipped_and_the_next_one_comes() {
+        let mut input = vec![b'x'; MAX_LINE + 10];
+        input.extend_from_slice(b"\n{\"after\":1}\n");
+        let mut rx = read(std::io::Cursor::new(input));
+        assert!(matches!(rx.recv().await, Some(Err(e)) if e.contains("skipped")));
+        assert_eq!(rx.recv().await, Some(Ok("{\"after\":1}".to_owned())));
+        assert_eq!(rx.recv().await, None);
+    }
 }

@@ -8,6 +8,19 @@ use crate::support;
 use serde_json::{Value, json};
 use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
+/// Runs the editor script `name` (tests/fixtures/acp/) against `brute acp` in `sb`; `None`
+/// (skip) outside CI when the ACP SDK is missing.
+fn editor(sb: &Sandbox, server: &MockServer, name: &str) -> Option<std::process::Output> {
+    let script = format!("{}/tests/fixtures/acp/{name}", env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = support::python_driving_brute(sb, server, &script)?;
+    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
+    let output = assert_cmd::Command::from_std(cmd)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    Some(output)
+}
+
 #[test]
 fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     let sb = Sandbox::new();
@@ -31,15 +44,9 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
     // 4. the last prompt.
     server.push(Reply::sse(openai_sse("Still here.", &[])));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/acp/drive.py");
-    let Some(mut cmd) = support::python_driving_brute(&sb, &server, script) else {
+    let Some(output) = editor(&sb, &server, "drive.py") else {
         return;
     };
-    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
-    let output = assert_cmd::Command::from_std(cmd)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -245,15 +252,9 @@ fn a_prompt_queued_behind_a_cancelled_turn_still_runs() {
     let command = json!({"command": "echo go > ready.fifo; sleep 612346"}).to_string();
     server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
     server.push(Reply::sse(openai_sse("The second one.", &[])));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/acp/queued_prompt.py");
-    let Some(mut cmd) = support::python_driving_brute(&sb, &server, script) else {
+    let Some(output) = editor(&sb, &server, "queued_prompt.py") else {
         return;
     };
-    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
-    let output = assert_cmd::Command::from_std(cmd)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
@@ -264,4 +265,40 @@ fn a_prompt_queued_behind_a_cancelled_turn_still_runs() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].body["messages"].to_string().contains("and then this"));
+}
+
+/// SIGTERM ends `brute acp` like the shell's convention (143), its sessions shut down first;
+/// stdin staying open does not keep it alive.
+#[test]
+fn sigterm_ends_the_agent_with_143() {
+    use std::io::{BufRead, Write};
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let mut child = sb
+        .std_brute(&server)
+        .arg("acp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let new = json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                     "params": {"cwd": sb.project.path(), "mcpServers": []}});
+    writeln!(stdin, "{new}").unwrap();
+    // Its answer (after any updates) says the session and its conversation are up.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let reply = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "brute acp ended early");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 1 {
+            break message;
+        }
+    };
+    assert!(reply["result"]["sessionId"].is_string(), "{reply}");
+    // SAFETY: signalling a child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _deadline = support::deadline(&child, 60);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    drop(stdin);
 }
