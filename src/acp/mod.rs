@@ -11,6 +11,7 @@
 //! terminal there would), and `session/load` continues a session saved by the terminal UI or
 //! `-p`.
 
+mod elicit;
 mod rpc;
 pub mod updates;
 
@@ -59,6 +60,12 @@ enum Asked {
         session: String,
         id: String,
     },
+    /// Questions asked as a form (`elicitation/create`).
+    Form {
+        session: String,
+        id: String,
+        questions: Vec<crate::protocol::Question>,
+    },
     /// `fs/read_text_file` for the `read` tool.
     Buffer {
         session: String,
@@ -76,6 +83,8 @@ struct Agent {
     next: u64,
     /// The client offers `fs/read_text_file`: `read` reads its open files through it.
     reads_buffers: bool,
+    /// The client offers form elicitation: questions are asked as forms.
+    elicits: bool,
 }
 
 /// Runs the agent until stdin ends (exit 0) or a signal stops it (128 + signal).
@@ -89,6 +98,7 @@ pub async fn run(load: LoadSettings) -> anyhow::Result<i32> {
         events,
         next: 0,
         reads_buffers: false,
+        elicits: false,
     };
     let mut lines = crate::lines::read(tokio::io::stdin());
     use tokio::signal::unix::{SignalKind, signal};
@@ -143,12 +153,14 @@ impl Agent {
     fn request(&mut self, method: &str, params: &Value, id: &Value) -> Option<Result<Value, rpc::Error>> {
         Some(match method {
             "initialize" => {
-                self.reads_buffers = params["clientCapabilities"]["fs"]["readTextFile"] == true;
+                let client = &params["clientCapabilities"];
+                self.reads_buffers = client["fs"]["readTextFile"] == true;
+                self.elicits = client["elicitation"]["form"].is_object();
                 Ok(json!({
                 "protocolVersion": 1,
                 "agentCapabilities": {
                     "loadSession": true,
-                    "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
+                    "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
                     "mcpCapabilities": {"http": false, "sse": false},
                 },
                 "authMethods": [],
@@ -263,7 +275,15 @@ impl Agent {
     /// `session/prompt`: a turn; answered when it ends.
     fn prompt(&mut self, params: &Value, id: &Value) -> Option<Result<Value, rpc::Error>> {
         let blocks = params["prompt"].as_array().cloned().unwrap_or_default();
-        let (text, dropped) = updates::prompt_text(&blocks);
+        let prompt = updates::prompt_text(&blocks);
+        let mut notes = Vec::new();
+        if prompt.dropped > 0 {
+            notes.push(format!(
+                "{} block(s) of the prompt were left out: brute reads text, images and embedded text files",
+                prompt.dropped
+            ));
+        }
+        let text = crate::agent::attach::with_images(prompt.text, &prompt.images, "editor", &mut notes);
         let session_id = params["sessionId"].as_str().unwrap_or_default().to_owned();
         let session = match self.session(params) {
             Ok(session) => session,
@@ -278,8 +298,7 @@ impl Agent {
         }
         session.prompts.push_back(id.clone());
         let cwd = session.cwd.clone();
-        if dropped > 0 {
-            let note = format!("{dropped} block(s) of the prompt were left out: brute reads text and embedded files");
+        for note in notes {
             self.out.update(
                 &session_id,
                 updates::update(&Event::Notice { message: note }, &cwd).unwrap_or_default(),
@@ -378,6 +397,13 @@ impl Agent {
                     id,
                 },
             ),
+            RequestKind::Question { questions } if self.elicits => {
+                self.out
+                    .request(&request_id, "elicitation/create", elicit::request(&session, questions));
+                let questions = questions.clone();
+                self.asked.insert(request_id, Asked::Form { session, id, questions });
+                return;
+            }
             RequestKind::Question { questions }
                 if questions.len() == 1 && !questions[0].options.is_empty() && !questions[0].multiple =>
             {
@@ -455,6 +481,20 @@ impl Agent {
             }
             return;
         }
+        if let Asked::Form { session, id, questions } = asked {
+            // An error means the client could not ask: as if nobody were there.
+            let response = match result {
+                Ok(result) => match elicit::answers(&questions, &result) {
+                    Some(answers) => Response::Answers { answers },
+                    None => Response::Declined,
+                },
+                Err(_) => Response::NoPerson,
+            };
+            if let Some(s) = self.sessions.get(&session) {
+                let _ = s.ops.send(Op::Respond { id, response });
+            }
+            return;
+        }
         let chosen = result
             .ok()
             .filter(|r| r["outcome"]["outcome"] == "selected")
@@ -483,7 +523,7 @@ impl Agent {
                 };
                 (session, id, response)
             }
-            Asked::Buffer { .. } => return,
+            Asked::Buffer { .. } | Asked::Form { .. } => return,
             Asked::Plan { session, id } => {
                 let decision = match chosen.as_deref() {
                     Some("run") => Some(PlanDecision::Run),

@@ -253,12 +253,22 @@ pub fn replay(messages: &[Message], cwd: &Path) -> Vec<Value> {
     out
 }
 
+/// An editor's prompt, read: its text and images, and how many blocks were left out.
+#[derive(Debug, Default, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    /// Image blocks' data, base64: kept and attached by the agent.
+    pub images: Vec<String>,
+    /// Blocks brute does not read (audio, a binary resource).
+    pub dropped: usize,
+}
+
 /// An editor's prompt as the text of a turn: text blocks as they are, a file it embedded as
-/// a fenced block under its URI, a link as its URI. Images and audio are not read (the agent
-/// says so in `initialize`); they count in the second value.
-pub fn prompt_text(blocks: &[Value]) -> (String, usize) {
+/// a fenced block under its URI, a link as its URI, images aside. Audio is not read (the
+/// agent says so in `initialize`).
+pub fn prompt_text(blocks: &[Value]) -> Prompt {
+    let mut prompt = Prompt::default();
     let mut parts = Vec::new();
-    let mut dropped = 0;
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => parts.push(block["text"].as_str().unwrap_or_default().to_owned()),
@@ -267,14 +277,19 @@ pub fn prompt_text(blocks: &[Value]) -> (String, usize) {
                 let uri = resource["uri"].as_str().unwrap_or_default();
                 match resource["text"].as_str() {
                     Some(text) => parts.push(format!("{uri}:\n```\n{}\n```", text.trim_end())),
-                    None => dropped += 1,
+                    None => prompt.dropped += 1,
                 }
             }
             Some("resource_link") => parts.push(block["uri"].as_str().unwrap_or_default().to_owned()),
-            _ => dropped += 1,
+            Some("image") => match block["data"].as_str() {
+                Some(data) => prompt.images.push(data.to_owned()),
+                None => prompt.dropped += 1,
+            },
+            _ => prompt.dropped += 1,
         }
     }
-    (parts.join("\n\n"), dropped)
+    prompt.text = parts.join("\n\n");
+    prompt
 }
 
 #[cfg(test)]
@@ -314,12 +329,14 @@ mod tests {
 
     #[test]
     fn prompt_blocks_become_the_turns_text() {
-        let (text, dropped) = prompt_text(&[
+        let prompt = prompt_text(&[
             json!({"type": "text", "text": "explain"}),
             json!({"type": "resource", "resource": {"uri": "file:///p/a.rs", "text": "fn main() {}\n"}}),
-            json!({"type": "image", "data": "", "mimeType": "image/png"}),
+            json!({"type": "image", "data": "iVBO", "mimeType": "image/png"}),
+            json!({"type": "audio", "data": "", "mimeType": "audio/wav"}),
         ]);
-        assert_eq!(text, "explain\n\nfile:///p/a.rs:\n```\nfn main() {}\n```");
-        assert_eq!(dropped, 1);
+        assert_eq!(prompt.text, "explain\n\nfile:///p/a.rs:\n```\nfn main() {}\n```");
+        assert_eq!(prompt.images, ["iVBO"]);
+        assert_eq!(prompt.dropped, 1);
     }
 }

@@ -103,6 +103,64 @@ pub fn load(path: &Path) -> Result<Image, AttachError> {
     Ok(Image::from_bytes(&name, &bytes)?)
 }
 
+/// Keeps an image the person gave without a file (the clipboard's, an editor's prompt
+/// block) under brute's data directory, where commands cannot write, as
+/// `pasted/{source}-{millis}-{random}.{ext}`, and returns the `@` mention that attaches it.
+/// The bytes are checked first, so a file kept is one a provider takes.
+pub fn keep(source: &str, bytes: &[u8]) -> Result<String, String> {
+    let checked = Image::from_bytes(source, bytes).map_err(|e| e.to_string())?;
+    let ext = checked.media_type.trim_start_matches("image/").replace("jpeg", "jpg");
+    let dir = crate::paths::data_dir()
+        .ok_or("no data directory to keep the image in")?
+        .join("pasted");
+    crate::paths::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let path = dir.join(format!("{source}-{stamp}-{}.{ext}", fastrand::u32(..)));
+    let write = || {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    };
+    write().map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+    path.to_str()
+        .and_then(mention)
+        .ok_or_else(|| format!("{} cannot be mentioned", path.display()))
+}
+
+/// [`keep`] for an image given in base64 (an editor's or an SDK's prompt block).
+pub fn keep_base64(source: &str, data: &str) -> Result<String, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("the image is not valid base64: {e}"))?;
+    keep(source, &bytes)
+}
+
+/// The prompt `text` with each image (base64) kept and mentioned after it; `notes` gets why
+/// an image was refused.
+pub fn with_images(mut text: String, images: &[String], source: &str, notes: &mut Vec<String>) -> String {
+    for data in images {
+        match keep_base64(source, data) {
+            Ok(mention) => {
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&mention);
+            }
+            Err(why) => notes.push(format!("an image of the prompt was left out: {why}")),
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,13 @@ use crate::protocol::{ApprovalDecision, Response};
 /// One line from the program.
 #[derive(Debug, PartialEq)]
 pub enum Incoming {
-    /// A user message: a turn. `dropped` counts content blocks brute does not read (images).
-    User { text: String, dropped: usize },
+    /// A user message: a turn, with its images (base64). `dropped` counts content blocks
+    /// brute does not read.
+    User {
+        text: String,
+        images: Vec<String>,
+        dropped: usize,
+    },
     /// A request brute answers with a `control_response`.
     Control { request_id: String, request: Control },
     /// The answer to a request brute made: its `response`, or the error it came with.
@@ -117,17 +122,29 @@ fn user(value: &Value) -> Result<Incoming, LineError> {
     match content {
         Value::String(text) => Ok(Incoming::User {
             text: text.clone(),
+            images: Vec::new(),
             dropped: 0,
         }),
         Value::Array(blocks) => {
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
+            let (mut texts, mut images, mut dropped) = (Vec::new(), Vec::new(), 0);
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => match block.get("text").and_then(Value::as_str) {
+                        Some(text) => texts.push(text),
+                        None => dropped += 1,
+                    },
+                    // Anthropic's image block: only base64 sources (a URL would be fetched).
+                    Some("image") if block["source"]["type"] == "base64" => match block["source"]["data"].as_str() {
+                        Some(data) => images.push(data.to_owned()),
+                        None => dropped += 1,
+                    },
+                    _ => dropped += 1,
+                }
+            }
             Ok(Incoming::User {
                 text: texts.join("\n\n"),
-                dropped: blocks.len() - texts.len(),
+                images,
+                dropped,
             })
         }
         _ => Err(LineError::Missing("user message", "text content")),
@@ -283,15 +300,17 @@ mod tests {
             ),
             Ok(Incoming::User {
                 text: "hi".into(),
+                images: vec![],
                 dropped: 0
             })
         );
         assert_eq!(
             parse(
-                r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{}},{"type":"text","text":"b"}]}}"#
+                r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"url","url":"http://x/y.png"}},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}},{"type":"text","text":"b"}]}}"#
             ),
             Ok(Incoming::User {
                 text: "a\n\nb".into(),
+                images: vec!["iVBO".into()],
                 dropped: 1
             })
         );

@@ -545,10 +545,16 @@ impl Program {
         ops: &mpsc::UnboundedSender<Op>,
     ) -> usize {
         match incoming {
-            Incoming::User { text, dropped } => {
+            Incoming::User { text, images, dropped } => {
+                let mut notes = Vec::new();
                 if dropped > 0 {
-                    emit(&json!({"type": "system", "subtype": "notice", "uuid": report::uuid(),
-                        "message": format!("{dropped} content block(s) of the message were left out: brute reads the text blocks of stream-json input")}));
+                    notes.push(format!(
+                        "{dropped} content block(s) of the message were left out: brute reads text and base64 image blocks of stream-json input"
+                    ));
+                }
+                let text = crate::agent::attach::with_images(text, &images, "sdk", &mut notes);
+                for note in notes {
+                    emit(&json!({"type": "system", "subtype": "notice", "uuid": report::uuid(), "message": note}));
                 }
                 let _ = ops.send(Op::UserTurn { text });
                 1

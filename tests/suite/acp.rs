@@ -11,8 +11,17 @@ use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 /// Runs the editor script `name` (tests/fixtures/acp/) against `brute acp` in `sb`; `None`
 /// (skip) outside CI when the ACP SDK is missing.
 fn editor(sb: &Sandbox, server: &MockServer, name: &str) -> Option<std::process::Output> {
+    editor_with(sb, server, name, "")
+}
+
+/// [`editor`] with `config` added to the person's config.toml.
+fn editor_with(sb: &Sandbox, server: &MockServer, name: &str, config: &str) -> Option<std::process::Output> {
     let script = format!("{}/tests/fixtures/acp/{name}", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = support::python_driving_brute(sb, server, &script)?;
+    let file = sb.home.path().join("config/config.toml");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(config);
+    std::fs::write(&file, text).unwrap();
     cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
     let output = assert_cmd::Command::from_std(cmd)
         .timeout(std::time::Duration::from_secs(120))
@@ -58,7 +67,7 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     let init = &lines.iter().find(|l| l.get("initialize").is_some()).unwrap()["initialize"];
     assert_eq!(init["protocolVersion"], 1);
     assert_eq!(init["agentCapabilities"]["loadSession"], true);
-    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], false);
+    assert_eq!(init["agentCapabilities"]["promptCapabilities"]["image"], true);
     assert_eq!(init["agentCapabilities"]["promptCapabilities"]["embeddedContext"], true);
     let session = &lines
         .iter()
@@ -301,4 +310,85 @@ fn sigterm_ends_the_agent_with_143() {
     let _deadline = support::deadline(&child, 60);
     assert_eq!(child.wait().unwrap().code(), Some(143));
     drop(stdin);
+}
+
+#[test]
+fn an_editor_sends_a_picture_and_answers_questions_in_one_form() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    // 1. a prompt with a picture: answered at once.
+    server.push(Reply::sse(openai_sse("A red picture.", &[])));
+    // 2. the model asks two questions, then answers.
+    let questions = json!({"questions": [
+        {"question": "Which colour?", "options": [{"label": "red"}, {"label": "blue"}]},
+        {"question": "Which sizes?", "header": "Sizes", "multiple": true,
+         "options": [{"label": "S"}, {"label": "M"}, {"label": "L"}]},
+    ]})
+    .to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_q", "question", &questions)])));
+    server.push(Reply::sse(openai_sse("Blue, S and L.", &[])));
+    // mock-model is in no table: the setting says it sees.
+    let config = "[models.\"mock-model\"]\nvision = true\n";
+    let Some(output) = editor_with(&sb, &server, "forms_and_images.py", config) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let stops: Vec<&Value> = lines.iter().filter_map(|l| l.get("stop")).collect();
+    assert_eq!(stops, [&json!("end_turn"), &json!("end_turn")], "{lines:#?}");
+
+    // The picture reached the model as an image, with the prompt's text.
+    let requests = server.requests();
+    let user = &requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()["content"];
+    let parts = user.as_array().unwrap_or_else(|| panic!("{user}"));
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["type"] == "text" && p["text"].as_str().unwrap().contains("what is in this picture?")),
+        "{parts:?}"
+    );
+    assert!(
+        parts.iter().any(|p| p["type"] == "image_url"
+            && p["image_url"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))),
+        "{parts:?}"
+    );
+    // Kept where commands cannot write, private to the person.
+    let pasted: Vec<_> = std::fs::read_dir(sb.home.path().join("data/pasted"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(pasted.len(), 1, "{pasted:?}");
+    assert!(pasted[0].file_name().unwrap().to_str().unwrap().starts_with("editor-"));
+    assert!(pasted[0].extension().is_some_and(|e| e == "png"));
+
+    // Both questions came as one form: a single-select and a multi-select.
+    let asked: Vec<&Value> = lines.iter().filter_map(|l| l.get("elicitation")).collect();
+    assert_eq!(asked.len(), 1, "{lines:#?}");
+    assert_eq!(asked[0]["message"], "The model asks 2 questions.");
+    let schema = &asked[0]["mode"]["requestedSchema"];
+    assert_eq!(schema["properties"]["q1"]["description"], "Which colour?");
+    assert_eq!(schema["properties"]["q1"]["oneOf"][1]["const"], "blue");
+    assert_eq!(schema["properties"]["q2"]["title"], "Sizes");
+    assert_eq!(schema["properties"]["q2"]["items"]["anyOf"][2]["const"], "L");
+    assert_eq!(schema["required"], json!(["q1", "q2"]));
+    // The form's answers are the tool's result.
+    let results = tool_results(&requests[2]);
+    assert_eq!(results[0].0, "call_q");
+    assert!(results[0].1.contains("1. Which colour? → blue"), "{}", results[0].1);
+    assert!(results[0].1.contains("2. Which sizes? → S, L"), "{}", results[0].1);
+    assert!(
+        !lines.iter().any(|l| l.get("permission").is_some()),
+        "a client with forms is not asked through permission options"
+    );
 }

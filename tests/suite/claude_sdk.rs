@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
 /// Runs drive.py in `mode` with `prompts`; returns its exit status, its lines and its stderr.
@@ -486,4 +486,65 @@ fn stream_json_input_flags_that_do_not_fit_are_usage_errors() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
     }
     assert!(server.requests().is_empty());
+}
+
+#[test]
+fn an_image_in_a_stream_json_message_reaches_the_model() {
+    use base64::Engine;
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("A picture.", &[])));
+    let data = base64::engine::general_purpose::STANDARD.encode(support::png(4, 3));
+    let message = json!({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
+        // A URL would be fetched by brute: left out, and said so.
+        {"type": "image", "source": {"type": "url", "url": "http://127.0.0.1:9/x.png"}},
+    ]}});
+    let mut cmd = sb.brute(&server);
+    // mock-model is in no table: the setting says it sees.
+    std::fs::write(
+        sb.home.path().join("config/config.toml"),
+        "retry_base_ms = 1\n[models.\"mock-model\"]\nvision = true\n",
+    )
+    .unwrap();
+    let output = cmd
+        .args(["--output-format", "stream-json", "--input-format", "stream-json"])
+        .write_stdin(format!("{message}\n"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let notice = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["subtype"] == "notice")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        notice["message"].as_str().unwrap().starts_with("1 content block(s)"),
+        "{notice}"
+    );
+    let requests = server.requests();
+    let parts = requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        parts.iter().any(|p| p["type"] == "image_url"
+            && p["image_url"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))),
+        "{parts:?}"
+    );
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["text"].as_str().is_some_and(|t| t.contains("what is this?"))),
+        "{parts:?}"
+    );
 }

@@ -49,39 +49,10 @@ impl App {
     /// write there) and put in the composer as an `@` mention, attached when the prompt is
     /// sent; else a notice says why there is none.
     fn paste_clipboard_image(&mut self) {
-        let saved = self.clipboard.image().and_then(|png| {
-            let max = crate::provider::image::MAX_BYTES;
-            if png.len() > max {
-                return Err(format!(
-                    "the clipboard's image is {:.1} MiB, over the {:.2} MiB providers take (images are not scaled)",
-                    png.len() as f64 / 1048576.0,
-                    max as f64 / 1048576.0
-                ));
-            }
-            let dir = crate::paths::data_dir()
-                .ok_or("no data directory to keep the image in")?
-                .join("pasted");
-            crate::paths::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
-            let path = dir.join(format!("clipboard-{stamp}-{}.png", fastrand::u32(..)));
-            let write = || {
-                use std::io::Write;
-                use std::os::unix::fs::OpenOptionsExt;
-                let mut file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&path)?;
-                file.write_all(&png)?;
-                file.sync_all()
-            };
-            write().map_err(|e| format!("cannot save {}: {e}", path.display()))?;
-            path.to_str()
-                .and_then(crate::agent::attach::mention)
-                .ok_or_else(|| format!("{} cannot be mentioned", path.display()))
-        });
+        let saved = self
+            .clipboard
+            .image()
+            .and_then(|png| crate::agent::attach::keep("clipboard", &png));
         match saved {
             Ok(mention) => {
                 self.composer.insert_str(&format!("{mention} "));
