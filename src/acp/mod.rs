@@ -11,6 +11,7 @@
 //! terminal there would), and `session/load` continues a session saved by the terminal UI or
 //! `-p`.
 
+mod commands;
 mod elicit;
 mod rpc;
 pub mod updates;
@@ -36,6 +37,8 @@ struct Session {
     task: tokio::task::JoinHandle<()>,
     /// `session/prompt` requests waiting for their turn's end, oldest first.
     prompts: VecDeque<Value>,
+    /// `session/prompt` requests that were built-in commands, waiting for their op's outcome.
+    commands: VecDeque<Value>,
     /// The last error of the running turn (an `Error` event), for the prompt's error reply.
     error: Option<String>,
     /// Paths of running calls (for their diffs), absolute.
@@ -57,6 +60,11 @@ enum Asked {
         labels: Vec<String>,
     },
     Plan {
+        session: String,
+        id: String,
+    },
+    /// An undo or redo to confirm: files only, or the turn too.
+    Move {
         session: String,
         id: String,
     },
@@ -248,15 +256,14 @@ impl Agent {
                 }
             }
         });
-        if !started.commands.is_empty() {
-            self.out.update(&id, updates::commands(&started.commands));
-        }
+        self.out.update(&id, updates::commands(&started.commands));
         self.sessions.insert(
             id.clone(),
             Session {
                 ops: started.handle.ops.clone(),
                 task: started.handle.task,
                 prompts: VecDeque::new(),
+                commands: VecDeque::new(),
                 error: None,
                 paths: HashMap::new(),
                 cwd: place.cwd.clone(),
@@ -289,14 +296,19 @@ impl Agent {
             Ok(session) => session,
             Err(error) => return Some(Err(error)),
         };
-        if session.ops.send(Op::UserTurn { text }).is_err() {
+        let command = commands::parse(&text);
+        let is_command = command.is_some();
+        if session.ops.send(command.unwrap_or(Op::UserTurn { text })).is_err() {
             // The conversation ended (its turn failed for good): nothing will answer.
             self.sessions.remove(&session_id);
             return Some(Err(rpc::Error::internal(
                 "the session's conversation has ended; start or load it again",
             )));
         }
-        session.prompts.push_back(id.clone());
+        match is_command {
+            true => session.commands.push_back(id.clone()),
+            false => session.prompts.push_back(id.clone()),
+        }
         let cwd = session.cwd.clone();
         for note in notes {
             self.out.update(
@@ -370,6 +382,11 @@ impl Agent {
         if let Some(update) = updates::update(&event, &cwd) {
             self.out.update(session_id, update);
         }
+        if commands::ends_command(&event)
+            && let Some(id) = session.commands.pop_front()
+        {
+            self.out.respond(&id, Ok(json!({"stopReason": "end_turn"})));
+        }
     }
 
     /// A request of the core, asked of the client where it can answer, else its default.
@@ -422,6 +439,27 @@ impl Agent {
                         session: session.clone(),
                         id,
                         labels: question.options.iter().map(|o| o.label.clone()).collect(),
+                    },
+                )
+            }
+            RequestKind::Undo { redo, summary } => {
+                let verb = if *redo { "Redo" } else { "Undo" };
+                let mut options = vec![
+                    json!({"optionId": "files", "name": format!("{verb} the file changes"), "kind": "allow_once"}),
+                ];
+                if !redo {
+                    options.push(
+                        json!({"optionId": "turn", "name": "Undo the file changes and the turn", "kind": "allow_once"}),
+                    );
+                }
+                options.push(json!({"optionId": "cancel", "name": "Cancel", "kind": "reject_once"}));
+                (
+                    json!({"toolCallId": format!("undo-{id}"), "title": format!("{verb} the last turn?"), "kind": "edit",
+                           "content": [{"type": "content", "content": {"type": "text", "text": summary}}]}),
+                    Value::Array(options),
+                    Asked::Move {
+                        session: session.clone(),
+                        id,
                     },
                 )
             }
@@ -520,6 +558,18 @@ impl Agent {
                 let response = match answer {
                     Some(answer) => Response::Answers { answers: vec![answer] },
                     None => Response::Declined,
+                };
+                (session, id, response)
+            }
+            Asked::Move { session, id } => {
+                let response = match chosen.as_deref() {
+                    Some("files") => Response::Undo {
+                        rewind_conversation: false,
+                    },
+                    Some("turn") => Response::Undo {
+                        rewind_conversation: true,
+                    },
+                    _ => Response::Declined,
                 };
                 (session, id, response)
             }

@@ -70,6 +70,9 @@ pub fn update(event: &Event, cwd: &Path) -> Option<Value> {
             tokens,
             window: Some(window),
         } => json!({"sessionUpdate": "usage_update", "used": tokens, "size": window}),
+        Event::Diff { title, diff, .. } => {
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("{title}\n\n```diff\n{}\n```\n", diff.trim_end())}})
+        }
         Event::Notice { message } => {
             json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": format!("\n\n_note: {message}_\n\n")}})
         }
@@ -207,14 +210,20 @@ pub fn plan(todos: &[TodoItem]) -> Value {
     json!({"sessionUpdate": "plan", "entries": entries})
 }
 
-/// The custom commands as `available_commands_update`.
-pub fn commands(commands: &[(String, String)]) -> Value {
+/// The built-in and custom commands as `available_commands_update`.
+pub fn commands(custom: &[(String, String)]) -> Value {
+    let built_in = super::commands::BUILT_IN
+        .iter()
+        .map(|(name, description, hint)| match hint {
+            Some(hint) => json!({"name": name, "description": description, "input": {"hint": hint}}),
+            None => json!({"name": name, "description": description}),
+        });
+    let custom = custom.iter().map(|(name, description)| {
+        json!({"name": name.trim_start_matches('/'), "description": description, "input": {"hint": "arguments"}})
+    });
     json!({
         "sessionUpdate": "available_commands_update",
-        "availableCommands": commands
-            .iter()
-            .map(|(name, description)| json!({"name": name.trim_start_matches('/'), "description": description, "input": {"hint": "arguments"}}))
-            .collect::<Vec<_>>(),
+        "availableCommands": built_in.chain(custom).collect::<Vec<_>>(),
     })
 }
 

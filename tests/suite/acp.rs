@@ -16,13 +16,26 @@ fn editor(sb: &Sandbox, server: &MockServer, name: &str) -> Option<std::process:
 
 /// [`editor`] with `config` added to the person's config.toml.
 fn editor_with(sb: &Sandbox, server: &MockServer, name: &str, config: &str) -> Option<std::process::Output> {
+    editor_run(sb, server, name, config, &[])
+}
+
+/// [`editor_with`], the script given `args` after the project.
+fn editor_run(
+    sb: &Sandbox,
+    server: &MockServer,
+    name: &str,
+    config: &str,
+    args: &[&str],
+) -> Option<std::process::Output> {
     let script = format!("{}/tests/fixtures/acp/{name}", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = support::python_driving_brute(sb, server, &script)?;
     let file = sb.home.path().join("config/config.toml");
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str(config);
     std::fs::write(&file, text).unwrap();
-    cmd.arg(assert_cmd::cargo::cargo_bin("brute")).arg(sb.project.path());
+    cmd.arg(assert_cmd::cargo::cargo_bin("brute"))
+        .arg(sb.project.path())
+        .args(args);
     let output = assert_cmd::Command::from_std(cmd)
         .timeout(std::time::Duration::from_secs(120))
         .output()
@@ -391,4 +404,89 @@ fn an_editor_sends_a_picture_and_answers_questions_in_one_form() {
         !lines.iter().any(|l| l.get("permission").is_some()),
         "a client with forms is not asked through permission options"
     );
+}
+
+#[test]
+fn slash_commands_from_the_editor_undo_a_turn_and_show_its_diff() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("keep.txt"), "kept\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_w", "write", r#"{"file_path":"c.txt","content":"new\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Wrote it.", &[])));
+    server.push(Reply::sse(openai_sse("A prompt, then.", &[])));
+    let prompts = ["write c.txt", "/diff", "/undo", "/redo now"];
+    let Some(output) = editor_run(&sb, &server, "commands.py", "", &prompts) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let stops: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.get("stop").is_some())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(stops.len(), 4, "every prompt is answered: {lines:#?}");
+    assert!(stops.iter().all(|&i| lines[i]["stop"] == "end_turn"), "{lines:#?}");
+
+    // The editor is offered the built-in commands.
+    let offered = lines
+        .iter()
+        .filter_map(|l| l.get("update"))
+        .find(|u| u["sessionUpdate"] == "available_commands_update")
+        .unwrap();
+    let names: Vec<&str> = offered["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names[..5],
+        ["undo", "redo", "diff", "compact", "clear"],
+        "then custom ones"
+    );
+    assert!(names.contains(&"init"), "{names:?}");
+
+    let text = |from: usize, to: usize| -> String {
+        lines[from..to]
+            .iter()
+            .filter_map(|l| l.get("update"))
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // /diff shows the turn's change.
+    let diff = text(stops[0], stops[1]);
+    assert!(diff.contains("+new"), "{diff}");
+    // /undo asks, is told "the file changes and the turn", and takes both back.
+    let asked: Vec<&Value> = lines[stops[1]..stops[2]]
+        .iter()
+        .filter(|l| l.get("permission").is_some())
+        .collect();
+    assert_eq!(asked.len(), 1, "{lines:#?}");
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["files", "turn", "cancel"]);
+    assert!(asked[0]["permission"].to_string().contains("c.txt"), "{}", asked[0]);
+    assert!(!sb.project.path().join("c.txt").exists(), "undone");
+    assert_eq!(
+        std::fs::read_to_string(sb.project.path().join("keep.txt")).unwrap(),
+        "kept\n"
+    );
+    // A command with an argument it does not take is a prompt: the model gets it.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{lines:#?}");
+    assert!(requests[2].body.to_string().contains("/redo now"));
 }
