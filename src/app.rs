@@ -641,8 +641,10 @@ pub enum FrontEnd {
     /// front end, which asks the program or takes the default.
     Program,
     /// An editor (`brute acp`): like a program, and when it offers them, `read` reads its open
-    /// files (unsaved changes included) through it.
-    Editor { buffers: bool },
+    /// files (unsaved changes included) through it and `write` and `patch` write through it.
+    Editor {
+        buffers: crate::protocol::requests::Buffers,
+    },
 }
 
 /// A started conversation and what its front end shows first.
@@ -667,10 +669,8 @@ pub fn start(
     session: &SessionChoice,
 ) -> Result<Started, SetupError> {
     let requests = match front_end {
-        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal | FrontEnd::Program | FrontEnd::Editor { buffers: false } => {
-            Requests::new(events.clone())
-        }
-        FrontEnd::Editor { buffers: true } => Requests::with_buffers(events.clone()),
+        FrontEnd::Ui | FrontEnd::HeadlessAtTerminal | FrontEnd::Program => Requests::new(events.clone()),
+        FrontEnd::Editor { buffers } => Requests::with_buffers(events.clone(), buffers),
         FrontEnd::Headless => Requests::headless(),
     };
     let built = build_agent_with(

@@ -29,6 +29,14 @@ pub fn now_ns() -> u64 {
 #[derive(Debug, Default)]
 pub struct Spans {
     spans: Mutex<Vec<(u64, Option<u64>)>>,
+    /// Held shared by every open span, and alone by [`Spans::quiet`].
+    gate: Arc<tokio::sync::RwLock<()>>,
+}
+
+/// No command of the session runs while this is held, and none starts until it is dropped
+/// (see [`Spans::quiet`]).
+pub struct Quiet {
+    _gate: tokio::sync::OwnedRwLockWriteGuard<()>,
 }
 
 /// A point in a session's spans (a turn's start), for [`Spans::since`].
@@ -47,6 +55,7 @@ impl Mark {
 pub struct Busy {
     spans: Arc<Spans>,
     index: usize,
+    _gate: tokio::sync::OwnedRwLockReadGuard<()>,
 }
 
 impl Drop for Busy {
@@ -60,14 +69,28 @@ impl Drop for Busy {
 
 impl Spans {
     /// Starts a span: call it before the command starts, keep the guard until it has ended.
-    pub fn open(self: &Arc<Self>) -> Busy {
+    /// Waits while the session is held [quiet](Spans::quiet).
+    pub async fn open(self: &Arc<Self>) -> Busy {
+        let gate = self.gate.clone().read_owned().await;
         let from = now_ns().saturating_sub(u64::try_from(START_SLACK.as_nanos()).unwrap_or(0));
         let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
         spans.push((from, None));
         Busy {
             spans: self.clone(),
             index: spans.len() - 1,
+            _gate: gate,
         }
+    }
+
+    /// Holds the session quiet: `None` while a command of its runs; else no command starts
+    /// until the hold is dropped. For work a running command must not race: an editor writing
+    /// a file by path, where a command could swap a directory for a link in between.
+    pub fn quiet(&self) -> Option<Quiet> {
+        self.gate
+            .clone()
+            .try_write_owned()
+            .ok()
+            .map(|gate| Quiet { _gate: gate })
     }
 
     /// A mark: [`Spans::since`] it gives the spans that ran after it.
@@ -98,11 +121,11 @@ impl Spans {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_span_covers_what_happens_while_it_is_open() {
+    #[tokio::test]
+    async fn a_span_covers_what_happens_while_it_is_open() {
         let spans = Arc::new(Spans::default());
         let mark = spans.mark();
-        let busy = spans.open();
+        let busy = spans.open().await;
         let during = now_ns();
         assert!(
             spans
@@ -117,11 +140,11 @@ mod tests {
         assert!(spans.since(spans.mark()).is_empty());
     }
 
-    #[test]
-    fn a_span_still_open_at_a_mark_counts_after_it() {
+    #[tokio::test]
+    async fn a_span_still_open_at_a_mark_counts_after_it() {
         let spans = Arc::new(Spans::default());
-        let long = spans.open();
-        let ended = spans.open();
+        let long = spans.open().await;
+        let ended = spans.open().await;
         drop(ended);
         let mark = spans.mark();
         let during = now_ns();
@@ -130,5 +153,24 @@ mod tests {
         assert!(after[0].0 <= during && during <= after[0].1);
         drop(long);
         assert_eq!(spans.since(mark).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn no_command_starts_while_the_session_is_held_quiet() {
+        let spans = Arc::new(Spans::default());
+        let busy = spans.open().await;
+        assert!(spans.quiet().is_none(), "a command runs");
+        drop(busy);
+        let quiet = spans.quiet().expect("nothing runs");
+        let waiting = tokio::spawn({
+            let spans = spans.clone();
+            async move { spans.open().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "a command waits for the hold");
+        drop(quiet);
+        let busy = waiting.await.unwrap();
+        assert!(spans.quiet().is_none());
+        drop(busy);
     }
 }

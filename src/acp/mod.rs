@@ -79,6 +79,11 @@ enum Asked {
         session: String,
         id: String,
     },
+    /// `fs/write_text_file` for `write` and `patch`.
+    Write {
+        session: String,
+        id: String,
+    },
 }
 
 /// The agent: its sessions and what it waits for from the client.
@@ -89,8 +94,8 @@ struct Agent {
     asked: HashMap<String, Asked>,
     events: mpsc::UnboundedSender<(String, Event)>,
     next: u64,
-    /// The client offers `fs/read_text_file`: `read` reads its open files through it.
-    reads_buffers: bool,
+    /// What the client offers of `fs/read_text_file` and `fs/write_text_file`.
+    buffers: crate::protocol::requests::Buffers,
     /// The client offers form elicitation: questions are asked as forms.
     elicits: bool,
 }
@@ -105,7 +110,7 @@ pub async fn run(load: LoadSettings) -> anyhow::Result<i32> {
         asked: HashMap::new(),
         events,
         next: 0,
-        reads_buffers: false,
+        buffers: Default::default(),
         elicits: false,
     };
     let mut lines = crate::lines::read(tokio::io::stdin());
@@ -162,7 +167,10 @@ impl Agent {
         Some(match method {
             "initialize" => {
                 let client = &params["clientCapabilities"];
-                self.reads_buffers = client["fs"]["readTextFile"] == true;
+                self.buffers = crate::protocol::requests::Buffers {
+                    read: client["fs"]["readTextFile"] == true,
+                    write: client["fs"]["writeTextFile"] == true,
+                };
                 self.elicits = client["elicitation"]["form"].is_object();
                 Ok(json!({
                 "protocolVersion": 1,
@@ -206,9 +214,7 @@ impl Agent {
             )));
         }
         let (sink, mut rx) = EventSink::channel();
-        let front_end = app::FrontEnd::Editor {
-            buffers: self.reads_buffers,
-        };
+        let front_end = app::FrontEnd::Editor { buffers: self.buffers };
         let started = app::start(&settings, &place, sink, front_end, Vec::new(), &choice)
             .map_err(|e| rpc::Error::internal(e.to_string()))?;
         let id = match (&choice, started.session_id.clone()) {
@@ -476,6 +482,15 @@ impl Agent {
                     id,
                 },
             ),
+            RequestKind::WriteBuffer { path, content } => {
+                self.out.request(
+                    &request_id,
+                    "fs/write_text_file",
+                    json!({"sessionId": session, "path": path, "content": content}),
+                );
+                self.asked.insert(request_id, Asked::Write { session, id });
+                return;
+            }
             RequestKind::ReadBuffer { path } => {
                 self.out.request(
                     &request_id,
@@ -533,6 +548,13 @@ impl Agent {
             }
             return;
         }
+        if let Asked::Write { session, id } = asked {
+            if let Some(s) = self.sessions.get(&session) {
+                let response = Response::Wrote { ok: result.is_ok() };
+                let _ = s.ops.send(Op::Respond { id, response });
+            }
+            return;
+        }
         let chosen = result
             .ok()
             .filter(|r| r["outcome"]["outcome"] == "selected")
@@ -573,7 +595,7 @@ impl Agent {
                 };
                 (session, id, response)
             }
-            Asked::Buffer { .. } | Asked::Form { .. } => return,
+            Asked::Buffer { .. } | Asked::Form { .. } | Asked::Write { .. } => return,
             Asked::Plan { session, id } => {
                 let decision = match chosen.as_deref() {
                     Some("run") => Some(PlanDecision::Run),

@@ -161,7 +161,10 @@ impl Hooks {
             }
             let input = self.input(event, cwd, fields.clone());
             let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let busy = spans.as_ref().map(|s| s.open());
+            let busy = match &spans {
+                Some(spans) => Some(spans.open().await),
+                None => None,
+            };
             let finished = match &hook.callback {
                 Some(callback) => self.ask_program(hook, callback, &input, cancel).await,
                 None => run::run(hook, &input, cwd, &self.root, cancel).await,

@@ -266,6 +266,10 @@ pub enum RequestKind {
     /// a front end that [reads buffers](requests::Requests::reads_buffers)). Default: not
     /// open (the file on disk is read).
     ReadBuffer { path: String },
+    /// A file for the editor to write, so its buffer holds the change (asked only of a front
+    /// end that [writes buffers](requests::Requests::writes_buffers), and only while no
+    /// command runs). Default: not written (brute writes it).
+    WriteBuffer { path: String, content: String },
     /// A hook the program driving brute registered (Claude Code SDK's hook callbacks), with
     /// its JSON input. Default: nobody answers (a hook error, which never blocks).
     Hook { callback: String, input: Value },
@@ -286,7 +290,8 @@ impl RequestKind {
             | RequestKind::Approval { .. }
             | RequestKind::Plan { .. }
             | RequestKind::Hook { .. }
-            | RequestKind::ReadBuffer { .. } => Response::NoPerson,
+            | RequestKind::ReadBuffer { .. }
+            | RequestKind::WriteBuffer { .. } => Response::NoPerson,
             RequestKind::Undo { .. } => Response::Declined,
             RequestKind::Consent { .. } => Response::Consent { yes: false },
         }
@@ -317,6 +322,8 @@ pub enum Response {
     /// An editor's answer to a [`RequestKind::ReadBuffer`]: the text, or `None` when it does
     /// not have the file open.
     Buffer { text: Option<String> },
+    /// An editor's answer to a [`RequestKind::WriteBuffer`]: whether it wrote the file.
+    Wrote { ok: bool },
     /// A program's answer to a [`RequestKind::Hook`]: what a command hook would have printed.
     HookOutput { output: Value },
     /// An answer to a [`RequestKind::Plan`]; keeping on planning may say what to change.

@@ -17,10 +17,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{Event, EventSink, RequestKind, Response};
 
+/// What an editor front end does with its files for the core.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Buffers {
+    /// It answers [`RequestKind::ReadBuffer`] with its open files' text.
+    pub read: bool,
+    /// It answers [`RequestKind::WriteBuffer`]: writes a file for a tool, so its buffer
+    /// holds the change.
+    pub write: bool,
+}
+
 struct Inner {
     events: Option<EventSink>,
-    /// The front end answers [`RequestKind::ReadBuffer`] (an editor's open files).
-    buffers: bool,
+    buffers: Buffers,
     waiting: Mutex<HashMap<String, oneshot::Sender<Response>>>,
     next: AtomicU64,
 }
@@ -51,19 +60,20 @@ impl Requests {
         Self {
             inner: Arc::new(Inner {
                 events: Some(events),
-                buffers: false,
+                buffers: Buffers::default(),
                 waiting: Mutex::default(),
                 next: AtomicU64::new(0),
             }),
         }
     }
 
-    /// Requests go to an editor through `events`, and it answers with its open files' text.
-    pub fn with_buffers(events: EventSink) -> Self {
+    /// Requests go to an editor through `events`, which reads and writes files as `buffers`
+    /// says.
+    pub fn with_buffers(events: EventSink, buffers: Buffers) -> Self {
         Self {
             inner: Arc::new(Inner {
                 events: Some(events),
-                buffers: true,
+                buffers,
                 waiting: Mutex::default(),
                 next: AtomicU64::new(0),
             }),
@@ -72,7 +82,12 @@ impl Requests {
 
     /// Whether the front end answers [`RequestKind::ReadBuffer`]: only then may a tool ask.
     pub fn reads_buffers(&self) -> bool {
-        self.inner.buffers
+        self.inner.buffers.read
+    }
+
+    /// Whether the front end answers [`RequestKind::WriteBuffer`]: only then may a tool ask.
+    pub fn writes_buffers(&self) -> bool {
+        self.inner.buffers.write
     }
 
     /// Nobody can answer: every request takes its default at once.
@@ -80,7 +95,7 @@ impl Requests {
         Self {
             inner: Arc::new(Inner {
                 events: None,
-                buffers: false,
+                buffers: Buffers::default(),
                 waiting: Mutex::default(),
                 next: AtomicU64::new(0),
             }),

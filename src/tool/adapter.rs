@@ -263,7 +263,10 @@ impl Middleware for KeepAfterCommands {
             let tool = next.tool();
             let unknown_changes = tool.runs_commands() || tool.external().is_some();
             // What the call changes is brute's, not the person's (see `crate::busy`).
-            let busy = unknown_changes.then(|| ctx.snapshots.spans().open());
+            let busy = match unknown_changes {
+                true => Some(ctx.snapshots.spans().open().await),
+                false => None,
+            };
             let result = next.run(args, ctx).await;
             drop(busy);
             if unknown_changes {

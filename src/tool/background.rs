@@ -383,7 +383,7 @@ impl Background {
             spawn.env_remove(var);
         }
         // Open before it starts: what it writes at once is inside the span.
-        let busy = ctx.snapshots.spans().open();
+        let busy = ctx.snapshots.spans().open().await;
         let mut child = crate::sandbox::spawn(spawn)
             .await
             .map_err(|e| ToolError::io("cannot start the command", &e))?;

@@ -59,13 +59,16 @@ impl Tool for PatchTool {
             super::guard::refuse_special(&path, shown)?;
             // Read and written through the descriptor of the checked parent (see `place`).
             let place = super::place::place(ctx, &path, shown, true)?;
-            let bytes = match place.root.read_bounded(&place.rel, crate::files::MAX_FILE_BYTES) {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));
-                }
-                Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
-            };
+            // The editor's text of it, unsaved changes included, is what the model read.
+            let buffer = super::read::editor_buffer(ctx, &path).await;
+            let bytes =
+                match buffer.map_or_else(|| place.root.read_bounded(&place.rel, crate::files::MAX_FILE_BYTES), Ok) {
+                    Ok(bytes) => bytes,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(super::read::not_found(&ctx.root, &ctx.cwd, shown, &path));
+                    }
+                    Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
+                };
             let text = String::from_utf8(bytes).map_err(|_| {
                 ToolError::new(
                     "BinaryFile",
@@ -96,8 +99,8 @@ impl Tool for PatchTool {
                 text.replacen(old.as_str(), &new, 1)
             };
             place
-                .root
-                .write(&place.rel, updated.as_bytes())
+                .store(ctx, updated.as_bytes(), true)
+                .await
                 .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let diff = unified_diff(&shown, &text, &updated);

@@ -84,3 +84,39 @@ pub fn place(ctx: &ToolContext, path: &Path, shown: &str, follow_final: bool) ->
         .map_err(|e| ToolError::io(format!("cannot place {shown}"), &e))?;
     Ok(Place { root, rel, target })
 }
+
+/// How long an editor may take to write a file for a tool before brute writes it itself.
+const EDITOR_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Place {
+    /// Writes `bytes` to the target. Through the editor (`fs/write_text_file`, so its buffer
+    /// holds the change) when the front end writes buffers, the file was there, the bytes are
+    /// text and no command of the session runs: the session is held quiet until the editor
+    /// answers, since the editor writes by path and a command could swap a directory for a
+    /// link meanwhile. The file, read back through the checked directory, must then hold the
+    /// bytes; else, and in every other case, brute writes it atomically beneath its root. The
+    /// snapshot taken before is the same either way, so undo sees the change.
+    pub async fn store(&self, ctx: &ToolContext, bytes: &[u8], existed: bool) -> std::io::Result<()> {
+        if existed
+            && ctx.agent.requests.writes_buffers()
+            && let Ok(text) = std::str::from_utf8(bytes)
+            && let Some(quiet) = ctx.snapshots.spans().quiet()
+        {
+            let kind = crate::protocol::RequestKind::WriteBuffer {
+                path: self.target.display().to_string(),
+                content: text.to_owned(),
+            };
+            let answer = tokio::time::timeout(EDITOR_WRITE_WAIT, ctx.ask(kind)).await;
+            let wrote = matches!(answer, Ok(crate::protocol::Response::Wrote { ok: true }))
+                && self
+                    .root
+                    .read_bounded(&self.rel, bytes.len() as u64 + 1)
+                    .is_ok_and(|on_disk| on_disk == bytes);
+            drop(quiet);
+            if wrote {
+                return Ok(());
+            }
+        }
+        self.root.write(&self.rel, bytes).map(|_| ())
+    }
+}

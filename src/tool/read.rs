@@ -108,7 +108,7 @@ impl Tool for ReadTool {
 /// The text of `path` as the editor has it open (unsaved changes included), when the front
 /// end is an editor that offers its files and has this one open as a text file. Everything
 /// else (directories, pictures, devices) is read from disk as always.
-async fn editor_buffer(ctx: &ToolContext, path: &Path) -> Option<Vec<u8>> {
+pub(crate) async fn editor_buffer(ctx: &ToolContext, path: &Path) -> Option<Vec<u8>> {
     if !ctx.agent.requests.reads_buffers() || image::has_image_extension(path) {
         return None;
     }

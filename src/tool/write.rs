@@ -62,8 +62,8 @@ impl Tool for WriteTool {
                 Err(e) => return Err(ToolError::io(format!("cannot read {shown}"), &e)),
             };
             place
-                .root
-                .write(&place.rel, content.as_bytes())
+                .store(ctx, content.as_bytes(), old.is_some())
+                .await
                 .map_err(|e| ToolError::io(format!("cannot write {shown}"), &e))?;
             let shown = ctx.display(&path);
             let summary = match &old {

@@ -258,7 +258,10 @@ impl Confirm {
                 });
             }
             // A program's hook is asked of the program driving brute, never of the UI.
-            RequestKind::Question { .. } | RequestKind::Hook { .. } | RequestKind::ReadBuffer { .. } => return None,
+            RequestKind::Question { .. }
+            | RequestKind::Hook { .. }
+            | RequestKind::ReadBuffer { .. }
+            | RequestKind::WriteBuffer { .. } => return None,
         };
         Some(Self {
             id: id.to_owned(),

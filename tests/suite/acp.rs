@@ -33,6 +33,9 @@ fn editor_run(
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str(config);
     std::fs::write(&file, text).unwrap();
+    if config.contains("# buffer only") {
+        cmd.env("BUFFER_ONLY", "1");
+    }
     cmd.arg(assert_cmd::cargo::cargo_bin("brute"))
         .arg(sb.project.path())
         .args(args);
@@ -489,4 +492,83 @@ fn slash_commands_from_the_editor_undo_a_turn_and_show_its_diff() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{lines:#?}");
     assert!(requests[2].body.to_string().contains("/redo now"));
+}
+
+#[test]
+fn edits_go_through_the_editors_buffer_while_no_command_runs_and_undo_sees_them() {
+    let sb = Sandbox::new();
+    let a = sb.project.path().join("a.txt");
+    std::fs::write(&a, "one\ntwo\n").unwrap();
+    let server = MockServer::start();
+    // 1. a patch of the open file: made on the editor's unsaved text, written through it.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "call_p",
+            "patch",
+            r#"{"file_path":"a.txt","old_string":"one","new_string":"ONE"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Patched.", &[])));
+    // 2. a background command starts, then a write: with a command alive, brute writes it.
+    let background = json!({"command": "sleep 612345", "run_in_background": true}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_b", "shell", &background)])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("call_w", "write", r#"{"file_path":"a.txt","content":"three\n"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Wrote.", &[])));
+    let prompts = ["patch a.txt", "start it, then write a.txt", "/undo", "/undo"];
+    let Some(output) = editor_run(&sb, &server, "writes.py", "", &prompts) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let writes: Vec<&Value> = lines.iter().filter(|l| l.get("write_text_file").is_some()).collect();
+    assert_eq!(writes.len(), 1, "only the write made while no command ran: {lines:#?}");
+    assert_eq!(writes[0]["write_text_file"], a.display().to_string());
+    assert_eq!(
+        writes[0]["content"], "ONE\ntwo (unsaved)\n",
+        "the patch of the editor's text"
+    );
+    let disk: Vec<&str> = lines.iter().filter_map(|l| l["disk"].as_str()).collect();
+    assert_eq!(
+        disk,
+        ["ONE\ntwo (unsaved)\n", "three\n", "ONE\ntwo (unsaved)\n", "one\ntwo\n"],
+        "each undo restores what was on disk before its turn: {lines:#?}"
+    );
+    let asked: Vec<&Value> = lines.iter().filter(|l| l.get("permission").is_some()).collect();
+    assert_eq!(asked.len(), 2, "{lines:#?}");
+}
+
+#[test]
+fn an_editor_that_does_not_save_what_it_was_asked_to_write_still_gets_it_on_disk() {
+    let sb = Sandbox::new();
+    let a = sb.project.path().join("a.txt");
+    std::fs::write(&a, "one\ntwo\n").unwrap();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "call_p",
+            "patch",
+            r#"{"file_path":"a.txt","old_string":"one","new_string":"ONE"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Patched.", &[])));
+    let Some(output) = editor_run(&sb, &server, "writes.py", "# buffer only\n", &["patch a.txt"]) else {
+        return;
+    };
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("write_text_file"), "asked: {stdout}");
+    assert_eq!(
+        std::fs::read_to_string(&a).unwrap(),
+        "ONE\ntwo (unsaved)\n",
+        "brute wrote it"
+    );
 }
