@@ -43,6 +43,8 @@ struct Session {
     error: Option<String>,
     /// Paths of running calls (for their diffs), absolute.
     paths: HashMap<String, String>,
+    /// The output of running commands so far (its last [`updates::LIVE_OUTPUT_BYTES`]).
+    outputs: HashMap<String, String>,
     /// The session's working directory: relative paths in updates start there.
     cwd: std::path::PathBuf,
 }
@@ -272,6 +274,7 @@ impl Agent {
                 commands: VecDeque::new(),
                 error: None,
                 paths: HashMap::new(),
+                outputs: HashMap::new(),
                 cwd: place.cwd.clone(),
             },
         );
@@ -337,10 +340,26 @@ impl Agent {
 
     /// One event of a session's conversation.
     fn event(&mut self, session_id: &str, event: Event) {
+        // A sub-agent's calls show as calls of their own (`task-id/call-id`); its text is
+        // in the `task` call's report, and its requests reach the person unwrapped.
+        let event = match event {
+            Event::Nested { .. } => match updates::nested_call(event) {
+                Some(event) => event,
+                None => return,
+            },
+            event => event,
+        };
         let Some(session) = self.sessions.get_mut(session_id) else {
             return;
         };
         match &event {
+            Event::ToolOutputDelta { call_id, chunk } => {
+                let output = session.outputs.entry(call_id.clone()).or_default();
+                updates::keep_tail(output, chunk);
+                let update = updates::output_so_far(call_id, output);
+                self.out.update(session_id, update);
+                return;
+            }
             Event::Request { id, kind } => {
                 let (session_id, id) = (session_id.to_owned(), id.clone());
                 self.ask(session_id, id, kind);
@@ -353,6 +372,7 @@ impl Agent {
                 }
             }
             Event::ToolResult(result) => {
+                session.outputs.remove(&result.call_id);
                 let path = session.paths.remove(&result.call_id);
                 self.out
                     .update(session_id, updates::finished(result, path.as_deref(), &session.cwd));

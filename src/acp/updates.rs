@@ -80,6 +80,66 @@ pub fn update(event: &Event, cwd: &Path) -> Option<Value> {
     })
 }
 
+/// How much of a running command's output an editor is shown live: its last 16 KiB (the
+/// whole output comes with the call's end).
+pub const LIVE_OUTPUT_BYTES: usize = 16 * 1024;
+
+/// Adds `chunk` to `output`, keeping its last [`LIVE_OUTPUT_BYTES`] (cut at a character).
+pub fn keep_tail(output: &mut String, chunk: &str) {
+    output.push_str(chunk);
+    if output.len() > LIVE_OUTPUT_BYTES {
+        let mut cut = output.len() - LIVE_OUTPUT_BYTES;
+        while !output.is_char_boundary(cut) {
+            cut += 1;
+        }
+        output.drain(..cut);
+    }
+}
+
+/// A running call's output so far, as the `tool_call_update` that replaces its content.
+pub fn output_so_far(call_id: &str, output: &str) -> Value {
+    json!({
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "content": [{"type": "content", "content": {"type": "text", "text": output}}],
+    })
+}
+
+/// A sub-agent's event as the editor sees it: its calls' starts, output and results, with
+/// ids `parent/call` so they cannot collide with the parent's; its requests as they are;
+/// `None` for the rest (its text is the `task` call's report).
+pub fn nested_call(event: Event) -> Option<Event> {
+    let Event::Nested { parent_call_id, event } = event else {
+        return Some(event);
+    };
+    let prefixed = |id: &str| format!("{parent_call_id}/{id}");
+    match nested_call(*event)? {
+        Event::ToolCallStarted {
+            call_id,
+            name,
+            arguments,
+            summary,
+            display,
+        } => Some(Event::ToolCallStarted {
+            call_id: prefixed(&call_id),
+            name,
+            arguments,
+            summary,
+            display,
+        }),
+        Event::ToolOutputDelta { call_id, chunk } => Some(Event::ToolOutputDelta {
+            call_id: prefixed(&call_id),
+            chunk,
+        }),
+        Event::ToolResult(mut result) => {
+            result.call_id = prefixed(&result.call_id);
+            Some(Event::ToolResult(result))
+        }
+        request @ Event::Request { .. } => Some(request),
+        _ => None,
+    }
+}
+
 /// A call that starts: its kind from how it is shown (tools describe their presentation; a
 /// front end never matches on their names), its path as a location (absolute, as ACP wants:
 /// a relative one is taken from `cwd`).
@@ -334,6 +394,18 @@ mod tests {
         );
         assert_eq!(call["kind"], "edit");
         assert_eq!(call["locations"][0]["path"], "/p/a.txt", "absolute, as ACP wants");
+    }
+
+    #[test]
+    fn live_output_keeps_its_tail_at_a_character() {
+        let mut output = String::new();
+        keep_tail(&mut output, "start ");
+        keep_tail(&mut output, &"é".repeat(LIVE_OUTPUT_BYTES));
+        assert!(output.len() <= LIVE_OUTPUT_BYTES);
+        assert!(output.chars().all(|c| c == 'é'), "the start is gone, no half character");
+        let update = output_so_far("c1", "x");
+        assert_eq!(update["content"][0]["content"]["text"], "x");
+        assert!(update.get("status").is_none(), "still running");
     }
 
     #[test]

@@ -572,3 +572,60 @@ fn an_editor_that_does_not_save_what_it_was_asked_to_write_still_gets_it_on_disk
         "brute wrote it"
     );
 }
+
+#[test]
+fn a_commands_output_streams_live_and_a_sub_agents_calls_show_as_their_own() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.project.path().join("a.txt"), "inner text\n").unwrap();
+    let server = MockServer::start();
+    let command = json!({"command": "printf 'live line\\n'"}).to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_s", "shell", &command)])));
+    server.push(Reply::sse(openai_sse("Ran.", &[])));
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "call_t",
+            "task",
+            r#"{"task":"What does a.txt say?","description":"read a"}"#,
+        )],
+    )));
+    // The sub-agent's own two requests, then the conversation's answer.
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[("sub_r", "read", r#"{"file_path":"a.txt"}"#)],
+    )));
+    server.push(Reply::sse(openai_sse("Report: inner text.", &[])));
+    server.push(Reply::sse(openai_sse("It says inner text.", &[])));
+    let Some(output) = editor_run(&sb, &server, "commands.py", "", &["run it", "ask a sub-agent"]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let updates: Vec<&Value> = lines.iter().filter_map(|l| l.get("update")).collect();
+    let of = |id: &str| -> Vec<&Value> { updates.iter().copied().filter(|u| u["toolCallId"] == id).collect() };
+    // The command's output while it runs: an update with the text and no status, before the
+    // completed one.
+    let command = of("call_s");
+    let live = command
+        .iter()
+        .position(|u| u["sessionUpdate"] == "tool_call_update" && u.get("status").is_none())
+        .unwrap_or_else(|| panic!("{command:#?}"));
+    assert!(
+        command[live]["content"].to_string().contains("live line"),
+        "{command:#?}"
+    );
+    let done = command.iter().position(|u| u["status"] == "completed").unwrap();
+    assert!(live < done, "{command:#?}");
+    // The sub-agent's read: a call of its own under the task's id, started and completed.
+    let inner = of("call_t/sub_r");
+    assert_eq!(inner.len(), 2, "{updates:#?}");
+    assert_eq!(inner[0]["sessionUpdate"], "tool_call");
+    assert_eq!(inner[0]["kind"], "read");
+    assert_eq!(inner[1]["status"], "completed");
+    assert!(inner[1]["content"].to_string().contains("inner text"), "{inner:#?}");
+    assert!(of("call_t").iter().any(|u| u["status"] == "completed"));
+}
