@@ -207,7 +207,10 @@ impl Agent {
         let Some(cwd) = cwd else {
             return Err(rpc::Error::params("cwd must be an absolute path"));
         };
-        let (settings, place) = (self.load)(cwd).map_err(|e| rpc::Error::internal(format!("{e:#}")))?;
+        let (mut settings, place) = (self.load)(cwd).map_err(|e| rpc::Error::internal(format!("{e:#}")))?;
+        // The editor's MCP servers join the config's (one of the same name replaces it).
+        let (servers, mcp_notes) = updates::mcp_servers(&params["mcpServers"]);
+        crate::mcp::config::merge(&mut settings.mcp_servers, servers);
         if settings.permission_mode().sandbox() != crate::sandbox::Mode::FullAccess
             && let Err(unavailable) = crate::sandbox::available()
         {
@@ -243,7 +246,7 @@ impl Agent {
                 }
             }
         }
-        for notice in &started.notices {
+        for notice in mcp_notes.iter().chain(&started.notices) {
             self.out.update(
                 &id,
                 updates::update(

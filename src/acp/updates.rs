@@ -80,6 +80,51 @@ pub fn update(event: &Event, cwd: &Path) -> Option<Value> {
     })
 }
 
+/// The MCP servers an editor passes in `session/new` or `session/load`: stdio ones, as
+/// brute's own config would start them; an HTTP or SSE one (not offered in `initialize`) or
+/// one without a usable name or command is left out, with the reason.
+pub fn mcp_servers(servers: &Value) -> (Vec<crate::mcp::config::Server>, Vec<String>) {
+    use crate::mcp::config::{Origin, Server, ServerSpec};
+    let (mut kept, mut notes) = (Vec::new(), Vec::new());
+    for server in servers.as_array().into_iter().flatten() {
+        let name = server["name"].as_str().unwrap_or_default();
+        let command = server["command"].as_str().unwrap_or_default();
+        if let Err(why) = crate::mcp::config::check_name(name) {
+            notes.push(format!("the editor's MCP server was left out: {why}"));
+            continue;
+        }
+        if server.get("url").is_some() || command.trim().is_empty() {
+            notes.push(format!(
+                "the editor's MCP server `{name}` was left out: brute starts stdio servers (a command) only"
+            ));
+            continue;
+        }
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        let spec = ServerSpec {
+            command: Some(command.to_owned()),
+            args: server["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(text)
+                .collect(),
+            env: server["env"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| Some((text(&v["name"])?, text(&v["value"])?)))
+                .collect(),
+            ..ServerSpec::default()
+        };
+        kept.push(Server {
+            name: name.to_owned(),
+            spec,
+            origin: Origin::Editor,
+        });
+    }
+    (kept, notes)
+}
+
 /// How much of a running command's output an editor is shown live: its last 16 KiB (the
 /// whole output comes with the call's end).
 pub const LIVE_OUTPUT_BYTES: usize = 16 * 1024;

@@ -106,12 +106,15 @@ pub enum Origin {
     Config(PathBuf),
     /// A trusted project's `.mcp.json`.
     McpJson(PathBuf),
+    /// The editor's `session/new` or `session/load` (`brute acp`).
+    Editor,
 }
 
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Config(path) | Origin::McpJson(path) => write!(f, "{}", path.display()),
+            Origin::Editor => write!(f, "the editor"),
         }
     }
 }

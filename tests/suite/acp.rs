@@ -36,6 +36,9 @@ fn editor_run(
     if config.contains("# buffer only") {
         cmd.env("BUFFER_ONLY", "1");
     }
+    if let Some(server) = config.strip_prefix("# mcp server ") {
+        cmd.env("MCP_SERVER", server.trim());
+    }
     cmd.arg(assert_cmd::cargo::cargo_bin("brute"))
         .arg(sb.project.path())
         .args(args);
@@ -628,4 +631,38 @@ fn a_commands_output_streams_live_and_a_sub_agents_calls_show_as_their_own() {
     assert_eq!(inner[1]["status"], "completed");
     assert!(inner[1]["content"].to_string().contains("inner text"), "{inner:#?}");
     assert!(of("call_t").iter().any(|u| u["status"] == "completed"));
+}
+
+#[test]
+fn the_mcp_servers_an_editor_passes_are_started_for_its_session() {
+    let Some(everything) = support::require("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[(
+            "c1",
+            "mcp__everything__echo",
+            r#"{"message":"hello from the editor's server"}"#,
+        )],
+    )));
+    server.push(Reply::sse(openai_sse("Echoed.", &[])));
+    let config = format!("# mcp server {}\n", everything.display());
+    let Some(output) = editor_run(&sb, &server, "commands.py", &config, &["echo something"]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stderr}\n{stdout}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{stdout}");
+    let results = tool_results(&requests[1]);
+    assert!(results[0].1.contains("hello from the editor's server"), "{results:?}");
+    // The HTTP one (not offered in initialize) is left out, and the editor is told.
+    assert!(
+        stdout.contains("the editor's MCP server `web` was left out"),
+        "{stdout}"
+    );
 }
