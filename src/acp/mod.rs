@@ -1,9 +1,11 @@
 //! `brute acp`: brute as an Agent Client Protocol agent (protocol version 1) over stdio, for
 //! editors (Zed, JetBrains IDEs, Neovim and Emacs plugins). A front end like the TUI and
 //! `-p`: each ACP session is one conversation of brute's core; the editor's prompts become
-//! turns, the core's events become `session/update` notifications ([`updates`]), and its
-//! requests to the person (approvals, questions with choices, plans) become
-//! `session/request_permission` requests.
+//! turns (or, for `/undo` and the other built-ins, [`commands`]), the core's events become
+//! `session/update` notifications ([`updates`]), and its requests become the client's: approvals,
+//! plans and undos `session/request_permission`, questions a form ([`elicit`]) where the
+//! client offers one, and reads and writes of open files `fs/read_text_file` and
+//! `fs/write_text_file`.
 //!
 //! JSON-RPC 2.0, one message a line, written here over serde_json rather than with the
 //! `agent-client-protocol` crate: [`rpc`] is the whole of the wire (see docs/sdk.md for why).
