@@ -72,6 +72,16 @@ impl Spans {
     /// Waits while the session is held [quiet](Spans::quiet).
     pub async fn open(self: &Arc<Self>) -> Busy {
         let gate = self.gate.clone().read_owned().await;
+        self.open_with(gate)
+    }
+
+    /// [`Spans::open`] for code that cannot wait: `None` while the session is held quiet.
+    pub fn try_open(self: &Arc<Self>) -> Option<Busy> {
+        let gate = self.gate.clone().try_read_owned().ok()?;
+        Some(self.open_with(gate))
+    }
+
+    fn open_with(self: &Arc<Self>, gate: tokio::sync::OwnedRwLockReadGuard<()>) -> Busy {
         let from = now_ns().saturating_sub(u64::try_from(START_SLACK.as_nanos()).unwrap_or(0));
         let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
         spans.push((from, None));
@@ -160,6 +170,7 @@ mod tests {
         let spans = Arc::new(Spans::default());
         let busy = spans.open().await;
         assert!(spans.quiet().is_none(), "a command runs");
+        assert!(spans.try_open().is_some(), "commands run side by side");
         drop(busy);
         let quiet = spans.quiet().expect("nothing runs");
         let waiting = tokio::spawn({
@@ -168,6 +179,7 @@ mod tests {
         });
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished(), "a command waits for the hold");
+        assert!(spans.try_open().is_none());
         drop(quiet);
         let busy = waiting.await.unwrap();
         assert!(spans.quiet().is_none());
