@@ -156,14 +156,18 @@ impl Conversation {
             let wake = {
                 let ops = &mut self.ops;
                 let running = &mut self.running;
+                // A turn that has ended is taken back before the next op: it emitted its
+                // `TurnFinished` in its last poll, so a front end that answers that with an op
+                // between turns (`/diff`, `/undo`) finds the conversation idle, not refused.
                 tokio::select! {
-                    op = ops.recv(), if ops_open => Wake::Op(op),
+                    biased;
                     joined = async {
                         match running {
                             Some(turn) => (&mut turn.task).await,
                             None => std::future::pending().await,
                         }
                     } => Wake::Finished(joined),
+                    op = ops.recv(), if ops_open => Wake::Op(op),
                 }
             };
             match wake {

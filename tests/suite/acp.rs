@@ -14,6 +14,17 @@ fn editor(sb: &Sandbox, server: &MockServer, name: &str) -> Option<std::process:
     editor_with(sb, server, name, "")
 }
 
+/// The lines the editor script printed, once it succeeded (else its stderr and lines).
+fn succeeded(output: &std::process::Output) -> Vec<Value> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    lines
+}
+
 /// [`editor`] with `config` added to the person's config.toml.
 fn editor_with(sb: &Sandbox, server: &MockServer, name: &str, config: &str) -> Option<std::process::Output> {
     editor_run(sb, server, name, config, &[])
@@ -75,12 +86,7 @@ fn an_editor_reads_is_asked_cancels_and_loads_the_session_again() {
     let Some(output) = editor(&sb, &server, "drive.py") else {
         return;
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let lines = succeeded(&output);
 
     // initialize: honest capabilities.
     let init = &lines.iter().find(|l| l.get("initialize").is_some()).unwrap()["initialize"];
@@ -351,12 +357,7 @@ fn an_editor_sends_a_picture_and_answers_questions_in_one_form() {
     let Some(output) = editor_with(&sb, &server, "forms_and_images.py", config) else {
         return;
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let lines = succeeded(&output);
     let stops: Vec<&Value> = lines.iter().filter_map(|l| l.get("stop")).collect();
     assert_eq!(stops, [&json!("end_turn"), &json!("end_turn")], "{lines:#?}");
 
@@ -375,13 +376,7 @@ fn an_editor_sends_a_picture_and_answers_questions_in_one_form() {
             .any(|p| p["type"] == "text" && p["text"].as_str().unwrap().contains("what is in this picture?")),
         "{parts:?}"
     );
-    assert!(
-        parts.iter().any(|p| p["type"] == "image_url"
-            && p["image_url"]["url"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))),
-        "{parts:?}"
-    );
+    assert!(support::has_png_part(parts), "{parts:?}");
     // Kept where commands cannot write, private to the person.
     let pasted: Vec<_> = std::fs::read_dir(sb.home.path().join("data/pasted"))
         .unwrap()
@@ -427,12 +422,7 @@ fn slash_commands_from_the_editor_undo_a_turn_and_show_its_diff() {
     let Some(output) = editor_run(&sb, &server, "commands.py", "", &prompts) else {
         return;
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let lines = succeeded(&output);
     let stops: Vec<usize> = lines
         .iter()
         .enumerate()
@@ -525,12 +515,7 @@ fn edits_go_through_the_editors_buffer_while_no_command_runs_and_undo_sees_them(
     let Some(output) = editor_run(&sb, &server, "writes.py", "", &prompts) else {
         return;
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let lines = succeeded(&output);
     let writes: Vec<&Value> = lines.iter().filter(|l| l.get("write_text_file").is_some()).collect();
     assert_eq!(writes.len(), 1, "only the write made while no command ran: {lines:#?}");
     assert_eq!(writes[0]["write_text_file"], a.display().to_string());
@@ -602,12 +587,7 @@ fn a_commands_output_streams_live_and_a_sub_agents_calls_show_as_their_own() {
     let Some(output) = editor_run(&sb, &server, "commands.py", "", &["run it", "ask a sub-agent"]) else {
         return;
     };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert!(output.status.success(), "{stderr}\n{lines:#?}");
+    let lines = succeeded(&output);
     let updates: Vec<&Value> = lines.iter().filter_map(|l| l.get("update")).collect();
     let of = |id: &str| -> Vec<&Value> { updates.iter().copied().filter(|u| u["toolCallId"] == id).collect() };
     // The command's output while it runs: an update with the text and no status, before the

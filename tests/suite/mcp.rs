@@ -918,11 +918,5 @@ fn an_mcp_image_reaches_a_model_that_sees_as_an_image() {
     // Tool messages carry text only: the image follows as the user's part.
     let parts = messages[tool + 1]["content"].as_array().cloned().unwrap_or_default();
     assert_eq!(messages[tool + 1]["role"], "user");
-    assert!(
-        parts.iter().any(|p| p["type"] == "image_url"
-            && p["image_url"]["url"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))),
-        "{parts:?}"
-    );
+    assert!(support::has_png_part(&parts), "{parts:?}");
 }

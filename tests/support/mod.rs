@@ -1140,6 +1140,17 @@ pub fn run_measuring_peak_rss(cmd: &std::process::Command) -> (std::process::Out
     (output, peak)
 }
 
+/// Whether the content parts of a Chat Completions message hold a PNG as an `image_url`
+/// data URL (how an attached or returned image reaches the model).
+pub fn has_png_part(parts: &[Value]) -> bool {
+    parts.iter().any(|p| {
+        p["type"] == "image_url"
+            && p["image_url"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))
+    })
+}
+
 /// The first bytes of a PNG of this size (signature and IHDR: all brute and the mock read).
 pub fn png(width: u32, height: u32) -> Vec<u8> {
     let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
