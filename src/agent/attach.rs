@@ -166,6 +166,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_image_that_is_not_one_or_too_large_is_refused_before_anything_is_kept() {
+        // Refused on the bytes: no data directory is looked at, nothing is written.
+        let not_image = keep("editor", b"\x1b]52;c;evil\x07 not a picture").unwrap_err();
+        assert!(
+            not_image.contains("is not a PNG, JPEG, GIF or WebP image"),
+            "{not_image}"
+        );
+        let mut huge = Vec::new();
+        huge.extend_from_slice(&[0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n']);
+        huge.extend_from_slice(&[
+            0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0,
+        ]);
+        huge.resize(image::MAX_BYTES + 1, 0);
+        let too_large = keep("editor", &huge).unwrap_err();
+        assert!(too_large.contains("scale it down first"), "{too_large}");
+        let not_base64 = keep_base64("editor", "%%%").unwrap_err();
+        assert!(not_base64.contains("not valid base64"), "{not_base64}");
+        let mut notes = Vec::new();
+        let text = with_images("look".into(), &["%%%".to_owned()], "editor", &mut notes);
+        assert_eq!(text, "look", "the prompt goes on without it");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+
+    #[test]
     fn mentions_are_image_paths_after_an_at() {
         assert_eq!(
             mentions("look at @shot.png, and @docs/a.JPG. not @notes.md nor me@x.png or @"),
