@@ -990,8 +990,10 @@ fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
     tmux.keys(&["C-l"]);
     tmux.text("/diff");
     tmux.keys(&["Enter"]);
+    // Wait for the whole diff, not only its header: a capture can land between the cells of
+    // one frame (the header drawn, the lines under it still the last frame's).
     let screen = tmux.wait_for("the last turn's diff", |s| {
-        s.contains("diff of turn 2 (\"add a file\"): 1 file(s) changed")
+        s.contains("diff of turn 2 (\"add a file\"): 1 file(s) changed") && s.contains("+brand new")
     });
     let shown = &screen[screen.find("diff of turn 2").unwrap_or(0)..];
     assert!(
@@ -1004,6 +1006,8 @@ fn diff_shows_the_last_turn_and_the_session_from_checkpoints() {
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("the session's diff", |s| {
         s.contains("diff of turns 1–2 of this session: 2 file(s) changed")
+            && s.contains("-old line")
+            && s.contains("+new line")
     });
     let shown = &screen[screen.find("diff of turns 1–2").unwrap_or(0)..];
     assert!(shown.contains("-old line") && shown.contains("+new line"), "{shown}");
