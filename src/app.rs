@@ -592,14 +592,11 @@ pub fn build_agent_with(
             checkpoints_paused = Some(reason);
         }
         // Later checkpoints re-list only what the watcher saw touched (-p: the turn's end
-        // needs no second walk); without inotify every checkpoint walks. A tree known to be
-        // small is walked instead: the watcher would cost more than the walk (about 15 ms of
-        // a `brute -p` run against 1-2 ms).
-        if !recorder.tree_known_small()
-            && let Err(gap) = recorder.watch_tree()
-        {
-            tracing::info!(%gap, "no file watcher: every checkpoint walks the tree");
-        }
+        // needs no second walk after a command); without inotify every checkpoint walks. A
+        // tree known to be small is walked instead: the watcher would cost more than the walk
+        // (about 15 ms of a `brute -p` run against 1-2 ms). Decided by the first walk, which
+        // loads what is known of the tree beside the first model request.
+        recorder.watch_tree_when_big();
         if !loaded.todos.is_empty() {
             state.set_todos(loaded.todos.clone(), &events);
         }

@@ -9,7 +9,9 @@
 //! (`.gitattributes` naming `filter`, `text`, `eol`, `crlf`, `ident` or
 //! `working-tree-encoding`, or `core.autocrlf`) is hashed as a git blob; only when that hash
 //! is the index's id is it referenced (the file was read, nothing stored), else it is stored
-//! as any other file. Entries that are staged in a conflict, skip-worktree, assume-unchanged,
+//! as any other file. So is a small file the first time a walk meets its entry (see
+//! `VERIFY_BY_READING`); a bigger one is checked by its blob's size instead. Later walks trust
+//! the stat data of entries an earlier one checked. Entries that are staged in a conflict, skip-worktree, assume-unchanged,
 //! intent-to-add, links, submodules or sparse directories are never referenced, and a missing,
 //! unreadable or damaged index, a `core.worktree`, a bare repository or a non-SHA-1 object
 //! format turn the baseline off (every file is stored, as outside git).
@@ -287,12 +289,19 @@ fn sets_one(token: &str, names: &[String]) -> bool {
     names.iter().any(|n| n == name)
 }
 
+/// Index entries of files up to this size that no earlier walk checked are verified by
+/// reading and hashing the file rather than by the blob's size in the object database: in a
+/// repository of loose objects, opening and inflating one costs more than reading a small
+/// file, and the hash is exact where the size only hints at a conversion.
+const VERIFY_BY_READING: u64 = 64 * 1024;
+
 /// One index entry brute may reference.
 #[derive(Debug, Clone)]
 struct Tracked {
     hex: String,
     stat: gix_index::entry::Stat,
-    /// A conversion may apply: only a hash decides.
+    /// A conversion may apply, or the entry is not checked yet (see [`VERIFY_BY_READING`]):
+    /// only a hash decides.
     converts: bool,
 }
 
@@ -431,6 +440,17 @@ impl GitBaseline {
                     let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
                         continue;
                     };
+                    if u64::from(tracked.stat.size) <= VERIFY_BY_READING {
+                        // Read and hashed by the walk instead (see `after_read`): exact, and
+                        // cheaper than opening and inflating a loose object. Only the blob's
+                        // presence is asked of the database (a partial clone lacks some).
+                        if !odb.exists(&id) {
+                            continue;
+                        }
+                        tracked.converts = true;
+                        entries.insert(path, tracked);
+                        continue;
+                    }
                     // A blob the database lacks (a partial clone, a damaged repository) is stored.
                     let Ok(Some(header)) = odb.try_header(&id) else {
                         continue;
@@ -687,6 +707,12 @@ mod tests {
         std::fs::symlink_metadata(root.join(rel)).unwrap()
     }
 
+    /// The baseline as a later walk opens it: an earlier one checked every blob (its size is
+    /// the file's), so small files are not left to be read and hashed.
+    fn checked(root: &Path) -> Option<GitBaseline> {
+        GitBaseline::open_knowing(root, |rel, _| std::fs::metadata(root.join(rel)).ok().map(|m| m.len()))
+    }
+
     #[test]
     fn blob_ids_are_gits() {
         // `printf 'hello\n' | git hash-object --stdin`
@@ -701,7 +727,11 @@ mod tests {
             return;
         };
         let root = repo.path();
-        let base = GitBaseline::open(root).unwrap();
+        // Nothing checked yet: a small file is read and hashed, not trusted by its stat.
+        let first = GitBaseline::open(root).unwrap();
+        assert_eq!(first.clean("a.txt", &meta(root, "a.txt")), None);
+        assert!(first.after_read("a.txt", b"a\n").in_index);
+        let base = checked(root).unwrap();
         let id = base.clean("a.txt", &meta(root, "a.txt")).unwrap();
         assert_eq!(id, format!("git:{}", blob_hex(b"a\n")));
         assert!(base.tracks("a.txt", &id) && !base.tracks("b.txt", &id));
@@ -715,7 +745,7 @@ mod tests {
         assert!(!base.after_read("a.txt", b"A\n").in_index);
         assert_eq!(base.after_read("a.txt", b"A\n").blob, blob_hex(b"A\n"));
         // Racy: an entry modified at or after the index was written is never trusted by stat.
-        let mut racy = GitBaseline::open(root).unwrap();
+        let mut racy = checked(root).unwrap();
         assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
         let entry = racy.entries["b.txt"].stat;
         racy.index_time = (entry.mtime.secs, entry.mtime.nsecs);
@@ -737,7 +767,7 @@ mod tests {
         git(root, &["update-index", "--skip-worktree", "skip.txt"]);
         git(root, &["update-index", "--assume-unchanged", "assume.txt"]);
         let check = |label: &str| {
-            let base = GitBaseline::open(root).unwrap_or_else(|| panic!("{label}: no baseline"));
+            let base = checked(root).unwrap_or_else(|| panic!("{label}: no baseline"));
             assert!(base.clean("keep.txt", &meta(root, "keep.txt")).is_some(), "{label}");
             for path in ["skip.txt", "assume.txt", "intent.txt"] {
                 assert!(!base.entries.contains_key(path), "{label}: {path}");

@@ -143,7 +143,15 @@ fn clean_files_are_git_references_and_the_rest_is_stored() {
         );
     }
     assert!(!m.contains_key("deleted.txt"));
-    assert_eq!(scan.hashed, 2, "clean files are not even read");
+    // The first walk checks small clean files by their hash (reading them, storing nothing);
+    // the 100 KB one by its blob's size.
+    assert_eq!(scan.hashed, 5, "the changed files and the three small clean ones");
+    let again = scanner.checkpoint().unwrap().1;
+    assert!(
+        again.hashed <= 2,
+        "a later walk does not even read clean files: {} read",
+        again.hashed
+    );
     // Only the two changed files and the manifest were written: not the 100 KB file.
     let manifest_len = objects.get(&id).unwrap().len() as u64;
     assert!(
@@ -308,8 +316,11 @@ fn a_racy_clean_entry_is_hashed_and_then_referenced() {
     let (_, scan) = scanner.checkpoint().unwrap();
     assert!(is_git(&scan.manifest, "racy.txt"), "{:?}", scan.manifest["racy.txt"]);
     assert!(is_git(&scan.manifest, "a.txt"));
-    assert_eq!(scan.hashed, 1, "the racy file was read (hashed), the clean one not");
+    assert_eq!(scan.hashed, 2, "a first walk reads small files to check them");
     assert_eq!(objects.pack_count(), 0, "nothing was stored for either");
+    let (_, scan) = scanner.checkpoint().unwrap();
+    assert!(is_git(&scan.manifest, "racy.txt") && is_git(&scan.manifest, "a.txt"));
+    assert_eq!(scan.hashed, 1, "the racy file is read again, the clean one not");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What a checkpoint records: each path's [`FileState`], the [`Manifest`] of a tree, and the
 //! [`Change`]s between two manifests.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,11 +58,8 @@ pub struct Change {
 
 /// The paths whose content differs from `a` to `b`.
 pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
-    let paths: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    paths
-        .into_iter()
-        .filter_map(|path| {
-            let (before, after) = (a.get(path), b.get(path));
+    pairs(a, b)
+        .filter_map(|(path, before, after)| {
             let same = match (before, after) {
                 (Some(x), Some(y)) => x.same_content(y),
                 (None, None) => true,
@@ -75,4 +72,27 @@ pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
             })
         })
         .collect()
+}
+
+/// Every path of `a` and `b` in order, with its state in each: one pass over both sorted
+/// maps, no lookups (a big tree's manifests are compared at every turn).
+pub fn pairs<'m>(
+    a: &'m Manifest,
+    b: &'m Manifest,
+) -> impl Iterator<Item = (&'m String, Option<&'m FileState>, Option<&'m FileState>)> {
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some((pa, _)), Some((pb, _))) => match pa.cmp(pb) {
+            std::cmp::Ordering::Less => a.next().map(|(p, s)| (p, Some(s), None)),
+            std::cmp::Ordering::Greater => b.next().map(|(p, s)| (p, None, Some(s))),
+            std::cmp::Ordering::Equal => {
+                let (p, x) = a.next()?;
+                let (_, y) = b.next()?;
+                Some((p, Some(x), Some(y)))
+            }
+        },
+        (Some(_), None) => a.next().map(|(p, s)| (p, Some(s), None)),
+        (None, Some(_)) => b.next().map(|(p, s)| (p, None, Some(s))),
+        (None, None) => None,
+    })
 }

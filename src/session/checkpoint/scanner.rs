@@ -78,6 +78,11 @@ pub struct Scanner {
     git: Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>>,
     /// The last full walk found directories deeper than a path reaches (see [`walk_deep`]).
     deep_tree: bool,
+    /// A stored manifest to seed from, loaded by the first walk (see [`Scanner::remember_later`]).
+    seed: Option<String>,
+    /// Start the file watcher at the first walk unless the seed shows a small tree (see
+    /// [`Scanner::watch_when_big`]).
+    watch_when_big: bool,
 }
 
 impl Scanner {
@@ -98,6 +103,37 @@ impl Scanner {
             contents_stored: false,
             git: None,
             deep_tree: false,
+            seed: None,
+            watch_when_big: false,
+        }
+    }
+
+    /// [`Scanner::remember`], done by the first walk rather than now: a big tree's manifest
+    /// takes milliseconds to load, and the walk runs beside the first model request while
+    /// start-up does not. An unreadable one leaves the walk to read every file.
+    pub fn remember_later(&mut self, id: String) {
+        self.seed = Some(id);
+    }
+
+    /// Starts the file watcher (see [`Scanner::watch`]) at the first walk, unless the tree is
+    /// known to be small then ([`SMALL_TREE`]): its walk costs less than watching it.
+    pub fn watch_when_big(&mut self) {
+        self.watch_when_big = true;
+    }
+
+    /// Loads the seed and starts the watcher that were left for the first walk.
+    fn settle(&mut self) {
+        if let Some(id) = self.seed.take() {
+            let objects = self.objects.clone();
+            if let Err(error) = self.remember(&objects, &id) {
+                tracing::info!(%error, "the last checkpoint cannot be read: the walk reads every file");
+            }
+        }
+        if std::mem::take(&mut self.watch_when_big)
+            && !self.known_small()
+            && let Err(gap) = self.watch()
+        {
+            tracing::info!(%gap, "no file watcher: every checkpoint walks the tree");
         }
     }
 
@@ -157,7 +193,7 @@ impl Scanner {
 
     /// Whether an earlier state of the tree is known (see [`Scanner::remember`]).
     pub fn has_known(&self) -> bool {
-        !self.previous.is_empty()
+        self.seed.is_some() || !self.previous.is_empty()
     }
 
     /// Whether the tree is known to be small (under [`SMALL_TREE`] entries).
@@ -195,6 +231,51 @@ impl Scanner {
         Ok((id, scan))
     }
 
+    /// The checkpoint at the end of a turn during which only brute's built-in tools could
+    /// change the tree (no command, hook or MCP tool ran): the turn's start, the last
+    /// checkpoint stored, with the directories holding `wrote` (absolute paths in the tree)
+    /// listed again instead of the whole tree walked. What the person changed elsewhere
+    /// meanwhile is not the turn's: the next turn's start sees it. `None` when the last
+    /// checkpoint is not `start`, or a listing cannot stand for the walk (an ignore file was
+    /// written, or a path lies past PATH_MAX): then [`Scanner::checkpoint`] walks.
+    pub fn checkpoint_written(&mut self, start: &str, wrote: &[PathBuf]) -> std::io::Result<Option<(String, Scan)>> {
+        self.settle();
+        let Some((id, chain)) = self.stored.clone().filter(|(id, _)| id == start) else {
+            return Ok(None);
+        };
+        if self.too_big.is_some() {
+            return Ok(None);
+        }
+        if wrote.is_empty() {
+            self.last_walk = Walked::Touched;
+            let scan = Scan {
+                manifest: self.previous.clone(),
+                skipped: self.skipped_known.iter().map(|(p, s)| (p.clone(), *s)).collect(),
+                hashed: 0,
+            };
+            return Ok(Some((id, scan)));
+        }
+        self.git_baseline();
+        let scan = match self.walk_touched(wrote.iter().cloned().collect()) {
+            Err(e) if e.get_ref().is_some_and(|inner| inner.is::<DeepTouched>()) => return Ok(None),
+            walked => match walked? {
+                Some(scan) => scan,
+                None => return Ok(None),
+            },
+        };
+        let base = Base {
+            id: &id,
+            manifest: &self.previous,
+            chain,
+        };
+        let (id, chain) = save_manifest_after(&self.objects, &scan.manifest, Some(base))?;
+        self.previous = scan.manifest.clone();
+        self.stored = Some((id.clone(), chain));
+        self.contents_stored = true;
+        self.last_walk = Walked::Touched;
+        Ok(Some((id, scan)))
+    }
+
     pub fn objects(&self) -> &ObjectStore {
         &self.objects
     }
@@ -204,6 +285,7 @@ impl Scanner {
     /// the turn's changes with, and what a turn over the budget records of the files its
     /// tools change. Contents read are stored.
     pub fn states_of<'p>(&mut self, paths: impl IntoIterator<Item = &'p str>) -> std::io::Result<Manifest> {
+        self.settle();
         self.git_baseline();
         let ctx = self.ctx();
         let own = own_data_dir(&self.root, &self.objects);
@@ -337,6 +419,7 @@ impl Scanner {
             return Err(std::io::Error::other(reason.clone()));
         }
         hold_for_tests();
+        self.settle();
         // Read (again, when the index changed) before either kind of walk.
         self.git_baseline();
         if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {

@@ -96,17 +96,17 @@ pub fn save_manifest_after(
     after: Option<Base<'_>>,
 ) -> std::io::Result<(String, Chain)> {
     if let Some(base) = after {
-        let set: Manifest = manifest
-            .iter()
-            .filter(|(path, state)| base.manifest.get(*path) != Some(*state))
-            .map(|(path, state)| (path.clone(), state.clone()))
-            .collect();
-        let del: Vec<String> = base
-            .manifest
-            .keys()
-            .filter(|p| !manifest.contains_key(*p))
-            .cloned()
-            .collect();
+        let mut set = Manifest::new();
+        let mut del = Vec::new();
+        for (path, was, now) in super::manifest::pairs(base.manifest, manifest) {
+            match (was, now) {
+                (Some(_), None) => del.push(path.clone()),
+                (was, Some(now)) if was != Some(now) => {
+                    set.insert(path.clone(), now.clone());
+                }
+                _ => {}
+            }
+        }
         if set.is_empty() && del.is_empty() {
             return Ok((base.id.to_owned(), base.chain));
         }

@@ -67,8 +67,8 @@ impl Recorder {
             Some(manifest)
         });
         if let Some(id) = known {
-            // Unreadable (a damaged store): the next checkpoint reads every file.
-            let _ = scanner.remember(store.objects(), &id);
+            // Loaded by the first walk, beside the first model request.
+            scanner.remember_later(id);
         }
         Self {
             _seed: seed,
@@ -112,16 +112,16 @@ impl Recorder {
         self.scanner().set_budget(budget);
     }
 
-    /// Whether the tree is known to be small (see [`checkpoint::SMALL_TREE`]): walking it
-    /// costs less than watching it.
-    pub fn tree_known_small(&self) -> bool {
-        self.scanner().known_small()
-    }
-
     /// Watches the tree so checkpoints re-list only what changed (see
     /// [`checkpoint::Scanner::watch`]); the reason when no watcher can start.
     pub fn watch_tree(&mut self) -> Result<(), crate::session::watch::Gap> {
         self.scanner().watch()
+    }
+
+    /// Watches the tree from the first walk on, unless the tree is known to be small then
+    /// (see [`checkpoint::Scanner::watch_when_big`]).
+    pub fn watch_tree_when_big(&mut self) {
+        self.scanner().watch_when_big();
     }
 
     /// How the last walk went (for tests and benches).
@@ -156,6 +156,35 @@ impl Recorder {
         self.scanner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The checkpoint at the end of the turn that started at `start`: when nothing but the
+    /// built-in tools could change the tree (no command, hook or MCP tool ran, see
+    /// [`crate::busy`]), only the directories of what they wrote are listed again; otherwise
+    /// the tree is walked (or what the file watcher saw).
+    fn snapshot_after(
+        &mut self,
+        start: &str,
+        work: &crate::session::whose::TurnWork,
+    ) -> std::io::Result<(String, Vec<String>)> {
+        let written = match work.busy.is_empty() {
+            true => {
+                let wrote: Vec<std::path::PathBuf> = self
+                    .relative(&work.wrote)
+                    .iter()
+                    .map(|rel| crate::session::relpath::under(self.store.root(), rel))
+                    .collect();
+                self.scanner().checkpoint_written(start, &wrote)?
+            }
+            false => None,
+        };
+        let (id, scan) = match written {
+            Some(taken) => taken,
+            None => self.scanner().checkpoint()?,
+        };
+        self.consolidate();
+        Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
+    }
+
+    /// The checkpoint of the tree as it is now (walked, or what the file watcher saw).
     fn snapshot(&mut self) -> std::io::Result<(String, Vec<String>)> {
         let (id, scan) = self.scanner().checkpoint()?;
         self.consolidate();

@@ -157,7 +157,7 @@ impl Recorder {
         let start_id = self.turns.last().map(|t| t.start.clone()).unwrap_or_default();
         let known_start = self.scanner().known_shared(&start_id);
         let start_has_git = known_start.as_deref().map(crate::session::git_baseline::names_git);
-        let (manifest, skipped) = self.snapshot()?;
+        let (manifest, skipped) = self.snapshot_after(&start_id, work)?;
         self.secure_git(&start_id, known_start.clone(), start_has_git, &manifest);
         let own = self.relative(own);
         let mut held = match running.map(|r| r.finish(&self.store.activity(), &own)) {
@@ -499,4 +499,89 @@ pub fn over_budget_notice(reason: &str) -> String {
     format!(
         "turn checkpoints are off for this session: {reason}. /undo still takes back what the built-in tools change (write, patch, remove), turn by turn, but not what shell commands change; raise checkpoint_max_entries to checkpoint this tree"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::whose::TurnWork;
+    use crate::session::{Recorder, SessionStore, checkpoint};
+
+    /// A recorder over a project of a file in `dir/` and one in `other/`.
+    fn project() -> (tempfile::TempDir, tempfile::TempDir, Recorder) {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir(project.path().join("dir")).unwrap();
+        std::fs::write(project.path().join("dir/tool.txt"), "before").unwrap();
+        std::fs::create_dir(project.path().join("other")).unwrap();
+        std::fs::write(project.path().join("other/mine.txt"), "mine before").unwrap();
+        let store = SessionStore::new(data.path(), project.path());
+        let recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        (data, project, recorder)
+    }
+
+    /// The changes the last turn recorded, by path.
+    fn changed(recorder: &Recorder) -> Vec<String> {
+        let turn = recorder.turns.last().unwrap();
+        let objects = recorder.store.objects();
+        let start = checkpoint::load_manifest(objects, &turn.start).unwrap();
+        let end = checkpoint::load_manifest(objects, turn.end.as_ref().unwrap()).unwrap();
+        checkpoint::diff(&start, &end).into_iter().map(|c| c.path).collect()
+    }
+
+    /// A turn in which only the built-in tools ran ends without walking the tree: what they
+    /// wrote (a changed file, a new one in a new directory) is listed again, and a file the
+    /// person saved elsewhere meanwhile is not the turn's. A turn in which a command ran walks.
+    #[test]
+    fn a_turn_of_built_in_tools_only_lists_what_they_wrote() {
+        let (_data, project, mut recorder) = project();
+        let root = project.path();
+        recorder.begin_turn("tools", 0).unwrap();
+        std::fs::write(root.join("dir/tool.txt"), "the tool wrote").unwrap();
+        std::fs::create_dir_all(root.join("new/deeper")).unwrap();
+        std::fs::write(root.join("new/deeper/made.txt"), "made").unwrap();
+        std::fs::write(root.join("other/mine.txt"), "the person's save").unwrap();
+        let work = TurnWork {
+            wrote: vec![root.join("dir/tool.txt"), root.join("new/deeper/made.txt")],
+            ..TurnWork::default()
+        };
+        recorder.end_turn(&work).unwrap();
+        assert_eq!(recorder.last_walk(), checkpoint::Walked::Touched);
+        assert_eq!(
+            changed(&recorder),
+            ["dir/tool.txt", "new", "new/deeper", "new/deeper/made.txt"],
+            "the tools' writes, and the directories they made; not the person's save"
+        );
+
+        // Nothing written: the end is the start, and nothing is walked.
+        recorder.begin_turn("answer only", 0).unwrap();
+        std::fs::write(root.join("other/mine.txt"), "saved again").unwrap();
+        recorder.end_turn(&TurnWork::default()).unwrap();
+        assert_eq!(recorder.last_walk(), checkpoint::Walked::Touched);
+        let turn = recorder.turns.last().unwrap();
+        assert_eq!(turn.end.as_deref(), Some(turn.start.as_str()));
+
+        // A command ran: the whole tree is walked, and the person's save is seen.
+        recorder.begin_turn("command", 0).unwrap();
+        std::fs::write(root.join("other/mine.txt"), "saved while a command ran").unwrap();
+        recorder.end_turn(&TurnWork::all_by_commands()).unwrap();
+        assert_eq!(recorder.last_walk(), checkpoint::Walked::Full);
+        assert_eq!(changed(&recorder), ["other/mine.txt"]);
+    }
+
+    /// A written ignore file may change what is recorded anywhere below it: the turn's end
+    /// walks the tree.
+    #[test]
+    fn a_written_ignore_file_makes_the_turns_end_walk() {
+        let (_data, project, mut recorder) = project();
+        let root = project.path();
+        recorder.begin_turn("ignore", 0).unwrap();
+        std::fs::write(root.join(".gitignore"), "dir/\n").unwrap();
+        let work = TurnWork {
+            wrote: vec![root.join(".gitignore")],
+            ..TurnWork::default()
+        };
+        recorder.end_turn(&work).unwrap();
+        assert_eq!(recorder.last_walk(), checkpoint::Walked::Full);
+        assert_eq!(changed(&recorder), [".gitignore", "dir", "dir/tool.txt"]);
+    }
 }
