@@ -2,7 +2,8 @@
 //! `git status` and `rg --files` on the same tree. For each size (20,000 and 200,000 files by
 //! default; `BENCH_HEADLESS_SIZES=20000` for one), a generated repository of small source
 //! files, committed: a first run (empty data dir), later runs, the peak RSS of each, and a
-//! tiny project's run for the overhead brute adds over it. The model is the mock on
+//! tiny project's run for the overhead brute adds over it; then the UI's first turn in the same
+//! repository, in tmux (`first_turn_ms` of `BRUTE_TIMINGS`). The model is the mock on
 //! 127.0.0.1, answering at once.
 //!
 //! Run: `cargo bench --bench headless` (numbers go to BENCHMARKS.md by hand).
@@ -82,6 +83,22 @@ fn measure(files: usize, server: &MockServer, tiny: Duration) {
         },
     );
     let (later, later_mb) = cost(|| brute_run(&sb, server), || {});
+    // The UI in the same repository: its first turn (prompt given at start, answered at once),
+    // with what the -p runs left in the data dir, then with none.
+    let config = sb.home.path().join("config");
+    let ui_turn = |run: usize| {
+        server.push(Reply::sse(openai_sse(UI_ANSWER, &[])));
+        support::tmux::first_turn_ms(root, sb.home.path(), &config, server, run, UI_ANSWER)
+    };
+    let ui_later = median_ms((0..RUNS).map(ui_turn).collect());
+    let ui_first = median_ms(
+        (0..RUNS)
+            .map(|run| {
+                let _ = std::fs::remove_dir_all(&data);
+                ui_turn(RUNS + run)
+            })
+            .collect(),
+    );
     println!(
         "  git status --short   median {:7.1} ms   peak RSS {status_mb:5.1} MB",
         ms(status)
@@ -100,12 +117,25 @@ fn measure(files: usize, server: &MockServer, tiny: Duration) {
         ms(later.saturating_sub(tiny)),
         later.saturating_sub(tiny).as_secs_f64() / status.as_secs_f64().max(1e-9)
     );
+    println!(
+        "  UI first turn        median {ui_later:7.1} ms after earlier runs, {ui_first:7.1} ms with an empty data dir (target ≤ 300 ms; brute's own clock, from process start)"
+    );
+}
+
+/// What the mock answers the UI's prompt with (the bench waits for it on the screen).
+const UI_ANSWER: &str = "the first turn is done";
+
+/// The median of `values` (ms).
+fn median_ms(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
-    for tool in ["git", "rg", "python3"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            println!("{tool} is not installed: the bench compares with it (apt-get install git ripgrep python3)");
+    for tool in ["git", "rg", "python3", "tmux"] {
+        let flag = if tool == "tmux" { "-V" } else { "--version" };
+        if Command::new(tool).arg(flag).output().is_err() {
+            println!("{tool} is not installed: the bench needs it (apt-get install git ripgrep python3 tmux)");
             return;
         }
     }

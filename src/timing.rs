@@ -1,6 +1,7 @@
 //! brute's own timestamps of a run, for the benchmarks (`BRUTE_TIMINGS=1` prints them on
-//! stderr at exit): when the UI drew its first frame, when the first model request left, when the last byte of the last answer
-//! arrived, and when brute exited, each in ms since the process started. Off, a mark costs one
+//! stderr at exit): when the UI drew its first frame, when the first model request left, when
+//! the last byte of the last answer arrived, when the first user turn ended (its checkpoint
+//! recorded), and when brute exited, each in ms since the process started. Off, a mark costs one
 //! atomic load.
 
 use std::sync::OnceLock;
@@ -15,6 +16,7 @@ static STARTED: OnceLock<Instant> = OnceLock::new();
 static FIRST_REQUEST: AtomicU64 = AtomicU64::new(UNSET);
 static LAST_BYTE: AtomicU64 = AtomicU64::new(UNSET);
 static FIRST_FRAME: AtomicU64 = AtomicU64::new(UNSET);
+static FIRST_TURN: AtomicU64 = AtomicU64::new(UNSET);
 
 /// Starts the clock (first thing in `main`) when timings are asked for.
 pub fn start() {
@@ -38,6 +40,13 @@ pub fn request_sent() {
 pub fn frame_drawn() {
     if let Some(at) = now_us() {
         let _ = FIRST_FRAME.compare_exchange(UNSET, at, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// A user turn ended, its checkpoint recorded (only the first counts).
+pub fn turn_finished() {
+    if let Some(at) = now_us() {
+        let _ = FIRST_TURN.compare_exchange(UNSET, at, Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 
@@ -65,10 +74,11 @@ pub fn report() -> Option<String> {
         ms(exit.saturating_sub(last))
     };
     Some(format!(
-        "brute timings: first_frame_ms={} first_request_ms={} last_byte_ms={} exit_ms={} exit_after_last_byte_ms={after}",
+        "brute timings: first_frame_ms={} first_request_ms={} last_byte_ms={} first_turn_ms={} exit_ms={} exit_after_last_byte_ms={after}",
         ms(FIRST_FRAME.load(Ordering::Relaxed)),
         ms(FIRST_REQUEST.load(Ordering::Relaxed)),
         ms(last),
+        ms(FIRST_TURN.load(Ordering::Relaxed)),
         ms(exit)
     ))
 }

@@ -114,6 +114,7 @@ impl super::Agent {
         self.record(|r| r.todos(&todos));
         let work = self.turn_work(writes_from, busy_from);
         self.record(|r| r.end_turn(&work));
+        crate::timing::turn_finished();
         self.events.emit(Event::TurnFinished {
             outcome: end.outcome,
             text: end.text.clone(),

@@ -231,14 +231,72 @@ pub fn first_frame_ms(
     server: &MockServer,
     run: usize,
 ) -> f64 {
+    let wait = UiWait {
+        prompt: None,
+        ready: "Ask brute to do something",
+        idle: false,
+        key: "first_frame_ms",
+    };
+    ui_timing(project, home, config, server, run, wait)
+}
+
+/// Starts the UI in `project` with `prompt` sent at once and returns `first_turn_ms` (the
+/// first turn ended, its checkpoint recorded) once the screen shows `answer` and the UI is
+/// idle; the mock must answer the prompt with `answer`. For the benches.
+pub fn first_turn_ms(
+    project: &std::path::Path,
+    home: &std::path::Path,
+    config: &std::path::Path,
+    server: &MockServer,
+    run: usize,
+    answer: &str,
+) -> f64 {
+    let wait = UiWait {
+        prompt: Some("x"),
+        ready: answer,
+        idle: true,
+        key: "first_turn_ms",
+    };
+    ui_timing(project, home, config, server, run, wait)
+}
+
+/// What [`ui_timing`] sends, waits for and reads.
+struct UiWait<'a> {
+    /// Sent at start (the UI's prompt argument).
+    prompt: Option<&'a str>,
+    /// The screen holds this text...
+    ready: &'a str,
+    /// ...and, when set, an idle status line.
+    idle: bool,
+    /// The value read from the timings line.
+    key: &'a str,
+}
+
+/// The UI in its own tmux server, ended (SIGHUP) once its screen shows what `wait` says, and
+/// the value of `wait.key` in its timings line.
+fn ui_timing(
+    project: &std::path::Path,
+    home: &std::path::Path,
+    config: &std::path::Path,
+    server: &MockServer,
+    run: usize,
+    wait: UiWait<'_>,
+) -> f64 {
+    let UiWait {
+        prompt,
+        ready: text,
+        idle,
+        key,
+    } = wait;
     let socket = format!("brute-bench-{}-{run}", std::process::id());
     let timings = home.join(format!("timings-{run}"));
     let command = format!(
-        "env -u OPENAI_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' BRUTE_TIMINGS=1 TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' 2>'{timings}'",
+        "env -u OPENAI_API_KEY HOME='{home}' BRUTE_CONFIG_DIR='{config}' BRUTE_DATA_DIR='{home}/data' BRUTE_TIMINGS=1 TERM=xterm-256color '{bin}' --provider openai --model mock --base-url '{url}' {prompt} 2>'{timings}'",
         home = home.display(),
         config = config.display(),
         bin = assert_cmd::cargo::cargo_bin("brute").display(),
         url = server.url("/v1"),
+        prompt = prompt.map(|p| format!("'{p}'")).unwrap_or_default(),
         timings = timings.display(),
     );
     let status = Command::new("tmux")
@@ -266,10 +324,11 @@ pub fn first_frame_ms(
             .args(["-L", &socket, "capture-pane", "-p"])
             .output()
             .expect("capture-pane");
-        if String::from_utf8_lossy(&out.stdout).contains("Ask brute to do something") {
+        let screen = String::from_utf8_lossy(&out.stdout);
+        if screen.contains(text) && (!idle || screen.contains(" idle │")) {
             break;
         }
-        assert!(Instant::now() < deadline, "the UI never showed its composer");
+        assert!(Instant::now() < deadline, "the UI never showed {text:?}: {screen}");
         std::thread::sleep(Duration::from_millis(5));
     }
     let _ = Command::new("tmux").args(["-L", &socket, "kill-server"]).status();
@@ -277,7 +336,7 @@ pub fn first_frame_ms(
         let text = std::fs::read_to_string(&timings).unwrap_or_default();
         if let Some(value) = text
             .split_whitespace()
-            .find_map(|w| w.strip_prefix("first_frame_ms="))
+            .find_map(|w| w.strip_prefix(key).and_then(|w| w.strip_prefix('=')))
             .and_then(|v| v.parse::<f64>().ok())
         {
             return value;
