@@ -362,6 +362,12 @@ impl GitBaseline {
     /// the object database again, so a later run costs O(changes) there, not O(index): a
     /// repository whose objects are loose would otherwise open every one of them.
     pub fn open_knowing(root: &Path, known: impl Fn(&str, &str) -> Option<u64>) -> Option<Self> {
+        Some(Self::read_index(root)?.finish(known))
+    }
+
+    /// The first half of [`GitBaseline::open_knowing`]: the index and attribute rules, read
+    /// and parsed (what needs no earlier manifest, so it can run while one loads).
+    pub fn read_index(root: &Path) -> Option<IndexRead> {
         let dirs = find_dirs(root)?;
         let config = read_config(&dirs);
         if config.doubtful {
@@ -432,6 +438,46 @@ impl GitBaseline {
             })
             .collect();
         let rules = Rules::read(root, &dirs, &config, &dirs_in_tree, staged);
+        Some(IndexRead {
+            root: root.to_path_buf(),
+            autocrlf: config.autocrlf,
+            rules,
+            candidates,
+            odb,
+            index_time,
+            key,
+            index_path,
+        })
+    }
+}
+
+/// A repository's index and attribute rules, read (see [`GitBaseline::read_index`]); which
+/// entries may be referenced is decided by [`IndexRead::finish`].
+pub struct IndexRead {
+    root: PathBuf,
+    autocrlf: bool,
+    rules: Rules,
+    candidates: Vec<(String, Tracked)>,
+    odb: gix_odb::store::Handle<Arc<gix_odb::Store>>,
+    index_time: (u32, u32),
+    key: IndexKey,
+    index_path: PathBuf,
+}
+
+impl IndexRead {
+    /// The baseline, told the blobs an earlier walk checked (see
+    /// [`GitBaseline::open_knowing`]).
+    pub fn finish(self, known: impl Fn(&str, &str) -> Option<u64>) -> GitBaseline {
+        let IndexRead {
+            root,
+            autocrlf,
+            rules,
+            candidates,
+            odb,
+            index_time,
+            key,
+            index_path,
+        } = self;
         let mut entries = HashMap::with_capacity(candidates.len());
         for (path, mut tracked) in candidates {
             let blob_size = match known(&path, &tracked.hex) {
@@ -464,18 +510,20 @@ impl GitBaseline {
             // A blob whose size is not the file's when it was indexed went through a
             // conversion (attributes or settings changed since, say): only a hash decides.
             let resized = blob_size as u32 != tracked.stat.size;
-            tracked.converts = resized || config.autocrlf || rules.converts(root, &path);
+            tracked.converts = resized || autocrlf || rules.converts(&root, &path);
             entries.insert(path, tracked);
         }
-        Some(Self {
-            root: root.to_path_buf(),
+        GitBaseline {
+            root,
             entries,
             index_time,
             key,
             index_path,
-        })
+        }
     }
+}
 
+impl GitBaseline {
     /// Whether the index is still the one this baseline read.
     pub fn is_current(&self) -> bool {
         std::fs::metadata(&self.index_path).is_ok_and(|m| IndexKey::of(&m) == self.key)

@@ -141,18 +141,45 @@ impl Scanner {
     /// read now (`None` outside git or where git's state is doubtful).
     fn git_baseline(&mut self) -> Option<std::sync::Arc<crate::session::git_baseline::GitBaseline>> {
         if !self.git.as_ref().is_some_and(|g| g.is_current()) {
-            let previous = &self.previous;
-            // A `git:` id in the last manifest is a blob checked then; its size is the file's.
-            let known = |rel: &str, hex: &str| {
-                previous
-                    .get(rel)
-                    .filter(|state| crate::session::git_baseline::git_hex(&state.id) == Some(hex))
-                    .map(|state| state.size)
-            };
-            self.git =
-                crate::session::git_baseline::GitBaseline::open_knowing(&self.root, known).map(std::sync::Arc::new);
+            let read = crate::session::git_baseline::GitBaseline::read_index(&self.root);
+            self.git = read.map(|read| std::sync::Arc::new(self.finish_baseline(read)));
         }
         self.git.clone()
+    }
+
+    /// The baseline from its read index, told what the last manifest checked.
+    fn finish_baseline(
+        &self,
+        read: crate::session::git_baseline::IndexRead,
+    ) -> crate::session::git_baseline::GitBaseline {
+        let previous = &self.previous;
+        // A `git:` id in the last manifest is a blob checked then; its size is the file's.
+        let known = |rel: &str, hex: &str| {
+            previous
+                .get(rel)
+                .filter(|state| crate::session::git_baseline::git_hex(&state.id) == Some(hex))
+                .map(|state| state.size)
+        };
+        read.finish(known)
+    }
+
+    /// What a walk needs first: the seed and the watcher left for it (see [`Scanner::settle`])
+    /// and the git baseline. A seed still to load and an index to read are independent: they
+    /// are read side by side.
+    fn prepare(&mut self) {
+        let stale = !self.git.as_ref().is_some_and(|g| g.is_current());
+        if self.seed.is_none() || !stale {
+            self.settle();
+            self.git_baseline();
+            return;
+        }
+        let root = self.root.clone();
+        let read = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| crate::session::git_baseline::GitBaseline::read_index(&root));
+            self.settle();
+            reader.join().ok().flatten()
+        });
+        self.git = read.map(|read| std::sync::Arc::new(self.finish_baseline(read)));
     }
 
     /// Starts a file watcher: from the next full walk on, checkpoints re-list only the
@@ -419,9 +446,8 @@ impl Scanner {
             return Err(std::io::Error::other(reason.clone()));
         }
         hold_for_tests();
-        self.settle();
         // Read (again, when the index changed) before either kind of walk.
-        self.git_baseline();
+        self.prepare();
         if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
             match watch.take() {
                 Ok(touched) => {
