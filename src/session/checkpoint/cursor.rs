@@ -2,7 +2,7 @@
 //! place (listing a long session's turns costs O(changes)).
 
 use super::manifest::{Manifest, diff};
-use super::store::{DELTA_MAGIC, Delta, load_manifest};
+use super::store::{load_manifest, parse_delta};
 use crate::session::objects::ObjectStore;
 
 /// Walks stored manifests one after another, keeping one materialized: moving to a manifest
@@ -23,10 +23,7 @@ impl Cursor {
             return Ok(0);
         }
         let bytes = objects.get(id)?;
-        let delta = bytes
-            .strip_prefix(DELTA_MAGIC)
-            .map(|json| serde_json::from_slice::<Delta>(json).map_err(std::io::Error::other))
-            .transpose()?;
+        let delta = parse_delta(&bytes).transpose()?;
         match delta {
             Some(delta) if self.id.as_deref() == Some(delta.base.as_str()) => {
                 let mut changed = 0;

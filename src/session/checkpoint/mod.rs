@@ -5,7 +5,7 @@
 //!
 //! One job per file: [`manifest`] (what a checkpoint records), [`scanner`] (scanning a tree),
 //! [`walk`] (deciding each walked entry), [`deep`] (reaching past PATH_MAX), [`store`]
-//! (storing and loading manifests), [`cursor`] (walking stored manifests in order),
+//! (storing and loading manifests), [`encoding`] (their binary form), [`cursor`] (walking stored manifests in order),
 //! [`consent`] (whether a tree may be copied without asking), [`held`], [`target`] and
 //! [`restore`] (moving a tree between states).
 //!
@@ -14,6 +14,7 @@
 mod consent;
 mod cursor;
 mod deep;
+mod encoding;
 mod held;
 mod manifest;
 mod restore;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::encoding;
 use super::manifest::Manifest;
 use crate::session::objects::ObjectStore;
 
@@ -32,7 +33,8 @@ pub struct Base<'a> {
     pub chain: Chain,
 }
 
-/// Marks a manifest stored as the changes from another (a whole one is plain JSON).
+/// Marks a manifest stored as the changes from another in JSON, as brute stored them before
+/// the binary form ([`super::encoding`]); a whole one was plain JSON. Both are still read.
 pub(super) const DELTA_MAGIC: &[u8] = b"brute-manifest-delta\n";
 /// Deltas on deltas stop here: a load reads at most this many objects.
 const MAX_DEPTH: u32 = 512;
@@ -74,16 +76,40 @@ enum Stored {
 
 fn read_stored(objects: &ObjectStore, id: &str) -> std::io::Result<Stored> {
     let bytes = objects.get(id)?;
-    let invalid = |e: serde_json::Error| {
+    let invalid = |e: &dyn std::fmt::Display| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("manifest {id} in {} is damaged: {e}", objects.dir().display()),
         )
     };
-    match bytes.strip_prefix(DELTA_MAGIC) {
-        Some(json) => serde_json::from_slice(json).map(Stored::Delta).map_err(invalid),
-        None => serde_json::from_slice(&bytes).map(Stored::Whole).map_err(invalid),
+    if let Some(body) = bytes.strip_prefix(encoding::WHOLE) {
+        return encoding::decode_whole(body).map(Stored::Whole).map_err(|e| invalid(&e));
     }
+    match parse_delta(&bytes) {
+        Some(delta) => delta.map(Stored::Delta).map_err(|e| invalid(&e)),
+        None => serde_json::from_slice(&bytes)
+            .map(Stored::Whole)
+            .map_err(|e| invalid(&e)),
+    }
+}
+
+/// The delta stored in `bytes`, in either form; `None` when they hold a whole manifest.
+pub(super) fn parse_delta(bytes: &[u8]) -> Option<std::io::Result<Delta>> {
+    if let Some(body) = bytes.strip_prefix(encoding::DELTA) {
+        return Some(
+            encoding::decode_delta(body)
+                .map(|d| Delta {
+                    base: d.base,
+                    depth: d.depth,
+                    entries: d.entries,
+                    set: d.set,
+                    del: d.del,
+                })
+                .map_err(std::io::Error::other),
+        );
+    }
+    let json = bytes.strip_prefix(DELTA_MAGIC)?;
+    Some(serde_json::from_slice(json).map_err(std::io::Error::other))
 }
 
 /// Stores `manifest` whole, or, when `after` is given and the changes from it are few, as
@@ -118,16 +144,18 @@ pub fn save_manifest_after(
             && changed <= whole / 4
             && entries <= WHOLE_AFTER * whole
         {
-            let delta = Delta {
+            let delta = encoding::Delta {
                 base: base.id.to_owned(),
                 depth: base.chain.depth + 1,
                 entries: Some(entries),
                 set,
                 del,
             };
-            let mut bytes = DELTA_MAGIC.to_vec();
-            serde_json::to_writer(&mut bytes, &delta).map_err(std::io::Error::other)?;
-            return Ok((objects.put(&bytes)?, delta.chain()));
+            let chain = Chain {
+                depth: delta.depth,
+                entries: delta.entries,
+            };
+            return Ok((objects.put(&encoding::encode_delta(&delta))?, chain));
         }
     }
     Ok((save_manifest(objects, manifest)?, Chain::WHOLE))
@@ -217,7 +245,7 @@ pub fn manifest_chain_until(objects: &ObjectStore, id: &str, known: impl Fn(&str
         let base = objects
             .get(&id)
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<Delta>(bytes.strip_prefix(DELTA_MAGIC)?).ok())
+            .and_then(|bytes| parse_delta(&bytes)?.ok())
             .map(|delta| delta.base);
         chain.push(id);
         next = base;
@@ -227,8 +255,7 @@ pub fn manifest_chain_until(objects: &ObjectStore, id: &str, known: impl Fn(&str
 
 /// Stores a manifest as an object; returns its id.
 pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Result<String> {
-    let bytes = serde_json::to_vec(manifest).map_err(std::io::Error::other)?;
-    objects.put(&bytes)
+    objects.put(&encoding::encode_whole(manifest))
 }
 
 /// Loads a stored manifest (following the changes it is stored as, if any).
@@ -288,7 +315,7 @@ mod tests {
         );
         let stored = objects.get(&id1).unwrap();
         assert!(
-            stored.starts_with(DELTA_MAGIC) && stored.len() < 600,
+            stored.starts_with(encoding::DELTA) && stored.len() < 600,
             "{} bytes",
             stored.len()
         );
