@@ -65,6 +65,10 @@ pub enum PruneError {
     /// A session file could not be read: what it refers to is unknown, so nothing is swept.
     #[error("cannot read session {path}: {source}; nothing was pruned")]
     Unreadable { path: PathBuf, source: std::io::Error },
+    /// A manifest in a form this brute does not know (written by a newer one): what it
+    /// names is unknown, so nothing is swept.
+    #[error("manifest {id} was written by a newer brute; nothing was pruned")]
+    NewerManifest { id: String },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -90,20 +94,32 @@ struct Marks {
 /// Marks what `manifest` reaches: itself, the manifests its changes are stored against, and
 /// the contents it lists. A session's turns share one chain: the walk down it stops at the
 /// first manifest already marked, so marking a session is O(turns), not O(turns × depth).
-fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) {
+fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) -> Result<(), PruneError> {
     if !marks.chained.contains(manifest) {
         let chain = super::checkpoint::manifest_chain_until(objects, manifest, |id| marks.chained.contains(id));
         marks.refs.extend(chain.iter().cloned());
         marks.chained.extend(chain);
     }
     if !marks.listed.insert(manifest.to_owned()) {
-        return;
+        return Ok(());
     }
-    if let Ok(manifest) = load_manifest(objects, manifest) {
-        marks
+    match load_manifest(objects, manifest) {
+        Ok(loaded) => marks
             .refs
-            .extend(manifest.into_values().map(|s| s.id).filter(|id| !id.is_empty()));
+            .extend(loaded.into_values().map(|s| s.id).filter(|id| !id.is_empty())),
+        Err(_)
+            if objects
+                .get(manifest)
+                .is_ok_and(|bytes| super::checkpoint::newer_form(&bytes)) =>
+        {
+            return Err(PruneError::NewerManifest {
+                id: manifest.to_owned(),
+            });
+        }
+        // Not a manifest (a content the session names), or a damaged one.
+        Err(_) => {}
     }
+    Ok(())
 }
 
 /// The mark phase: every object reachable from a session file on disk — parsed or not (any
@@ -121,7 +137,7 @@ fn referenced(
             source,
         })?;
         for id in hex_ids(&bytes) {
-            mark_manifest(objects, &id, &mut marks);
+            mark_manifest(objects, &id, &mut marks)?;
         }
     }
     let seeds = super::lock::seeds_dir(data_dir);
@@ -135,7 +151,7 @@ fn referenced(
             }
             let bytes = std::fs::read(entry.path()).unwrap_or_default();
             for id in hex_ids(&bytes) {
-                mark_manifest(objects, &id, &mut marks);
+                mark_manifest(objects, &id, &mut marks)?;
             }
         }
     }
@@ -210,6 +226,33 @@ pub fn maybe_prune(data_dir: &Path) {
 mod tests {
     use super::*;
     use crate::session::{Recorder, SessionStore};
+
+    /// A manifest in a form this brute cannot read but marked as one (a newer brute wrote it
+    /// into a shared data dir) stops the prune: what it names is kept.
+    #[test]
+    fn a_manifest_of_a_newer_brute_stops_the_prune() {
+        let data = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(data.path(), project.path());
+        let objects = ObjectStore::new(data.path().join("objects"));
+        let content = objects.put(b"named only by the newer manifest").unwrap();
+        let newer = objects.put(format!("brute-manifest-9\n{content}").as_bytes()).unwrap();
+        let mut file = store.create().unwrap();
+        file.append(&crate::session::Record::Checkpoint {
+            turn: 1,
+            manifest: newer.clone(),
+            history_len: 0,
+            prompt: "from a newer brute".into(),
+            at_ms: crate::session::now_ms(),
+        })
+        .unwrap();
+        let error = prune(data.path(), DEFAULT_MAX_AGE, DEFAULT_MAX_BYTES, Duration::ZERO).unwrap_err();
+        assert!(
+            matches!(&error, PruneError::NewerManifest { id } if *id == newer),
+            "{error}"
+        );
+        assert!(objects.contains(&content) && objects.contains(&newer));
+    }
 
     #[test]
     fn old_sessions_and_unreferenced_objects_go() {

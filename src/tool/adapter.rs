@@ -112,6 +112,9 @@ impl Tool for Pipeline {
     fn runs_commands(&self) -> bool {
         self.tool.runs_commands()
     }
+    fn changes_unknown_files(&self) -> bool {
+        self.tool.changes_unknown_files()
+    }
     fn reach(&self) -> super::Reach {
         self.tool.reach()
     }
@@ -261,7 +264,7 @@ impl Middleware for KeepAfterCommands {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let tool = next.tool();
-            let unknown_changes = tool.runs_commands() || tool.external().is_some();
+            let unknown_changes = tool.runs_commands() || tool.external().is_some() || tool.changes_unknown_files();
             // What the call changes is brute's, not the person's (see `crate::busy`).
             let busy = match unknown_changes {
                 true => Some(ctx.snapshots.spans().open().await),
@@ -378,6 +381,10 @@ impl Tool for FnTool {
     fn mutated_path(&self, args: &Value) -> Option<String> {
         let param = self.mutates.as_ref()?;
         args.get(param).and_then(Value::as_str).map(str::to_owned)
+    }
+    /// A closure that names no path it changes may change any: brute cannot know which.
+    fn changes_unknown_files(&self) -> bool {
+        self.mutates.is_none()
     }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.handler)(args, ctx.clone())

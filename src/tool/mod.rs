@@ -353,6 +353,12 @@ pub trait Tool: Send + Sync {
     fn runs_commands(&self) -> bool {
         false
     }
+    /// Whether calls may change files brute cannot know of (beyond the path they name and the
+    /// processes they start): such a call counts as a command's time (see [`crate::busy`]),
+    /// so the turn's end looks at the whole tree, not only at what the built-in tools wrote.
+    fn changes_unknown_files(&self) -> bool {
+        false
+    }
     /// What calls can change (see [`Reach`]): a tool that runs commands runs them in the
     /// session's sandbox, any other may change anything unless it says otherwise.
     fn reach(&self) -> Reach {

@@ -303,14 +303,25 @@ impl Snapshots {
             .collect()
     }
 
-    /// The paths operations after `mark` changed (snapshotted first): a turn's own writes.
+    /// The paths operations after `mark` changed (snapshotted first, or put back by the `undo`
+    /// tool): a turn's own writes.
     pub fn paths_since(&self, mark: u64) -> Vec<PathBuf> {
-        let stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
-        stacks
-            .iter()
-            .filter(|(_, entries)| entries.iter().any(|e| e.op > mark))
-            .map(|(path, _)| path.clone())
-            .collect()
+        let mut paths: std::collections::BTreeSet<PathBuf> = {
+            let stacks = self.stacks.lock().unwrap_or_else(|e| e.into_inner());
+            stacks
+                .iter()
+                .filter(|(_, entries)| entries.iter().any(|e| e.op > mark))
+                .map(|(path, _)| path.clone())
+                .collect()
+        };
+        let written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        paths.extend(
+            written
+                .iter()
+                .filter(|(op, ..)| *op > mark)
+                .map(|(_, path, _)| path.clone()),
+        );
+        paths.into_iter().collect()
     }
 
     /// Records what `path` holds now, before operation `op` changes it.
@@ -482,8 +493,15 @@ impl Snapshots {
                 Some((target, entry.snapshot))
             })
             .collect();
-        let existed = restore_all(&items)?;
-        Ok(Some(described(items, existed)))
+        let restored = restore_all(&items);
+        // What was put back is this operation's change (its snapshot is gone from the stacks):
+        // the turn's end lists it again, and undo takes it back. Recorded even when a later
+        // path failed, for those put back before it.
+        let op = self.next_op();
+        for (path, _) in &items {
+            self.wrote(path, op, false);
+        }
+        Ok(Some(described(items, restored?)))
     }
 }
 

@@ -601,3 +601,32 @@ fn over_the_budget_hostile_paths_have_defined_outcomes() {
     assert_eq!(std::fs::read(&parent_escape).ok(), escaped_after);
     let _ = std::fs::remove_file(parent_escape);
 }
+
+/// A turn whose only change is the `undo` tool putting back an earlier turn's write (no
+/// command ran, and `undo` snapshots nothing) still records that change: its end lists the
+/// file again, and `/undo` of that turn brings the write back.
+#[test]
+fn the_undo_tools_change_is_the_turns_and_is_undone_with_it() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::fs::write(r.join("sub/a.txt"), "old\n").unwrap();
+    let script = r#"{"tool_calls": [{"name": "write", "arguments": {"file_path": "sub/a.txt", "content": "new\n"}}]}
+{"text": "written"}
+{"tool_calls": [{"name": "undo", "arguments": {"path": "sub/a.txt"}}]}
+{"text": "put back"}"#;
+    let mut agent = watched_agent(r, data.path(), script);
+    run(&mut agent, "write it");
+    assert_eq!(std::fs::read_to_string(r.join("sub/a.txt")).unwrap(), "new\n");
+    run(&mut agent, "take it back");
+    assert_eq!(std::fs::read_to_string(r.join("sub/a.txt")).unwrap(), "old\n");
+    let end = agent.with_recorder(|r| r.turns[1].end.clone().unwrap()).unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    let (message, _) = agent.undo(false, false, false);
+    assert_eq!(
+        std::fs::read_to_string(r.join("sub/a.txt")).unwrap(),
+        "new\n",
+        "undoing the second turn brings the write back: {message}"
+    );
+}

@@ -71,7 +71,7 @@ pub(super) fn decode_delta(bytes: &[u8]) -> Result<Delta, Damaged> {
     let entries = reader.varint()?.checked_sub(1);
     let set = reader.entries()?;
     let count = reader.count()?;
-    let mut del = Vec::with_capacity(count);
+    let mut del = Vec::with_capacity(count.min(4096));
     for _ in 0..count {
         let path = reader.shared_path(del.last().map_or("", String::as_str))?;
         del.push(path);
@@ -239,7 +239,9 @@ impl Reader<'_> {
 
     fn entries(&mut self) -> Result<Manifest, Damaged> {
         let count = self.count()?;
-        let mut entries: Vec<(String, FileState)> = Vec::with_capacity(count);
+        // An entry takes at least 8 bytes: a damaged count cannot reserve more than that.
+        let room = (self.bytes.len() - self.at) / 8;
+        let mut entries: Vec<(String, FileState)> = Vec::with_capacity(count.min(room));
         for _ in 0..count {
             let path = self.shared_path(entries.last().map_or("", |(p, _)| p.as_str()))?;
             let flags = self.byte()?;

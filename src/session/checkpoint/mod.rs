@@ -32,5 +32,6 @@ pub use scanner::{
     Budget, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_WALK, SMALL_TREE, Scan, Scanner, Walked,
 };
 pub use store::{
-    Base, Chain, load_manifest, load_shared, manifest_chain, manifest_chain_until, save_manifest, save_manifest_after,
+    Base, Chain, load_manifest, load_shared, manifest_chain, manifest_chain_until, newer_form, save_manifest,
+    save_manifest_after,
 };

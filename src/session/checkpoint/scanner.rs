@@ -295,7 +295,9 @@ impl Scanner {
             manifest: &self.previous,
             chain,
         };
-        let (id, chain) = save_manifest_after(&self.objects, &scan.manifest, Some(base))?;
+        // A failed save (a full disk): the next checkpoint walks the whole tree.
+        let (id, chain) = save_manifest_after(&self.objects, &scan.manifest, Some(base))
+            .inspect_err(|_| self.watched_base = false)?;
         self.previous = scan.manifest.clone();
         self.stored = Some((id.clone(), chain));
         self.contents_stored = true;

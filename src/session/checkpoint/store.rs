@@ -93,6 +93,15 @@ fn read_stored(objects: &ObjectStore, id: &str) -> std::io::Result<Stored> {
     }
 }
 
+/// Whether `bytes` are a manifest in a form this brute does not know: marked as one, in
+/// none of the forms it reads (a newer brute wrote it).
+pub fn newer_form(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"brute-manifest")
+        && ![encoding::WHOLE, encoding::DELTA, DELTA_MAGIC]
+            .iter()
+            .any(|magic| bytes.starts_with(magic))
+}
+
 /// The delta stored in `bytes`, in either form; `None` when they hold a whole manifest.
 pub(super) fn parse_delta(bytes: &[u8]) -> Option<std::io::Result<Delta>> {
     if let Some(body) = bytes.strip_prefix(encoding::DELTA) {
