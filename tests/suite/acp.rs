@@ -646,3 +646,52 @@ fn the_mcp_servers_an_editor_passes_are_started_for_its_session() {
         "{stdout}"
     );
 }
+
+/// Without form elicitation: one question with one set of choices is a permission request with
+/// an option per choice (and "Don't answer"), and the editor's pick is the answer; two questions
+/// at once, which such a request cannot hold, tell the model that no one can answer.
+#[test]
+fn questions_without_forms_become_choices_or_say_no_one_can_answer() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let one = json!({"questions": [
+        {"question": "Which colour?", "options": [{"label": "red"}, {"label": "blue"}]},
+    ]})
+    .to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_1", "question", &one)])));
+    server.push(Reply::sse(openai_sse("Blue it is.", &[])));
+    let two = json!({"questions": [
+        {"question": "Which colour?", "options": [{"label": "red"}, {"label": "blue"}]},
+        {"question": "Which size?", "options": [{"label": "S"}, {"label": "L"}]},
+    ]})
+    .to_string();
+    server.push(Reply::sse(openai_sse("", &[("call_2", "question", &two)])));
+    server.push(Reply::sse(openai_sse("I will choose myself.", &[])));
+    let Some(output) = editor_with(&sb, &server, "questions_without_forms.py", "") else {
+        return;
+    };
+    let lines = succeeded(&output);
+    let stops: Vec<&Value> = lines.iter().filter_map(|l| l.get("stop")).collect();
+    assert_eq!(stops, [&json!("end_turn"), &json!("end_turn")], "{lines:#?}");
+    let asked: Vec<&Value> = lines.iter().filter_map(|l| l.get("permission")).collect();
+    assert_eq!(asked.len(), 1, "only the single question is asked: {lines:#?}");
+    assert_eq!(asked[0]["title"], "Which colour?");
+    let ids: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["optionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["choice-0", "choice-1", "decline"]);
+    let requests = server.requests();
+    let first = tool_results(&requests[1]);
+    assert_eq!(first[0].0, "call_1");
+    assert!(first[0].1.contains("blue"), "{first:?}");
+    let second = tool_results(&requests[3]);
+    let answer = &second
+        .iter()
+        .find(|(id, _)| id == "call_2")
+        .unwrap_or_else(|| panic!("{second:?}"))
+        .1;
+    assert!(answer.contains(brute::agent::question::NO_USER), "{answer}");
+}

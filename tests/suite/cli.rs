@@ -1205,3 +1205,24 @@ fn timings_are_reported_on_request() {
     let out = sb.brute(&server).args(["-p", "x"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("brute timings"));
 }
+
+/// A flag Claude Code's SDK passes that changes nothing in brute is accepted, with a note on
+/// stderr; a flag nobody knows is still a usage error (exit 2) that names it.
+#[test]
+fn sdk_flags_are_accepted_with_a_note_and_an_unknown_flag_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    server.push(Reply::sse(openai_sse("fine", &[])));
+    sb.brute(&server)
+        .args(["-p", "x", "--betas", "b", "--fallback-model", "other"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fine"))
+        .stderr(predicate::str::contains("--betas is Claude Code's"))
+        .stderr(predicate::str::contains("--fallback-model"));
+    sb.brute(&server)
+        .args(["-p", "x", "--no-such-flag"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--no-such-flag"));
+}
