@@ -464,8 +464,9 @@ fn undo_command(
             };
             let prompt: String = turn.prompt.lines().next().unwrap_or("").chars().take(60).collect();
             let prompt = brute::sanitize::sanitize(&prompt);
+            let paths = if changed == 1 { "path " } else { "paths" };
             outln!(
-                "  turn {:>3}  {}  {changed:>3} paths changed  {state:<10} {prompt}",
+                "  turn {:>3}  {}  {changed:>3} {paths} changed  {state:<10} {prompt}",
                 turn.turn,
                 session::format_time(turn.at_ms)
             );

@@ -677,7 +677,7 @@ fn a_command_that_keeps_a_clean_files_size_and_mtime_is_still_seen_and_undone() 
         .args(["undo", "--list"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("  1 paths changed"));
+        .stdout(predicates::str::contains("  1 path  changed"));
     sb.bare().arg("undo").assert().success();
     assert_eq!(std::fs::read(root.join("f.txt")).unwrap(), b"original");
     assert_eq!(std::fs::read(root.join("g.txt")).unwrap(), b"other\n");
