@@ -468,18 +468,9 @@ impl IndexRead {
     /// The baseline, told the blobs an earlier walk checked (see
     /// [`GitBaseline::open_knowing`]).
     pub fn finish(self, known: impl Fn(&str, &str) -> Option<u64>) -> GitBaseline {
-        let IndexRead {
-            root,
-            autocrlf,
-            rules,
-            candidates,
-            odb,
-            index_time,
-            key,
-            index_path,
-        } = self;
-        let mut entries = HashMap::with_capacity(candidates.len());
-        for (path, mut tracked) in candidates {
+        let (odb, rules) = (&self.odb, &self.rules);
+        let mut entries = HashMap::with_capacity(self.candidates.len());
+        for (path, mut tracked) in self.candidates {
             let blob_size = match known(&path, &tracked.hex) {
                 Some(size) => size,
                 None => {
@@ -510,15 +501,15 @@ impl IndexRead {
             // A blob whose size is not the file's when it was indexed went through a
             // conversion (attributes or settings changed since, say): only a hash decides.
             let resized = blob_size as u32 != tracked.stat.size;
-            tracked.converts = resized || autocrlf || rules.converts(&root, &path);
+            tracked.converts = resized || self.autocrlf || rules.converts(&self.root, &path);
             entries.insert(path, tracked);
         }
         GitBaseline {
-            root,
+            root: self.root,
             entries,
-            index_time,
-            key,
-            index_path,
+            index_time: self.index_time,
+            key: self.key,
+            index_path: self.index_path,
         }
     }
 }

@@ -568,6 +568,45 @@ mod tests {
         assert_eq!(changed(&recorder), ["other/mine.txt"]);
     }
 
+    /// What a careless tool call leaves in the written paths stays out of the turn's end: a
+    /// file outside the project (written through a link pointing out, or named with `..`) is
+    /// not recorded, the link itself is kept as a link, and a FIFO made beside a written file
+    /// is listed but never opened or recorded.
+    #[test]
+    fn written_paths_outside_the_project_and_fifos_stay_out_of_the_turns_end() {
+        let (_data, project, mut recorder) = project();
+        let root = project.path();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("theirs.txt"), "before").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("theirs.txt"), root.join("dir/out")).unwrap();
+        recorder.begin_turn("careless", 0).unwrap();
+        std::fs::write(root.join("dir/out"), "through the link").unwrap();
+        std::fs::write(root.join("dir/tool.txt"), "the tool wrote").unwrap();
+        let fifo = root.join("dir/pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let work = TurnWork {
+            wrote: vec![
+                outside.path().join("theirs.txt"),
+                root.join("dir/../../escaped.txt"),
+                root.join("dir/tool.txt"),
+                fifo.clone(),
+            ],
+            ..TurnWork::default()
+        };
+        recorder.end_turn(&work).unwrap();
+        assert_eq!(recorder.last_walk(), checkpoint::Walked::Touched);
+        assert_eq!(changed(&recorder), ["dir/tool.txt"], "nothing outside, no FIFO");
+        let turn = recorder.turns.last().unwrap();
+        let end = checkpoint::load_manifest(recorder.store.objects(), turn.end.as_ref().unwrap()).unwrap();
+        assert!(end["dir/out"].link, "the link stays a link: {:?}", end["dir/out"]);
+        assert!(!end.contains_key("dir/pipe"));
+        assert!(
+            end.keys().all(|p| !p.contains("..") && !p.contains("theirs")),
+            "{end:?}"
+        );
+    }
+
     /// A written ignore file may change what is recorded anywhere below it: the turn's end
     /// walks the tree.
     #[test]
