@@ -16,7 +16,6 @@
 //! unreadable or damaged index, a `core.worktree`, a bare repository or a non-SHA-1 object
 //! format turn the baseline off (every file is stored, as outside git).
 
-use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -298,11 +297,71 @@ const VERIFY_BY_READING: u64 = 64 * 1024;
 /// One index entry brute may reference.
 #[derive(Debug, Clone)]
 struct Tracked {
-    hex: String,
+    /// The path: `Entries::paths[start..end]`.
+    start: u32,
+    end: u32,
+    id: gix_hash::ObjectId,
     stat: gix_index::entry::Stat,
     /// A conversion may apply, or the entry is not checked yet (see [`VERIFY_BY_READING`]):
     /// only a hash decides.
     converts: bool,
+}
+
+impl Tracked {
+    /// Whether `hex` (40 lowercase digits) is this entry's blob.
+    fn is(&self, hex: &str) -> bool {
+        let mut buf = [0u8; 40];
+        self.id.hex_to_buf(&mut buf) == hex
+    }
+}
+
+/// The usable index entries, sorted by path: one buffer of paths and a record of fixed size
+/// each. A big repository's index is read at every run, and a heap object per entry (a path
+/// and a hex id) cost it more than the walk kept of the tree.
+#[derive(Default)]
+struct Entries {
+    paths: Vec<u8>,
+    list: Vec<Tracked>,
+}
+
+impl Entries {
+    fn path(&self, tracked: &Tracked) -> &[u8] {
+        self.paths
+            .get(tracked.start as usize..tracked.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Adds an entry; `false` (and nothing added) past what the records can address.
+    fn push(&mut self, path: &[u8], id: gix_hash::ObjectId, stat: gix_index::entry::Stat) -> bool {
+        let (Ok(start), Ok(end)) = (
+            u32::try_from(self.paths.len()),
+            u32::try_from(self.paths.len() + path.len()),
+        ) else {
+            return false;
+        };
+        self.paths.extend_from_slice(path);
+        self.list.push(Tracked {
+            start,
+            end,
+            id,
+            stat,
+            converts: false,
+        });
+        true
+    }
+
+    /// Sorted by path, as lookups need (git's index is already: this costs one pass).
+    fn sort(&mut self) {
+        let paths = std::mem::take(&mut self.paths);
+        let key = |t: &Tracked| paths.get(t.start as usize..t.end as usize).unwrap_or_default();
+        self.list.sort_by(|a, b| key(a).cmp(key(b)));
+        self.paths = paths;
+    }
+
+    fn get(&self, rel: &str) -> Option<&Tracked> {
+        let found = self.list.binary_search_by(|t| self.path(t).cmp(rel.as_bytes())).ok()?;
+        self.list.get(found)
+    }
 }
 
 /// What identifies an index file on disk: when it changes, the baseline is read again.
@@ -333,7 +392,7 @@ impl IndexKey {
 /// read-only by the scan's threads.
 pub struct GitBaseline {
     root: PathBuf,
-    entries: HashMap<String, Tracked>,
+    entries: Entries,
     /// The index file's own mtime: an entry modified at or after it is racy.
     index_time: (u32, u32),
     key: IndexKey,
@@ -386,7 +445,7 @@ impl GitBaseline {
         );
         let mut dirs_in_tree: Vec<String> = vec![String::new()];
         let mut seen_dirs: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let mut candidates: Vec<(String, Tracked)> = Vec::new();
+        let mut candidates = Entries::default();
         let unusable = gix_index::entry::Flags::ASSUME_VALID
             | gix_index::entry::Flags::SKIP_WORKTREE
             | gix_index::entry::Flags::INTENT_TO_ADD;
@@ -411,15 +470,11 @@ impl GitBaseline {
             {
                 continue;
             }
-            candidates.push((
-                path.to_owned(),
-                Tracked {
-                    hex: entry.id.to_string(),
-                    stat: entry.stat,
-                    converts: false,
-                },
-            ));
+            if !candidates.push(path.as_bytes(), entry.id, entry.stat) {
+                return None;
+            }
         }
+        candidates.sort();
         dirs_in_tree.sort();
         dirs_in_tree.dedup();
         let staged: Vec<(String, String)> = index
@@ -457,7 +512,7 @@ pub struct IndexRead {
     root: PathBuf,
     autocrlf: bool,
     rules: Rules,
-    candidates: Vec<(String, Tracked)>,
+    candidates: Entries,
     odb: gix_odb::store::Handle<Arc<gix_odb::Store>>,
     index_time: (u32, u32),
     key: IndexKey,
@@ -469,31 +524,35 @@ impl IndexRead {
     /// [`GitBaseline::open_knowing`]).
     pub fn finish(self, known: impl Fn(&str, &str) -> Option<u64>) -> GitBaseline {
         let (odb, rules) = (&self.odb, &self.rules);
-        let mut entries = HashMap::with_capacity(self.candidates.len());
-        for (path, mut tracked) in self.candidates {
-            let blob_size = match known(&path, &tracked.hex) {
+        let mut entries = self.candidates;
+        let Entries { paths, list } = &mut entries;
+        list.retain_mut(|tracked| {
+            // Paths were checked as UTF-8 when read.
+            let Ok(path) = std::str::from_utf8(
+                paths
+                    .get(tracked.start as usize..tracked.end as usize)
+                    .unwrap_or_default(),
+            ) else {
+                return false;
+            };
+            let mut buf = [0u8; 40];
+            let hex = tracked.id.hex_to_buf(&mut buf);
+            let blob_size = match known(path, hex) {
                 Some(size) => size,
                 None => {
-                    let Ok(id) = gix_hash::ObjectId::from_hex(tracked.hex.as_bytes()) else {
-                        continue;
-                    };
                     if u64::from(tracked.stat.size) <= VERIFY_BY_READING {
                         // Read and hashed by the walk instead (see `after_read`): exact, and
                         // cheaper than opening and inflating a loose object. Only the blob's
                         // presence is asked of the database (a partial clone lacks some).
-                        if !odb.exists(&id) {
-                            continue;
-                        }
                         tracked.converts = true;
-                        entries.insert(path, tracked);
-                        continue;
+                        return odb.exists(&tracked.id);
                     }
                     // A blob the database lacks (a partial clone, a damaged repository) is stored.
-                    let Ok(Some(header)) = odb.try_header(&id) else {
-                        continue;
+                    let Ok(Some(header)) = odb.try_header(&tracked.id) else {
+                        return false;
                     };
                     if header.kind != gix_object::Kind::Blob {
-                        continue;
+                        return false;
                     }
                     header.size
                 }
@@ -501,9 +560,9 @@ impl IndexRead {
             // A blob whose size is not the file's when it was indexed went through a
             // conversion (attributes or settings changed since, say): only a hash decides.
             let resized = blob_size as u32 != tracked.stat.size;
-            tracked.converts = resized || self.autocrlf || rules.converts(&self.root, &path);
-            entries.insert(path, tracked);
-        }
+            tracked.converts = resized || self.autocrlf || rules.converts(&self.root, path);
+            true
+        });
         GitBaseline {
             root: self.root,
             entries,
@@ -530,20 +589,20 @@ impl GitBaseline {
     pub fn clean(&self, rel: &str, meta: &std::fs::Metadata) -> Option<String> {
         let tracked = self.entries.get(rel)?;
         (!tracked.converts && stat_matches(&tracked.stat, meta) && !self.racy(&tracked.stat))
-            .then(|| format!("{PREFIX}{}", tracked.hex))
+            .then(|| format!("{PREFIX}{}", tracked.id))
     }
 
     /// Whether the index records blob `id` (a `git:` id) for `rel`: a reference to it stays
     /// valid while the index holds it.
     pub fn tracks(&self, rel: &str, id: &str) -> bool {
-        git_hex(id).is_some_and(|hex| self.entries.get(rel).is_some_and(|t| t.hex == hex))
+        git_hex(id).is_some_and(|hex| self.entries.get(rel).is_some_and(|t| t.is(hex)))
     }
 
     /// After a file was read: its git blob id, and whether the index records exactly that
     /// blob for it (a racy, touched or conversion-prone file that is clean after all).
     pub fn after_read(&self, rel: &str, bytes: &[u8]) -> ReadFile {
         let blob = blob_hex(bytes);
-        let in_index = self.entries.get(rel).is_some_and(|t| t.hex == blob);
+        let in_index = self.entries.get(rel).is_some_and(|t| t.is(&blob));
         ReadFile { blob, in_index }
     }
 
@@ -786,7 +845,7 @@ mod tests {
         // Racy: an entry modified at or after the index was written is never trusted by stat.
         let mut racy = checked(root).unwrap();
         assert!(racy.clean("b.txt", &meta(root, "b.txt")).is_some());
-        let entry = racy.entries["b.txt"].stat;
+        let entry = racy.entries.get("b.txt").unwrap().stat;
         racy.index_time = (entry.mtime.secs, entry.mtime.nsecs);
         assert_eq!(racy.clean("b.txt", &meta(root, "b.txt")), None);
         racy.index_time = (entry.mtime.secs, entry.mtime.nsecs + 1);
@@ -809,7 +868,7 @@ mod tests {
             let base = checked(root).unwrap_or_else(|| panic!("{label}: no baseline"));
             assert!(base.clean("keep.txt", &meta(root, "keep.txt")).is_some(), "{label}");
             for path in ["skip.txt", "assume.txt", "intent.txt"] {
-                assert!(!base.entries.contains_key(path), "{label}: {path}");
+                assert!(base.entries.get(path).is_none(), "{label}: {path}");
             }
         };
         check("version 2");

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::deep::{Deep, DeepTouched, reachable, too_long, walk_deep};
 use super::manifest::{FileState, Manifest};
-use super::store::{Base, Chain, load_with_depth, save_manifest_after};
+use super::store::{Base, Chain, Changes, load_with_depth, save_changes, save_manifest_after};
 use super::walk::{Collector, Seen, Stop, WalkCtx, observe_now, observe_path, read_file, read_pending};
 use crate::session::objects::ObjectStore;
 
@@ -83,6 +83,9 @@ pub struct Scanner {
     /// Start the file watcher at the first walk unless the seed shows a small tree (see
     /// [`Scanner::watch_when_big`]).
     watch_when_big: bool,
+    /// The changes the last full walk found from the manifest it updated in place (which is
+    /// gone): what the checkpoint stores (see [`updated`]).
+    walk_changes: Option<Changes>,
 }
 
 impl Scanner {
@@ -105,6 +108,7 @@ impl Scanner {
             deep_tree: false,
             seed: None,
             watch_when_big: false,
+            walk_changes: None,
         }
     }
 
@@ -231,7 +235,7 @@ impl Scanner {
     /// Seeds the metadata cache with a stored manifest (e.g. the last of a resumed session);
     /// the next checkpoint is stored as the changes from it.
     pub fn remember(&mut self, objects: &ObjectStore, id: &str) -> std::io::Result<()> {
-        let (manifest, chain) = load_with_depth(objects, id)?;
+        let (manifest, chain) = load_with_depth(objects, id, false)?;
         self.previous = manifest;
         // Not walked here: the watcher knows nothing of changes since.
         self.watched_base = false;
@@ -245,14 +249,22 @@ impl Scanner {
     pub fn checkpoint(&mut self) -> std::io::Result<(String, Scan)> {
         // A failed walk (a full disk) took the watcher's touched paths: the next one walks all.
         let scan = self.walk().inspect_err(|_| self.watched_base = false)?;
-        let after = self.stored.as_ref().map(|(id, chain)| Base {
-            id,
-            manifest: &self.previous,
-            chain: *chain,
-        });
-        let (id, chain) =
-            save_manifest_after(&self.objects, &scan.manifest, after).inspect_err(|_| self.watched_base = false)?;
+        let saved = match (self.stored.take(), self.walk_changes.take()) {
+            (Some((base, chain)), Some(changes)) => save_changes(&self.objects, &scan.manifest, &base, chain, changes),
+            (stored, _) => {
+                let after = stored.as_ref().map(|(id, chain)| Base {
+                    id,
+                    manifest: &self.previous,
+                    chain: *chain,
+                });
+                save_manifest_after(&self.objects, &scan.manifest, after)
+            }
+        };
+        // The walk's manifest is the state from here on, stored or not: a failed save (a
+        // full disk) leaves nothing stored to describe it, and the next checkpoint walks all.
         self.previous = scan.manifest.clone();
+        self.contents_stored = false;
+        let (id, chain) = saved.inspect_err(|_| self.watched_base = false)?;
         self.stored = Some((id.clone(), chain));
         self.contents_stored = true;
         Ok((id, scan))
@@ -353,7 +365,7 @@ impl Scanner {
             let seen = observe_path(&ctx, &path, Some(meta.file_type()), || Some(meta.clone()))?;
             let seen = match seen {
                 Seen::Read(file) => read_file(&ctx, &file)?,
-                seen => seen,
+                seen => seen.owned(ctx.previous),
             };
             if let Seen::Entry(rel, state) = seen {
                 found.insert(rel, state);
@@ -444,6 +456,7 @@ impl Scanner {
     }
 
     fn walk_once(&mut self) -> std::io::Result<Scan> {
+        self.walk_changes = None;
         if let Some(reason) = &self.too_big {
             return Err(std::io::Error::other(reason.clone()));
         }
@@ -582,8 +595,8 @@ impl Scanner {
                     Seen::TooLarge(rel, size) => {
                         found_skipped.insert(rel, size);
                     }
-                    // observe_now reads what it must
-                    Seen::Nothing | Seen::Read(_) => {}
+                    // observe_now reads what it must, and copies what is unchanged
+                    Seen::Nothing | Seen::Read(_) | Seen::Same(_) => {}
                 }
             }
             for (path, was_dir) in children(&manifest, dir) {
@@ -615,8 +628,8 @@ impl Scanner {
                             Seen::TooLarge(rel, size) => {
                                 skipped.insert(rel, size);
                             }
-                            // observe_now reads what it must
-                            Seen::Nothing | Seen::Read(_) => {}
+                            // observe_now reads what it must, and copies what is unchanged
+                            Seen::Nothing | Seen::Read(_) | Seen::Same(_) => {}
                         }
                     }
                 }
@@ -686,20 +699,67 @@ impl Scanner {
         }
         pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
         let mut entries = Vec::new();
+        let mut same = Vec::new();
         let mut skipped = Vec::new();
         for local in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
             entries.extend(local.entries);
+            same.extend(local.same);
             skipped.extend(local.skipped);
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         skipped.sort_unstable();
+        let previous = std::mem::take(&mut self.previous);
+        let (manifest, changes) = updated(previous, same, entries);
+        self.walk_changes = Some(changes);
         Ok(Scan {
-            // Sorted input: the map is built in one pass, not by inserting one by one.
-            manifest: Arc::new(entries.into_iter().collect()),
+            manifest: Arc::new(manifest),
             skipped,
             hashed: hashed.into_inner(),
         })
     }
+}
+
+/// The manifest a full walk found: `previous` with the entries it found unchanged (`same`)
+/// kept, those it found new or changed (`changed`) set, and every other path gone. Updated in
+/// place when nothing else holds `previous` (a big tree's walk then holds one manifest, not
+/// two); a walk with no previous manifest builds it from `changed` in one pass.
+fn updated(
+    previous: Arc<Manifest>,
+    mut same: Vec<String>,
+    mut changed: Vec<(String, FileState)>,
+) -> (Manifest, Changes) {
+    changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    if same.is_empty() {
+        // Sorted input: the map is built in one pass, not by inserting one by one.
+        let manifest: Manifest = changed.into_iter().collect();
+        let changes = Changes::between(&previous, &manifest);
+        return (manifest, changes);
+    }
+    same.sort_unstable();
+    let mut manifest = Arc::unwrap_or_clone(previous);
+    let gone: Vec<String> = {
+        let (mut same, mut changed) = (same.iter().peekable(), changed.iter().peekable());
+        manifest
+            .keys()
+            .filter(|path| {
+                while same.next_if(|p| p < path).is_some() {}
+                while changed.next_if(|(p, _)| p < *path).is_some() {}
+                same.peek() != Some(path) && changed.peek().map(|(p, _)| p) != Some(*path)
+            })
+            .cloned()
+            .collect()
+    };
+    drop(same);
+    for path in &gone {
+        manifest.remove(path);
+    }
+    let mut set = Manifest::new();
+    for (path, state) in changed {
+        if manifest.get(&path) != Some(&state) {
+            set.insert(path.clone(), state.clone());
+            manifest.insert(path, state);
+        }
+    }
+    (manifest, Changes { set, del: gone })
 }
 
 /// The directory `dir` (relative, `""` for the root) if the manifest has it as a directory,
@@ -784,5 +844,74 @@ fn hold_for_tests() {
     if let Ok(file) = std::fs::File::open(&path) {
         let mut line = String::new();
         let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(file), &mut line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(n: u64) -> FileState {
+        FileState {
+            id: format!("{n:064}"),
+            size: n,
+            mode: 0o644,
+            mtime_ns: n,
+            ctime_ns: n,
+            ..Default::default()
+        }
+    }
+
+    /// Every mix of kept, changed, made and gone paths gives the manifest and the changes a
+    /// walk that built it afresh would, whether the last manifest is updated in place or
+    /// shared (then copied).
+    #[test]
+    fn a_walk_updates_the_last_manifest_as_a_fresh_build_would() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for round in 0..200 {
+            let previous: Manifest = (0..next() % 40).map(|i| (format!("p{:03}", i * 2), state(i))).collect();
+            let (mut same, mut changed, mut expected) = (Vec::new(), Vec::new(), Manifest::new());
+            for (path, was) in &previous {
+                match next() % 3 {
+                    0 => {
+                        same.push(path.clone());
+                        expected.insert(path.clone(), was.clone());
+                    }
+                    // Read again: sometimes the very state it had.
+                    1 => {
+                        let now = if next() % 2 == 0 {
+                            was.clone()
+                        } else {
+                            state(1000 + next() % 5)
+                        };
+                        changed.push((path.clone(), now.clone()));
+                        expected.insert(path.clone(), now);
+                    }
+                    _ => {} // gone
+                }
+            }
+            for i in 0..next() % 5 {
+                let path = format!("p{:03}", i * 2 + 1);
+                changed.push((path.clone(), state(i)));
+                expected.insert(path, state(i));
+            }
+            // Walker threads hand their finds over in no order.
+            same.reverse();
+            changed.reverse();
+            let fresh = Changes::between(&previous, &expected);
+            let before = previous.clone();
+            let previous = Arc::new(previous);
+            let holder = (round % 2 == 0).then(|| previous.clone());
+            let (manifest, changes) = updated(previous, same, changed);
+            assert_eq!(manifest, expected, "round {round}");
+            assert_eq!((changes.set, changes.del), (fresh.set, fresh.del), "round {round}");
+            if let Some(holder) = holder {
+                assert_eq!(*holder, before, "a shared manifest is left as it was");
+            }
+        }
     }
 }

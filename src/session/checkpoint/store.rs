@@ -121,6 +121,31 @@ pub(super) fn parse_delta(bytes: &[u8]) -> Option<std::io::Result<Delta>> {
     Some(serde_json::from_slice(json).map_err(std::io::Error::other))
 }
 
+/// What changed from one manifest to the next: the entries set (new or different) and the
+/// paths gone.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub set: Manifest,
+    pub del: Vec<String>,
+}
+
+impl Changes {
+    /// The changes from `base` to `manifest`.
+    pub fn between(base: &Manifest, manifest: &Manifest) -> Self {
+        let mut changes = Changes::default();
+        for (path, was, now) in super::manifest::pairs(base, manifest) {
+            match (was, now) {
+                (Some(_), None) => changes.del.push(path.clone()),
+                (was, Some(now)) if was != Some(now) => {
+                    changes.set.insert(path.clone(), now.clone());
+                }
+                _ => {}
+            }
+        }
+        changes
+    }
+}
+
 /// Stores `manifest` whole, or, when `after` is given and the changes from it are few, as
 /// those changes: each turn then costs disk in proportion to what it changed, not to the size
 /// of the tree. A manifest equal to `after`'s is not stored again: its id is returned.
@@ -130,42 +155,51 @@ pub fn save_manifest_after(
     manifest: &Manifest,
     after: Option<Base<'_>>,
 ) -> std::io::Result<(String, Chain)> {
-    if let Some(base) = after {
-        let mut set = Manifest::new();
-        let mut del = Vec::new();
-        for (path, was, now) in super::manifest::pairs(base.manifest, manifest) {
-            match (was, now) {
-                (Some(_), None) => del.push(path.clone()),
-                (was, Some(now)) if was != Some(now) => {
-                    set.insert(path.clone(), now.clone());
-                }
-                _ => {}
-            }
-        }
-        if set.is_empty() && del.is_empty() {
-            return Ok((base.id.to_owned(), base.chain));
-        }
-        let changed = (set.len() + del.len()) as u64;
-        let entries = base.chain.entries.map(|e| e + changed);
-        let whole = manifest.len() as u64;
-        if let Some(entries) = entries
-            && base.chain.depth < MAX_DEPTH
-            && changed <= whole / 4
-            && entries <= WHOLE_AFTER * whole
-        {
-            let delta = encoding::Delta {
-                base: base.id.to_owned(),
-                depth: base.chain.depth + 1,
-                entries: Some(entries),
-                set,
-                del,
-            };
-            let chain = Chain {
-                depth: delta.depth,
-                entries: delta.entries,
-            };
-            return Ok((objects.put(&encoding::encode_delta(&delta))?, chain));
-        }
+    match after {
+        Some(base) => save_changes(
+            objects,
+            manifest,
+            base.id,
+            base.chain,
+            Changes::between(base.manifest, manifest),
+        ),
+        None => Ok((save_manifest(objects, manifest)?, Chain::WHOLE)),
+    }
+}
+
+/// [`save_manifest_after`] with the changes from the manifest stored as `base` already known
+/// (a walk that updated the last manifest in place found them; it is gone).
+pub fn save_changes(
+    objects: &ObjectStore,
+    manifest: &Manifest,
+    base: &str,
+    chain: Chain,
+    changes: Changes,
+) -> std::io::Result<(String, Chain)> {
+    let Changes { set, del } = changes;
+    if set.is_empty() && del.is_empty() {
+        return Ok((base.to_owned(), chain));
+    }
+    let changed = (set.len() + del.len()) as u64;
+    let entries = chain.entries.map(|e| e + changed);
+    let whole = manifest.len() as u64;
+    if let Some(entries) = entries
+        && chain.depth < MAX_DEPTH
+        && changed <= whole / 4
+        && entries <= WHOLE_AFTER * whole
+    {
+        let delta = encoding::Delta {
+            base: base.to_owned(),
+            depth: chain.depth + 1,
+            entries: Some(entries),
+            set,
+            del,
+        };
+        let chain = Chain {
+            depth: delta.depth,
+            entries: delta.entries,
+        };
+        return Ok((objects.put(&encoding::encode_delta(&delta))?, chain));
     }
     Ok((save_manifest(objects, manifest)?, Chain::WHOLE))
 }
@@ -186,8 +220,13 @@ fn cached(id: &str) -> Option<(std::sync::Arc<Manifest>, Chain)> {
 
 /// Loads manifest `id`: reads its deltas down to a whole manifest (or one loaded lately),
 /// then applies them oldest first to one copy. A chain longer than [`MAX_DEPTH`] (a loop in
-/// a damaged store) is an error, never a hang.
-pub(super) fn load_with_depth(objects: &ObjectStore, id: &str) -> std::io::Result<(std::sync::Arc<Manifest>, Chain)> {
+/// a damaged store) is an error, never a hang. `keep`: remember it among the last loaded
+/// (a scanner's seed is not: the scanner updates it in place, which a shared copy prevents).
+pub(super) fn load_with_depth(
+    objects: &ObjectStore,
+    id: &str,
+    keep: bool,
+) -> std::io::Result<(std::sync::Arc<Manifest>, Chain)> {
     if let Some(found) = cached(id) {
         return Ok(found);
     }
@@ -218,7 +257,7 @@ pub(super) fn load_with_depth(objects: &ObjectStore, id: &str) -> std::io::Resul
     let manifest = if deltas.is_empty() {
         base
     } else {
-        let mut manifest = (*base).clone();
+        let mut manifest = std::sync::Arc::unwrap_or_clone(base);
         for delta in deltas.into_iter().rev() {
             for path in &delta.del {
                 manifest.remove(path);
@@ -227,6 +266,9 @@ pub(super) fn load_with_depth(objects: &ObjectStore, id: &str) -> std::io::Resul
         }
         std::sync::Arc::new(manifest)
     };
+    if !keep {
+        return Ok((manifest, chain));
+    }
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     if loaded.len() >= LOADED_KEPT {
         loaded.remove(0);
@@ -270,11 +312,11 @@ pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Res
 /// Loads a stored manifest (following the changes it is stored as, if any).
 /// [`load_manifest`] without a copy (the cached manifest itself).
 pub fn load_shared(objects: &ObjectStore, id: &str) -> std::io::Result<Arc<Manifest>> {
-    load_with_depth(objects, id).map(|(manifest, _)| manifest)
+    load_with_depth(objects, id, true).map(|(manifest, _)| manifest)
 }
 
 pub fn load_manifest(objects: &ObjectStore, id: &str) -> std::io::Result<Manifest> {
-    load_with_depth(objects, id).map(|(manifest, _)| (*manifest).clone())
+    load_with_depth(objects, id, true).map(|(manifest, _)| (*manifest).clone())
 }
 
 #[cfg(test)]
@@ -400,7 +442,7 @@ mod tests {
         cursor.move_to(&objects, &whole).unwrap();
         assert_eq!(cursor.move_to(&objects, &delta).unwrap(), 2);
         // The next manifest after the old delta: stored whole, then as changes again.
-        let (_, chain) = load_with_depth(&objects, &delta).unwrap();
+        let (_, chain) = load_with_depth(&objects, &delta, true).unwrap();
         assert_eq!(
             chain,
             Chain {

@@ -148,6 +148,7 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
             match helper.join() {
                 Ok(local) => {
                     all.entries.extend(local.entries);
+                    all.same.extend(local.same);
                     all.skipped.extend(local.skipped);
                 }
                 // Its files would be missing from the manifest (as if the turn made them).
@@ -163,7 +164,11 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
 /// One walker thread's findings, handed over when the thread is done.
 #[derive(Default)]
 pub(super) struct Local {
+    /// Entries new or changed since the previous manifest.
     pub(super) entries: Vec<(String, FileState)>,
+    /// Paths whose entry is the previous manifest's, unchanged: only the path is kept (a big
+    /// tree's walk would otherwise hold a second copy of every state it found unchanged).
+    pub(super) same: Vec<String>,
     pub(super) skipped: Vec<(String, u64)>,
     /// Files to read once the listing is complete.
     pub(super) pending: Vec<Pending>,
@@ -173,6 +178,7 @@ impl Local {
     pub(super) fn add(&mut self, seen: Seen) {
         match seen {
             Seen::Entry(rel, state) => self.entries.push((rel, state)),
+            Seen::Same(rel) => self.same.push(rel),
             Seen::TooLarge(rel, size) => self.skipped.push((rel, size)),
             Seen::Read(file) => self.pending.push(file),
             Seen::Nothing => {}
@@ -241,6 +247,8 @@ impl Drop for Visitor<'_, '_> {
 /// What the walk records for one entry.
 pub(super) enum Seen {
     Entry(String, FileState),
+    /// The previous manifest's entry for the path, unchanged.
+    Same(String),
     /// A file over the size cap: (path, size).
     TooLarge(String, u64),
     /// A file whose content must be read (see [`read_file`]).
@@ -258,11 +266,34 @@ pub(super) struct Pending {
     pub(super) ctime_ns: u64,
 }
 
-/// [`observe`], with a file that needs reading read at once (walks of a few directories).
+/// [`observe`], with a file that needs reading read at once and an unchanged entry copied
+/// (walks of a few directories).
 pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
     match observe(ctx, entry)? {
         Seen::Read(file) => read_file(ctx, &file),
-        seen => Ok(seen),
+        seen => Ok(seen.owned(ctx.previous)),
+    }
+}
+
+impl Seen {
+    /// [`Seen::Same`] as the [`Seen::Entry`] it stands for, copied from `previous`.
+    pub(super) fn owned(self, previous: &Manifest) -> Seen {
+        match self {
+            Seen::Same(rel) => match previous.get(&rel) {
+                Some(state) => Seen::Entry(rel, state.clone()),
+                None => Seen::Nothing,
+            },
+            seen => seen,
+        }
+    }
+}
+
+/// `state` found at `rel`: [`Seen::Same`] when the previous manifest records exactly it.
+fn found(ctx: &WalkCtx<'_>, rel: String, state: FileState) -> Seen {
+    if ctx.previous.get(&rel) == Some(&state) {
+        Seen::Same(rel)
+    } else {
+        Seen::Entry(rel, state)
     }
 }
 
@@ -304,7 +335,7 @@ pub(super) fn observe_path(
             link: false,
             git: String::new(),
         };
-        return Ok(Seen::Entry(rel, state));
+        return Ok(found(ctx, rel, state));
     }
     if kind.is_symlink() {
         // The link itself (its target path), never what it points to.
@@ -328,7 +359,7 @@ pub(super) fn observe_path(
             link: true,
             git: String::new(),
         };
-        return Ok(Seen::Entry(rel, state));
+        return Ok(found(ctx, rel, state));
     }
     if !kind.is_file() {
         return Ok(Seen::Nothing); // FIFOs, sockets and devices are not checkpointed
@@ -352,7 +383,7 @@ pub(super) fn observe_path(
             ctime_ns: ctime,
             ..Default::default()
         };
-        return Ok(Seen::Entry(rel, state));
+        return Ok(found(ctx, rel, state));
     }
     let recent = meta
         .modified()
@@ -373,7 +404,7 @@ pub(super) fn observe_path(
         // A seed's content pruned or lost meanwhile is read again, never referenced.
         && (ctx.contents_stored || ctx.objects.contains(&known.id))
     {
-        return Ok(Seen::Entry(rel, known.clone()));
+        return Ok(Seen::Same(rel));
     }
     Ok(Seen::Read(Pending {
         rel,
