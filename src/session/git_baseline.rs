@@ -350,11 +350,13 @@ impl Entries {
         true
     }
 
-    /// Sorted by path, as lookups need (git's index is already: this costs one pass).
+    /// Sorted by path, as lookups need (git's index is already: then this is one pass).
     fn sort(&mut self) {
         let paths = std::mem::take(&mut self.paths);
         let key = |t: &Tracked| paths.get(t.start as usize..t.end as usize).unwrap_or_default();
-        self.list.sort_by(|a, b| key(a).cmp(key(b)));
+        if !self.list.is_sorted_by(|a, b| key(a) < key(b)) {
+            self.list.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        }
         self.paths = paths;
     }
 
@@ -445,7 +447,10 @@ impl GitBaseline {
         );
         let mut dirs_in_tree: Vec<String> = vec![String::new()];
         let mut seen_dirs: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let mut candidates = Entries::default();
+        let mut candidates = Entries {
+            paths: Vec::with_capacity(index.path_backing().len()),
+            list: Vec::with_capacity(index.entries().len()),
+        };
         let unusable = gix_index::entry::Flags::ASSUME_VALID
             | gix_index::entry::Flags::SKIP_WORKTREE
             | gix_index::entry::Flags::INTENT_TO_ADD;
