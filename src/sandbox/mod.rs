@@ -233,29 +233,80 @@ fn probe_once() -> Result<(), Unavailable> {
             let Some(exe) = init_exe() else {
                 return Err(Unavailable("brute's own binary cannot be found".to_owned()));
             };
-            let dir = std::env::temp_dir();
-            let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], &[]);
-            let output = std::process::Command::new(exe)
-                .arg(INIT_ARG)
-                .args(policy.to_args())
-                .args(["--", "true"])
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .output()
-                .map_err(|e| Unavailable(e.to_string()))?;
-            if output.status.success() {
-                Ok(())
-            } else {
-                let why = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-                Err(Unavailable(if why.is_empty() {
-                    "the sandbox check failed".to_owned()
-                } else {
-                    why
-                }))
+            let remembered = probe_key(exe).zip(crate::paths::private_data_dir().map(|d| d.join(PROBE_FILE)));
+            if let Some((key, file)) = &remembered
+                && std::fs::read(file).is_ok_and(|known| known == key.as_bytes())
+            {
+                return Ok(());
             }
+            let result = probe(exe);
+            if let Some((key, file)) = &remembered {
+                let _ = match &result {
+                    Ok(()) => crate::paths::replace_private(file, key.as_bytes()),
+                    Err(_) => std::fs::remove_file(file),
+                };
+            }
+            result
         })
         .clone()
+}
+
+/// Where a passed probe is remembered, in the data directory: the probe costs a one-shot run
+/// a few milliseconds before its first request, and its answer holds until the machine
+/// restarts, brute's binary changes or a namespace setting does (see [`probe_key`]). Should
+/// it go stale all the same, confined commands fail at their init; none runs unconfined.
+const PROBE_FILE: &str = "sandbox-probe";
+
+/// What a passed probe depends on, in one line: this boot of the kernel, the user, brute's
+/// binary (device, inode, size, mtime) and the kernel's settings for user namespaces.
+fn probe_key(exe: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let binary = std::fs::metadata(exe).ok()?;
+    let settings: Vec<String> = [
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ]
+    .iter()
+    .map(|knob| std::fs::read_to_string(knob).unwrap_or_default().trim().to_owned())
+    .collect();
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    Some(format!(
+        "brute-sandbox-probe-1 boot={} uid={uid} exe={}:{}:{}:{}.{} userns={}\n",
+        boot.trim(),
+        binary.dev(),
+        binary.ino(),
+        binary.len(),
+        binary.mtime(),
+        binary.mtime_nsec(),
+        settings.join(",")
+    ))
+}
+
+/// Runs `true` confined by `exe`'s init under a workspace-write policy.
+fn probe(exe: &std::path::Path) -> Result<(), Unavailable> {
+    let dir = std::env::temp_dir();
+    let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], &[]);
+    let output = std::process::Command::new(exe)
+        .arg(INIT_ARG)
+        .args(policy.to_args())
+        .args(["--", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| Unavailable(e.to_string()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let why = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    Err(Unavailable(if why.is_empty() {
+        "the sandbox check failed".to_owned()
+    } else {
+        why
+    }))
 }
 
 type Job = Box<dyn FnOnce() + Send>;

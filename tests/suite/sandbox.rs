@@ -479,3 +479,43 @@ fn an_allow_rule_never_lifts_the_sandbox_and_an_allow_unsandboxed_rule_does() {
     );
     assert!(!r["compound"].ends_with("ran\n"), "{}", r["compound"]);
 }
+
+/// The probe that checks confinement works here (a confined `true`) runs once per boot of the
+/// kernel and build of brute, not before every run's first request: its pass is remembered in
+/// the data dir and the next run takes it (the file is not written again); a remembered line
+/// that does not match is probed again and replaced; commands stay confined either way.
+#[test]
+fn a_passed_sandbox_probe_is_remembered_and_a_line_that_does_not_match_is_probed_again() {
+    use std::os::unix::fs::MetadataExt;
+    let sb = Sandbox::new();
+    let out = outside();
+    let escape = format!("echo escaped > {}/file; echo ran", out.display());
+    let call = serde_json::json!({ "command": escape }).to_string();
+    let calls = [("c", "shell", call.as_str())];
+    let remembered = sb.home.path().join("data/sandbox-probe");
+    let confined_run = |label: &str| {
+        let (output, results) = run(&sb, &[], &[], &calls);
+        assert!(output.status.success(), "{label}: {output:?}");
+        assert!(results["c"].contains("ran"), "{label}: {}", results["c"]);
+        assert!(
+            !out.join("file").exists(),
+            "{label}: a command wrote outside the project"
+        );
+        let meta = std::fs::metadata(&remembered).unwrap_or_else(|e| panic!("{label}: {e}"));
+        (std::fs::read_to_string(&remembered).unwrap(), meta.ino())
+    };
+    let (line, inode) = confined_run("first run");
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    assert!(
+        line.starts_with("brute-sandbox-probe-1 ") && line.contains(boot.trim()),
+        "{line}"
+    );
+    assert_eq!(
+        confined_run("second run"),
+        (line.clone(), inode),
+        "taken, not probed again"
+    );
+    std::fs::write(&remembered, "brute-sandbox-probe-1 boot=another\n").unwrap();
+    let (again, _) = confined_run("after a stale line");
+    assert_eq!(again, line, "probed again and remembered");
+}
