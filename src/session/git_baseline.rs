@@ -401,6 +401,23 @@ pub struct GitBaseline {
     index_path: PathBuf,
 }
 
+/// The blob git's index records for a clean file (see [`GitBaseline::clean_blob`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CleanBlob(gix_hash::ObjectId);
+
+impl CleanBlob {
+    /// Its reference as a manifest records it: `git:` and the hex id.
+    pub fn reference(&self) -> String {
+        format!("{PREFIX}{}", self.0)
+    }
+
+    /// Whether `id` is its reference.
+    pub fn is(&self, id: &str) -> bool {
+        let mut buf = [0u8; 40];
+        git_hex(id).is_some_and(|hex| self.0.hex_to_buf(&mut buf) == hex)
+    }
+}
+
 /// The decision for a file that was read (see [`GitBaseline::after_read`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadFile {
@@ -422,7 +439,7 @@ impl GitBaseline {
     /// recorded after its size was checked or its content hashed). Those are not looked up in
     /// the object database again, so a later run costs O(changes) there, not O(index): a
     /// repository whose objects are loose would otherwise open every one of them.
-    pub fn open_knowing(root: &Path, known: impl Fn(&str, &str) -> Option<u64>) -> Option<Self> {
+    pub fn open_knowing(root: &Path, known: impl FnMut(&str, &str) -> Option<u64>) -> Option<Self> {
         Some(Self::read_index(root)?.finish(known))
     }
 
@@ -527,7 +544,8 @@ pub struct IndexRead {
 impl IndexRead {
     /// The baseline, told the blobs an earlier walk checked (see
     /// [`GitBaseline::open_knowing`]).
-    pub fn finish(self, known: impl Fn(&str, &str) -> Option<u64>) -> GitBaseline {
+    /// `known` is asked in path order (byte order), each path once.
+    pub fn finish(self, mut known: impl FnMut(&str, &str) -> Option<u64>) -> GitBaseline {
         let (odb, rules) = (&self.odb, &self.rules);
         let mut entries = self.candidates;
         let Entries { paths, list } = &mut entries;
@@ -592,9 +610,15 @@ impl GitBaseline {
     /// Before a file is read: its git reference when git's index says it is clean (stat data
     /// equal, not racy) and no conversion can apply; `None` means read it.
     pub fn clean(&self, rel: &str, meta: &std::fs::Metadata) -> Option<String> {
+        self.clean_blob(rel, meta).map(|blob| blob.reference())
+    }
+
+    /// [`GitBaseline::clean`], without spelling the reference (a walk compares it with the
+    /// last manifest's first: most files are as they were).
+    pub fn clean_blob(&self, rel: &str, meta: &std::fs::Metadata) -> Option<CleanBlob> {
         let tracked = self.entries.get(rel)?;
         (!tracked.converts && stat_matches(&tracked.stat, meta) && !self.racy(&tracked.stat))
-            .then(|| format!("{PREFIX}{}", tracked.id))
+            .then_some(CleanBlob(tracked.id))
     }
 
     /// Whether the index records blob `id` (a `git:` id) for `rel`: a reference to it stays

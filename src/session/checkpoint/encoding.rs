@@ -171,13 +171,20 @@ fn raw_hex(hex: &str) -> Option<[u8; 20]> {
 }
 
 fn hex(raw: &[u8]) -> String {
+    hex_after("", raw)
+}
+
+/// `prefix` and `raw` in lowercase hex, in one allocation (a big manifest has one per file).
+fn hex_after(prefix: &str, raw: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(raw.len() * 2);
+    let mut out = Vec::with_capacity(prefix.len() + raw.len() * 2);
+    out.extend_from_slice(prefix.as_bytes());
     for byte in raw {
-        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        out.push(char::from(DIGITS[usize::from(byte & 15)]));
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 15)]);
     }
-    out
+    // ASCII digits after text: always UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 struct Reader<'a> {
@@ -246,7 +253,7 @@ impl Reader<'_> {
             let path = self.shared_path(entries.last().map_or("", |(p, _)| p.as_str()))?;
             let flags = self.byte()?;
             let id = if flags & ID_GIT != 0 {
-                format!("{}{}", crate::session::git_baseline::PREFIX, hex(self.take(20)?))
+                hex_after(crate::session::git_baseline::PREFIX, self.take(20)?)
             } else {
                 self.string()?
             };

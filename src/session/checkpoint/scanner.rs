@@ -156,13 +156,17 @@ impl Scanner {
         &self,
         read: crate::session::git_baseline::IndexRead,
     ) -> crate::session::git_baseline::GitBaseline {
-        let previous = &self.previous;
         // A `git:` id in the last manifest is a blob checked then; its size is the file's.
+        // Asked in path order: one pass over the manifest, no lookups.
+        let mut previous = self.previous.iter().peekable();
         let known = |rel: &str, hex: &str| {
+            while previous.next_if(|(path, _)| path.as_str() < rel).is_some() {}
             previous
-                .get(rel)
-                .filter(|state| crate::session::git_baseline::git_hex(&state.id) == Some(hex))
-                .map(|state| state.size)
+                .peek()
+                .filter(|(path, state)| {
+                    path.as_str() == rel && crate::session::git_baseline::git_hex(&state.id) == Some(hex)
+                })
+                .map(|(_, state)| state.size)
         };
         read.finish(known)
     }

@@ -374,16 +374,29 @@ pub(super) fn observe_path(
     let mtime = mtime_ns(&meta);
     let ctime = ctime_ns(&meta);
     // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
-    if let Some(id) = ctx.git.as_ref().and_then(|g| g.clean(&rel, &meta)) {
+    if let Some(blob) = ctx.git.as_ref().and_then(|g| g.clean_blob(&rel, &meta)) {
+        let unchanged = ctx.previous.get(&rel).is_some_and(|known| {
+            blob.is(&known.id)
+                && known.git.is_empty()
+                && !known.dir
+                && !known.link
+                && known.size == meta.len()
+                && known.mode == mode
+                && known.mtime_ns == mtime
+                && known.ctime_ns == ctime
+        });
+        if unchanged {
+            return Ok(Seen::Same(rel));
+        }
         let state = FileState {
-            id,
+            id: blob.reference(),
             size: meta.len(),
             mode,
             mtime_ns: mtime,
             ctime_ns: ctime,
             ..Default::default()
         };
-        return Ok(found(ctx, rel, state));
+        return Ok(Seen::Entry(rel, state));
     }
     let recent = meta
         .modified()
