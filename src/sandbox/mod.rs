@@ -174,8 +174,13 @@ impl Drop for CommandEnded {
 
 /// Starts [`available`]'s check on a thread, so the few ms its probe process takes overlap
 /// start-up instead of delaying the first request; a later call waits for it, not again.
-/// Call it only after keys are gone from the environment (the probe inherits it).
-pub fn check_in_background() {
+/// `remember_in`: brute's data directory, where a passed probe is remembered (see
+/// [`PROBE_FILE`]). Call it only after keys are gone from the environment (the probe
+/// inherits it).
+pub fn check_in_background(remember_in: Option<std::path::PathBuf>) {
+    if let Some(dir) = remember_in {
+        let _ = PROBE_DIR.set(dir);
+    }
     let _ = std::thread::Builder::new()
         .name("brute-sandbox-check".into())
         .spawn(|| {
@@ -233,7 +238,7 @@ fn probe_once() -> Result<(), Unavailable> {
             let Some(exe) = init_exe() else {
                 return Err(Unavailable("brute's own binary cannot be found".to_owned()));
             };
-            let remembered = probe_key(exe).zip(crate::paths::private_data_dir().map(|d| d.join(PROBE_FILE)));
+            let remembered = probe_key(exe).zip(PROBE_DIR.get().map(|d| d.join(PROBE_FILE)));
             if let Some((key, file)) = &remembered
                 && std::fs::read(file).is_ok_and(|known| known == key.as_bytes())
             {
@@ -242,7 +247,7 @@ fn probe_once() -> Result<(), Unavailable> {
             let result = probe(exe);
             if let Some((key, file)) = &remembered {
                 let _ = match &result {
-                    Ok(()) => crate::paths::replace_private(file, key.as_bytes()),
+                    Ok(()) => remember_pass(file, key.as_bytes()),
                     Err(_) => std::fs::remove_file(file),
                 };
             }
@@ -256,6 +261,20 @@ fn probe_once() -> Result<(), Unavailable> {
 /// restarts, brute's binary changes or a namespace setting does (see [`probe_key`]). Should
 /// it go stale all the same, confined commands fail at their init; none runs unconfined.
 const PROBE_FILE: &str = "sandbox-probe";
+
+/// Writes `line` to `file` whole or not at all (a private temp file renamed over it; not
+/// synced: a lost line only means one more probe).
+fn remember_pass(file: &std::path::Path, line: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = file.parent().unwrap_or(std::path::Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".brute-").tempfile_in(dir)?;
+    temp.write_all(line)?;
+    temp.persist(file).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The directory [`PROBE_FILE`] is kept in, when the caller named one.
+static PROBE_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
 
 /// What a passed probe depends on, in one line: this boot of the kernel, the user, brute's
 /// binary (device, inode, size, mtime) and the kernel's settings for user namespaces.

@@ -84,8 +84,8 @@ pub struct Scanner {
     /// [`Scanner::watch_when_big`]).
     watch_when_big: bool,
     /// The changes the last full walk found from the manifest it updated in place (which is
-    /// gone): what the checkpoint stores (see [`updated`]).
-    walk_changes: Option<Changes>,
+    /// gone), and where that one was stored: what the checkpoint stores (see [`updated`]).
+    walk_changes: Option<(Option<(String, Chain)>, Changes)>,
 }
 
 impl Scanner {
@@ -254,8 +254,11 @@ impl Scanner {
         // A failed walk (a full disk) took the watcher's touched paths: the next one walks all.
         let scan = self.walk().inspect_err(|_| self.watched_base = false)?;
         let saved = match (self.stored.take(), self.walk_changes.take()) {
-            (Some((base, chain)), Some(changes)) => save_changes(&self.objects, &scan.manifest, &base, chain, changes),
-            (stored, _) => {
+            (_, Some((Some((base, chain)), changes))) => {
+                save_changes(&self.objects, &scan.manifest, &base, chain, changes)
+            }
+            (_, Some((None, _))) => save_manifest_after(&self.objects, &scan.manifest, None),
+            (stored, None) => {
                 let after = stored.as_ref().map(|(id, chain)| Base {
                     id,
                     manifest: &self.previous,
@@ -711,9 +714,12 @@ impl Scanner {
             skipped.extend(local.skipped);
         }
         skipped.sort_unstable();
+        // Nothing stored describes `previous` while it is being updated (not even after a
+        // panic here): where it was stored goes with the changes.
+        let stored = self.stored.take();
         let previous = std::mem::take(&mut self.previous);
         let (manifest, changes) = updated(previous, same, entries);
-        self.walk_changes = Some(changes);
+        self.walk_changes = Some((stored, changes));
         Ok(Scan {
             manifest: Arc::new(manifest),
             skipped,

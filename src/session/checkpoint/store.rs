@@ -228,6 +228,13 @@ pub(super) fn load_with_depth(
     keep: bool,
 ) -> std::io::Result<(std::sync::Arc<Manifest>, Chain)> {
     if let Some(found) = cached(id) {
+        if !keep {
+            // Its one holder from now on, unless someone else holds it too.
+            LOADED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|(known, ..)| known != id);
+        }
         return Ok(found);
     }
     let mut deltas: Vec<Delta> = Vec::new();
@@ -335,6 +342,24 @@ mod tests {
             link: false,
             git: String::new(),
         }
+    }
+
+    /// A scanner's seed found among the last loaded leaves them: the scanner updates its one
+    /// copy in place, which a copy kept there would turn into a second.
+    #[test]
+    fn a_seed_taken_from_the_loaded_ones_is_its_one_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        let manifest: Manifest = (0..3)
+            .map(|i| (format!("seed-only-{i}"), file(&format!("{i:064}"))))
+            .collect();
+        let id = save_manifest(&objects, &manifest).unwrap();
+        // Kept among the last loaded (other tests' loads could push it out, never in).
+        drop(load_shared(&objects, &id).unwrap());
+        let (seed, _) = load_with_depth(&objects, &id, false).unwrap();
+        assert_eq!(*seed, manifest);
+        assert_eq!(std::sync::Arc::strong_count(&seed), 1);
+        assert!(cached(&id).is_none());
     }
 
     #[test]
