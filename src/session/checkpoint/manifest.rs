@@ -35,6 +35,17 @@ impl FileState {
         crate::session::git_baseline::git_hex(&self.id).or((!self.git.is_empty()).then_some(self.git.as_str()))
     }
 
+    /// A regular file recorded with this size, mode and timestamps (what a walk may reuse
+    /// without reading it, when nothing else says otherwise).
+    pub fn is_file_with(&self, size: u64, mode: u32, mtime_ns: u64, ctime_ns: u64) -> bool {
+        !self.dir
+            && !self.link
+            && self.size == size
+            && self.mode == mode
+            && self.mtime_ns == mtime_ns
+            && self.ctime_ns == ctime_ns
+    }
+
     /// Same content, kind and permissions (timestamps aside; a link's own mode means nothing).
     pub fn same_content(&self, other: &FileState) -> bool {
         let same_blob = || self.git_blob().is_some_and(|a| other.git_blob() == Some(a));

@@ -373,19 +373,12 @@ pub(super) fn observe_path(
     let mode = meta.permissions().mode();
     let mtime = mtime_ns(&meta);
     let ctime = ctime_ns(&meta);
+    // Looked up once: both ways of reusing an entry below compare with it.
+    let known = ctx.previous.get(&rel);
+    let same_file = |known: &FileState| known.is_file_with(meta.len(), mode, mtime, ctime);
     // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
     if let Some(blob) = ctx.git.as_ref().and_then(|g| g.clean_blob(&rel, &meta)) {
-        let unchanged = ctx.previous.get(&rel).is_some_and(|known| {
-            blob.is(&known.id)
-                && known.git.is_empty()
-                && !known.dir
-                && !known.link
-                && known.size == meta.len()
-                && known.mode == mode
-                && known.mtime_ns == mtime
-                && known.ctime_ns == ctime
-        });
-        if unchanged {
+        if known.is_some_and(|known| same_file(known) && blob.is(&known.id) && known.git.is_empty()) {
             return Ok(Seen::Same(rel));
         }
         let state = FileState {
@@ -403,13 +396,8 @@ pub(super) fn observe_path(
         .ok()
         .and_then(|m| ctx.now.duration_since(m).ok())
         .is_none_or(|age| age < RACY_WINDOW);
-    if let Some(known) = ctx.previous.get(&rel)
-        && !known.dir
-        && !known.link
-        && known.size == meta.len()
-        && known.mtime_ns == mtime
-        && known.ctime_ns == ctime
-        && known.mode == mode
+    if let Some(known) = known
+        && same_file(known)
         && !recent
         // A git blob stays a baseline only while the index records it for the path.
         && (crate::session::git_baseline::git_hex(&known.id).is_none()
