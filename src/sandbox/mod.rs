@@ -240,7 +240,7 @@ fn probe_once() -> Result<(), Unavailable> {
             };
             let remembered = probe_key(exe).zip(PROBE_DIR.get().map(|d| d.join(PROBE_FILE)));
             if let Some((key, file)) = &remembered
-                && std::fs::read(file).is_ok_and(|known| known == key.as_bytes())
+                && remembered_line(file).is_some_and(|known| known == key.as_bytes())
             {
                 return Ok(());
             }
@@ -261,6 +261,24 @@ fn probe_once() -> Result<(), Unavailable> {
 /// restarts, brute's binary changes or a namespace setting does (see [`probe_key`]). Should
 /// it go stale all the same, confined commands fail at their init; none runs unconfined.
 const PROBE_FILE: &str = "sandbox-probe";
+
+/// The line in `file`, when it is a regular file (not followed when a link; a FIFO or a device
+/// put there never blocks start-up) of at most a few hundred bytes.
+fn remembered_line(file: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(file)
+        .ok()?;
+    if !opened.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut line = Vec::new();
+    opened.take(1024).read_to_end(&mut line).ok()?;
+    Some(line)
+}
 
 /// Writes `line` to `file` whole or not at all (a private temp file renamed over it; not
 /// synced: a lost line only means one more probe).

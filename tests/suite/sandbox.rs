@@ -518,4 +518,21 @@ fn a_passed_sandbox_probe_is_remembered_and_a_line_that_does_not_match_is_probed
     std::fs::write(&remembered, "brute-sandbox-probe-1 boot=another\n").unwrap();
     let (again, _) = confined_run("after a stale line");
     assert_eq!(again, line, "probed again and remembered");
+    // A FIFO or a link where the line was: never read through or waited on, replaced.
+    std::fs::remove_file(&remembered).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&remembered).status().unwrap();
+    assert!(made.success());
+    let (after_fifo, _) = confined_run("after a FIFO");
+    assert_eq!(after_fifo, line);
+    let elsewhere = sb.home.path().join("elsewhere");
+    std::fs::write(&elsewhere, &line).unwrap();
+    std::fs::remove_file(&remembered).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &remembered).unwrap();
+    confined_run("after a link");
+    assert!(!std::fs::symlink_metadata(&remembered).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).unwrap(),
+        line,
+        "the link's target is untouched"
+    );
 }
