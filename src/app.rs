@@ -596,7 +596,7 @@ pub fn build_agent_with(
         // tree known to be small is walked instead: the watcher would cost more than the walk
         // (about 15 ms of a `brute -p` run against 1-2 ms). Decided by the first walk, which
         // loads what is known of the tree beside the first model request.
-        recorder.watch_tree_when_big();
+        recorder.watch_tree_when_big(session::checkpoint::WatchFrom::FirstWalk);
         if !loaded.todos.is_empty() {
             state.set_todos(loaded.todos.clone(), &events);
         }
@@ -683,6 +683,11 @@ pub fn start(
     let mut agent = built.agent;
     if front_end != FrontEnd::Ui {
         agent = agent.with_failure_limit(crate::agent::doom_loop::FAILURES_ENDING_THE_TURN);
+    }
+    if matches!(front_end, FrontEnd::Headless | FrontEnd::HeadlessAtTerminal) {
+        // One turn: its end re-lists what a command touched only if a watcher saw it, and a
+        // run whose model runs no command has no use for one.
+        agent.watch_tree_from_first_command();
     }
     // MCP servers start now, in the background; with none configured nothing runs.
     let mcp = (!settings.mcp_servers.is_empty())

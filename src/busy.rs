@@ -25,12 +25,26 @@ pub fn now_ns() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
+/// Work that must be done before the session's first command starts (see
+/// [`Spans::before_first`]).
+pub type BeforeFirst = Box<dyn FnOnce() + Send>;
+
 /// The spans of one session, oldest first.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Spans {
     spans: Mutex<Vec<(u64, Option<u64>)>>,
     /// Held shared by every open span, and alone by [`Spans::quiet`].
     gate: Arc<tokio::sync::RwLock<()>>,
+    /// Done by the first span to open, before it opens; the others wait for it.
+    before_first: tokio::sync::Mutex<Option<BeforeFirst>>,
+}
+
+impl std::fmt::Debug for Spans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spans")
+            .field("spans", &self.spans)
+            .finish_non_exhaustive()
+    }
 }
 
 /// No command of the session runs while this is held, and none starts until it is dropped
@@ -68,15 +82,37 @@ impl Drop for Busy {
 }
 
 impl Spans {
+    /// Sets work to do before the first span opens: a one-shot run starts its file watcher
+    /// only when a command is about to run (a run without one never pays for it). Blocking
+    /// work is fine: it runs off the async runtime, once, and every span waits for it.
+    pub fn before_first(&self, work: BeforeFirst) {
+        if let Ok(mut slot) = self.before_first.try_lock() {
+            *slot = Some(work);
+        }
+    }
+
     /// Starts a span: call it before the command starts, keep the guard until it has ended.
-    /// Waits while the session is held [quiet](Spans::quiet).
+    /// Waits while the session is held [quiet](Spans::quiet), and for the work to do before
+    /// the first span (see [`Spans::before_first`]).
     pub async fn open(self: &Arc<Self>) -> Busy {
+        {
+            let mut first = self.before_first.lock().await;
+            if let Some(work) = first.take() {
+                // A panic in it is the work's own failure: the command still runs.
+                let _ = tokio::task::spawn_blocking(work).await;
+            }
+        }
         let gate = self.gate.clone().read_owned().await;
         self.open_with(gate)
     }
 
-    /// [`Spans::open`] for code that cannot wait: `None` while the session is held quiet.
+    /// [`Spans::open`] for code that cannot wait: `None` while the session is held quiet or
+    /// another span is doing the work before the first; that work is done here otherwise.
     pub fn try_open(self: &Arc<Self>) -> Option<Busy> {
+        let work = self.before_first.try_lock().ok()?.take();
+        if let Some(work) = work {
+            work();
+        }
         let gate = self.gate.clone().try_read_owned().ok()?;
         Some(self.open_with(gate))
     }
@@ -163,6 +199,43 @@ mod tests {
         assert!(after[0].0 <= during && during <= after[0].1);
         drop(long);
         assert_eq!(spans.since(mark).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_work_before_the_first_span_is_done_once_and_every_span_waits_for_it() {
+        let spans = Arc::new(Spans::default());
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = done.clone();
+        spans.before_first(Box::new(move || {
+            let _ = started_tx.send(());
+            let _ = go_rx.recv();
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }));
+        let first = tokio::spawn({
+            let spans = spans.clone();
+            async move { spans.open().await }
+        });
+        tokio::task::spawn_blocking(move || started_rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let second = tokio::spawn({
+            let spans = spans.clone();
+            async move { spans.open().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(spans.try_open().is_none(), "the work is still being done");
+        assert!(!first.is_finished() && !second.is_finished(), "both wait for the work");
+        assert!(spans.since(Mark::ORIGIN).is_empty(), "no span opened before it is done");
+        go_tx.send(()).unwrap();
+        let (a, b) = (first.await.unwrap(), second.await.unwrap());
+        assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), 1);
+        drop((a, b));
+        drop(spans.open().await);
+        assert!(spans.try_open().is_some());
+        assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), 1, "done once");
     }
 
     #[tokio::test]

@@ -246,6 +246,19 @@ impl Agent {
         }
     }
 
+    /// Starts the file watcher only when the first command is about to run (a one-shot run:
+    /// see [`crate::session::checkpoint::WatchFrom::FirstCommand`]); nothing without a session.
+    pub fn watch_tree_from_first_command(&mut self) {
+        let keeper = self.with_recorder(|r| {
+            r.watch_tree_when_big(crate::session::checkpoint::WatchFrom::FirstCommand);
+            r.change_keeper()
+        });
+        if let Some(keeper) = keeper {
+            let spans = self.executor.snapshots().spans();
+            spans.before_first(Box::new(move || keeper.before_first_command()));
+        }
+    }
+
     /// Records this agent's session (and continues `history`, e.g. a resumed session's). Each
     /// tool result is written the moment it exists, by the executor.
     pub fn with_session(mut self, recorder: crate::session::Recorder, history: Vec<Message>) -> Self {

@@ -82,13 +82,24 @@ impl ChangeKeeper {
         self.record_first_state(&rel);
     }
 
+    /// Called before the session's first command (or hook, or MCP server's tool) starts: the
+    /// file watcher left for it starts (see [`Scanner::watch_for_commands`]).
+    pub fn before_first_command(&self) {
+        self.scanner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .watch_for_commands();
+    }
+
     /// Called after a command (or an MCP server's tool) ran: copies the git blobs the last
     /// checkpoint names for the files the file watcher saw touched since (after a fence, so
-    /// every change the command made is in). Without a watcher (a small tree) the turn's end
-    /// does it.
+    /// every change the command made is in). Without a watcher (a small tree), or when it
+    /// cannot say, the files the last walk named by a blob are looked at again instead.
     pub fn after_command(&self) {
         let watch = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).watcher();
         let Some(touched) = watch.and_then(|w| w.peek().ok()) else {
+            let ids = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).git_ids_changed();
+            self.copy_blobs(&ids);
             return;
         };
         let ids: Vec<String> = {

@@ -368,6 +368,61 @@ fn watched_checkpoints_see_commands_changes_and_an_overflow_falls_back_to_a_full
     assert_eq!(snapshot(r), before, "{message}");
 }
 
+/// A one-shot run (`brute -p`) in a tree too big to walk twice for free: its turn starts no
+/// file watcher while the model only answers, and starts one only when the first command is
+/// about to run. That turn's end then re-lists only what the watcher saw and what the built-in
+/// tools wrote before it started, and is still exact: it equals a full walk, and undo restores
+/// the tree byte for byte.
+#[test]
+fn a_one_shot_run_watches_the_tree_only_from_its_first_command() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let r = root.path();
+    // Past SMALL_TREE: a tree this big is watched rather than walked again.
+    for i in 0..checkpoint::SMALL_TREE + 100 {
+        let dir = r.join(format!("d{:02}", i % 40));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    std::fs::write(r.join("d01/sed.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(r.join("d02/gone.txt"), "bye\n").unwrap();
+    let script = r#"{"text": "nothing to run"}
+{"tool_calls": [{"name": "write", "arguments": {"file_path": "d03/written.txt", "content": "by the write tool\n"}}]}
+{"tool_calls": [{"name": "shell", "arguments": {"command": "sed -i 's/alpha/ALPHA/' d01/sed.txt && rm d02/gone.txt && mkdir -p fresh/deeper && echo new > fresh/deeper/made.txt && chmod 700 d04"}}]}
+{"text": "done"}"#;
+    let store = SessionStore::new(data.path(), r);
+    let mut recorder = Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+    recorder.watch_tree_when_big(checkpoint::WatchFrom::FirstWalk);
+    let (mut agent, _events) = support::replay_agent(r, recorder, script);
+    // As `brute -p` sets it up: the watcher waits for the first command.
+    agent.watch_tree_from_first_command();
+
+    run(&mut agent, "just answer");
+    assert!(
+        !agent.with_recorder(|r| r.watching()).unwrap(),
+        "a turn that ran no command started no watcher"
+    );
+
+    let before = snapshot(r);
+    run(&mut agent, "change things");
+    assert!(agent.with_recorder(|r| r.watching()).unwrap(), "the command started it");
+    let gaps = agent.with_recorder(|r| r.watch_gaps()).unwrap();
+    assert_eq!(
+        agent.with_recorder(|r| r.last_walk()).unwrap(),
+        checkpoint::Walked::Touched,
+        "the turn's end re-listed what was touched: {gaps:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("d03/written.txt")).unwrap(),
+        "by the write tool\n"
+    );
+    assert_eq!(std::fs::read_to_string(r.join("d01/sed.txt")).unwrap(), "ALPHA\nbeta\n");
+    let end = agent.with_recorder(|r| r.turns[1].end.clone().unwrap()).unwrap();
+    assert_eq!(differs_from_disk(&agent, r, &end), Vec::<String>::new());
+    let (message, _) = agent.undo(false, false, false);
+    assert_eq!(snapshot(r), before, "{message}");
+}
+
 /// SIGTERM while the turn's checkpoint is held (and the request hangs): the turn ends as
 /// interrupted only after the checkpoint is complete and recorded, brute exits with 143, and
 /// the session lists the turn with both its checkpoints; nothing in the tree changed.

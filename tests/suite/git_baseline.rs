@@ -506,8 +506,18 @@ fn brute_p_in_a_clean_repository_copies_nothing_big_and_undo_restores_from_git()
 /// then a rewrite of history (`commit -a --amend`) and `git gc --prune=now` that really lose
 /// f.txt's first blob. Returns the sandbox, for `brute undo`.
 fn killed_after_calls_then_pruned(files: &[(&str, &str)], calls: &[(&str, &str, &str)]) -> support::Sandbox {
-    use support::{MockServer, Reply, Sandbox, Streaming, openai_sse};
-    let sb = Sandbox::new();
+    killed_after_calls_then_pruned_in(support::Sandbox::new(), files, calls, false)
+}
+
+/// [`killed_after_calls_then_pruned`] in `sb`; with `earlier`, a run that only answers comes
+/// first (the killed one then starts from what that run recorded of the tree).
+fn killed_after_calls_then_pruned_in(
+    sb: support::Sandbox,
+    files: &[(&str, &str)],
+    calls: &[(&str, &str, &str)],
+    earlier: bool,
+) -> support::Sandbox {
+    use support::{MockServer, Reply, Streaming, openai_sse};
     let root = sb.project.path();
     git(root, &["init", "-q"]);
     for (path, content) in files {
@@ -517,6 +527,11 @@ fn killed_after_calls_then_pruned(files: &[(&str, &str)], calls: &[(&str, &str, 
     git(root, &["commit", "-qm", "init"]);
     let first_blob = git(root, &["rev-parse", "HEAD:f.txt"]);
     let server = MockServer::start();
+    if earlier {
+        server.push(Reply::sse(openai_sse("nothing to do", &[])));
+        let out = sb.std_brute(&server).args(["-p", "look"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
     server.push(Reply::sse(openai_sse("", calls)));
     // The answer after the calls never comes: brute is killed while it waits for it.
     server.push(Reply::sse(openai_sse("never", &[])).stall());
@@ -602,6 +617,34 @@ fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() 
     // A directory moved whole says so in one event: what was in it was kept too.
     assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
     assert!(!root.join("moved").exists());
+}
+
+/// The same in a later run of a small project (no file watcher runs: the tree is walked
+/// instead): after the command, the files the last walk named by a git blob are looked at
+/// again, and the blobs of those it changed are kept.
+#[test]
+fn a_command_in_a_later_run_of_a_small_tree_keeps_its_blobs_so_a_killed_turn_still_undoes() {
+    if !have_git() {
+        return;
+    }
+    let sb = killed_after_calls_then_pruned_in(
+        support::Sandbox::new(),
+        &[
+            ("f.txt", "first version\n"),
+            ("g.txt", "untouched\n"),
+            ("lib/one.txt", "one\n"),
+        ],
+        &[(
+            "s",
+            "shell",
+            r#"{"command":"sed -i 's/first/second/' f.txt && rm -r lib"}"#,
+        )],
+        true,
+    );
+    let root = sb.project.path();
+    sb.bare().arg("undo").assert().success();
+    assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "first version\n");
+    assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
 }
 
 #[test]

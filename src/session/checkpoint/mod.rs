@@ -29,7 +29,7 @@ pub use held::Held;
 pub use manifest::{Change, FileState, Manifest, diff};
 pub use restore::{MissingContent, MoveReport, Moved, Unrestorable, apply, preview};
 pub use scanner::{
-    Budget, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_WALK, SMALL_TREE, Scan, Scanner, Walked,
+    Budget, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_WALK, SMALL_TREE, Scan, Scanner, Walked, WatchFrom,
 };
 pub use store::{
     Base, Chain, load_manifest, load_shared, manifest_chain, manifest_chain_until, newer_form, save_manifest,

@@ -35,6 +35,17 @@ pub const SMALL_TREE: usize = 2_000;
 /// Files bigger than this are not checkpointed by default (configurable).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// When a scanner starts its file watcher (see [`Scanner::watch_when_big`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFrom {
+    /// At the first walk: a session of many turns then re-lists only what changed between
+    /// them.
+    FirstWalk,
+    /// When the first command is about to run ([`Scanner::watch_for_commands`]): a one-shot
+    /// run whose model runs no command never pays for watching the tree.
+    FirstCommand,
+}
+
 /// The result of one scan.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
@@ -68,6 +79,9 @@ pub struct Scanner {
     /// The files over the size cap in `previous`.
     skipped_known: BTreeMap<String, u64>,
     last_walk: Walked,
+    /// `previous` is what a full walk found (not a seed, nor the last manifest with some
+    /// directories listed again): it names every directory there is to watch.
+    previous_walked_full: bool,
     /// Why checkpoints walked the whole tree though a watcher ran (for notices and tests).
     gaps: Vec<crate::session::watch::Gap>,
     /// `previous` is a checkpoint this scanner stored: every content it names is in the store
@@ -80,9 +94,9 @@ pub struct Scanner {
     deep_tree: bool,
     /// A stored manifest to seed from, loaded by the first walk (see [`Scanner::remember_later`]).
     seed: Option<String>,
-    /// Start the file watcher at the first walk unless the seed shows a small tree (see
-    /// [`Scanner::watch_when_big`]).
-    watch_when_big: bool,
+    /// When to start the file watcher, unless the tree is known to be small then (see
+    /// [`Scanner::watch_when_big`]); `None` once decided.
+    watch_when_big: Option<WatchFrom>,
     /// The changes the last full walk found from the manifest it updated in place (which is
     /// gone), and where that one was stored: what the checkpoint stores (see [`updated`]).
     walk_changes: Option<(Option<(String, Chain)>, Changes)>,
@@ -102,12 +116,13 @@ impl Scanner {
             watched_base: false,
             skipped_known: BTreeMap::new(),
             last_walk: Walked::Full,
+            previous_walked_full: false,
             gaps: Vec::new(),
             contents_stored: false,
             git: None,
             deep_tree: false,
             seed: None,
-            watch_when_big: false,
+            watch_when_big: None,
             walk_changes: None,
         }
     }
@@ -119,10 +134,10 @@ impl Scanner {
         self.seed = Some(id);
     }
 
-    /// Starts the file watcher (see [`Scanner::watch`]) at the first walk, unless the tree is
-    /// known to be small then ([`SMALL_TREE`]): its walk costs less than watching it.
-    pub fn watch_when_big(&mut self) {
-        self.watch_when_big = true;
+    /// Starts the file watcher (see [`Scanner::watch`]) at `from`, unless the tree is known
+    /// to be small then ([`SMALL_TREE`]): its walk costs less than watching it.
+    pub fn watch_when_big(&mut self, from: WatchFrom) {
+        self.watch_when_big = Some(from);
     }
 
     /// Loads the seed and starts the watcher that were left for the first walk.
@@ -133,12 +148,48 @@ impl Scanner {
                 tracing::info!(%error, "the last checkpoint cannot be read: the walk reads every file");
             }
         }
-        if std::mem::take(&mut self.watch_when_big)
-            && !self.known_small()
+        if self.watch_when_big == Some(WatchFrom::FirstWalk) {
+            self.watch_when_big = None;
+            self.watch_unless_small();
+        }
+    }
+
+    fn watch_unless_small(&mut self) {
+        if !self.known_small()
             && let Err(gap) = self.watch()
         {
             tracing::info!(%gap, "no file watcher: every checkpoint walks the tree");
         }
+    }
+
+    /// A command is about to run: the watcher left for the first command starts (see
+    /// [`WatchFrom::FirstCommand`]) and watches every directory of the last full walk, so the
+    /// next checkpoint re-lists only what it sees touched (and what the built-in tools wrote
+    /// before, which the caller names then). Nothing when the watcher was not left for now.
+    pub fn watch_for_commands(&mut self) {
+        if self.watch_when_big != Some(WatchFrom::FirstCommand) {
+            return;
+        }
+        self.watch_when_big = None;
+        self.settle();
+        if self.too_big.is_some() {
+            return;
+        }
+        let started = self.watch.is_none();
+        self.watch_unless_small();
+        let Some(watch) = self.watch.clone().filter(|_| started) else {
+            return;
+        };
+        // Only a full walk's manifest names every directory there is to watch.
+        if !self.previous_walked_full || self.deep_tree {
+            return;
+        }
+        watch.reset();
+        watch.watch_dir(&self.root);
+        for (rel, _) in self.previous.iter().filter(|(_, state)| state.dir) {
+            watch.watch_dir(&crate::session::relpath::under(&self.root, rel));
+        }
+        self.watched_base = !watch.given_up();
     }
 
     /// The git baseline for this scan: the one read before while the index is unchanged, else
@@ -243,6 +294,7 @@ impl Scanner {
         self.previous = manifest;
         // Not walked here: the watcher knows nothing of changes since.
         self.watched_base = false;
+        self.previous_walked_full = false;
         self.contents_stored = false;
         self.stored = Some((id.to_owned(), chain));
         Ok(())
@@ -251,8 +303,15 @@ impl Scanner {
     /// Scans the tree and stores the manifest (as the changes from the last one stored, where
     /// that is small); returns its id and the scan.
     pub fn checkpoint(&mut self) -> std::io::Result<(String, Scan)> {
+        self.checkpoint_after(&[])
+    }
+
+    /// [`Scanner::checkpoint`] after the built-in tools wrote `wrote` (absolute paths in the
+    /// tree): where the file watcher's touched paths stand for a walk, these are listed again
+    /// too (a watcher started at the first command did not see what they wrote before).
+    pub fn checkpoint_after(&mut self, wrote: &[PathBuf]) -> std::io::Result<(String, Scan)> {
         // A failed walk (a full disk) took the watcher's touched paths: the next one walks all.
-        let scan = self.walk().inspect_err(|_| self.watched_base = false)?;
+        let scan = self.walk(wrote).inspect_err(|_| self.watched_base = false)?;
         let saved = match (self.stored.take(), self.walk_changes.take()) {
             (_, Some((Some((base, chain)), changes))) => {
                 save_changes(&self.objects, &scan.manifest, &base, chain, changes)
@@ -321,6 +380,7 @@ impl Scanner {
         self.stored = Some((id.clone(), chain));
         self.contents_stored = true;
         self.last_walk = Walked::Touched;
+        self.previous_walked_full = false;
         Ok(Some((id, scan)))
     }
 
@@ -391,6 +451,21 @@ impl Scanner {
             .map(|state| state.id.clone())
     }
 
+    /// The git blobs the last walk recorded for files that are no longer as it found them
+    /// (changed, replaced or gone): what a command changed, told without a file watcher. Each
+    /// such file is looked at once (a small tree: see [`SMALL_TREE`]).
+    pub fn git_ids_changed(&self) -> Vec<String> {
+        self.previous
+            .iter()
+            .filter(|(_, state)| crate::session::git_baseline::git_hex(&state.id).is_some())
+            .filter(|(rel, state)| {
+                let now = std::fs::symlink_metadata(crate::session::relpath::under(&self.root, rel));
+                !now.is_ok_and(|meta| super::walk::unchanged_file(state, &meta))
+            })
+            .map(|(_, state)| state.id.clone())
+            .collect()
+    }
+
     /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a
     /// change of `rel` would leave only git holding (see [`crate::session::keep`]).
     pub fn git_ids_at(&self, rel: &str) -> Vec<String> {
@@ -441,7 +516,7 @@ impl Scanner {
     /// Walks the tree and records every file and directory (not stored; see
     /// [`Scanner::checkpoint`]).
     pub fn scan(&mut self) -> std::io::Result<Scan> {
-        let scan = self.walk()?;
+        let scan = self.walk(&[])?;
         self.previous = scan.manifest.clone();
         // What is stored no longer describes `previous`.
         self.stored = None;
@@ -452,8 +527,8 @@ impl Scanner {
     /// The walk itself, on `ignore`'s parallel walker: every entry goes through `walk::observe`
     /// (files whose metadata matches `previous` are not read again), each thread collects its
     /// own entries, and the manifest is built once from them all, sorted.
-    fn walk(&mut self) -> std::io::Result<Scan> {
-        let walked = self.walk_once();
+    fn walk(&mut self, wrote: &[PathBuf]) -> std::io::Result<Scan> {
+        let walked = self.walk_once(wrote);
         if walked.is_err() && self.too_big.is_some() {
             // No checkpoint follows for the session: its inotify watches go now.
             self.watch = None;
@@ -462,7 +537,9 @@ impl Scanner {
         walked
     }
 
-    fn walk_once(&mut self) -> std::io::Result<Scan> {
+    /// [`Scanner::walk`]: the watcher's touched paths and `wrote` listed again where the
+    /// watcher watched the whole last walk, else the whole tree.
+    fn walk_once(&mut self, wrote: &[PathBuf]) -> std::io::Result<Scan> {
         self.walk_changes = None;
         if let Some(reason) = &self.too_big {
             return Err(std::io::Error::other(reason.clone()));
@@ -472,13 +549,15 @@ impl Scanner {
         self.prepare();
         if let Some(watch) = self.watch.clone().filter(|_| self.watched_base) {
             match watch.take() {
-                Ok(touched) => {
+                Ok(mut touched) => {
+                    touched.extend(wrote.iter().cloned());
                     let touched = match self.walk_touched(touched) {
                         Err(e) if e.get_ref().is_some_and(|inner| inner.is::<DeepTouched>()) => None,
                         walked => walked?,
                     };
                     if let Some(scan) = touched {
                         self.last_walk = Walked::Touched;
+                        self.previous_walked_full = false;
                         return Ok(scan);
                     }
                     tracing::info!(
@@ -501,6 +580,7 @@ impl Scanner {
         // inotify cannot watch past PATH_MAX either: a tree that deep is walked whole.
         self.watched_base = self.watch.as_ref().is_some_and(|w| !w.given_up()) && !self.deep_tree;
         self.last_walk = Walked::Full;
+        self.previous_walked_full = true;
         Ok(scan)
     }
 

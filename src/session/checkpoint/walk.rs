@@ -22,6 +22,12 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
+/// Whether `meta` is what `known` recorded of a regular file (see
+/// [`FileState::is_file_with`]).
+pub(super) fn unchanged_file(known: &FileState, meta: &std::fs::Metadata) -> bool {
+    known.is_file_with(meta.len(), meta.permissions().mode(), mtime_ns(meta), ctime_ns(meta))
+}
+
 fn ctime_ns(meta: &std::fs::Metadata) -> u64 {
     use std::os::unix::fs::MetadataExt;
     (meta.ctime().max(0) as u64)

@@ -118,10 +118,15 @@ impl Recorder {
         self.scanner().watch()
     }
 
-    /// Watches the tree from the first walk on, unless the tree is known to be small then
-    /// (see [`checkpoint::Scanner::watch_when_big`]).
-    pub fn watch_tree_when_big(&mut self) {
-        self.scanner().watch_when_big();
+    /// Watches the tree from `from` on, unless the tree is known to be small then (see
+    /// [`checkpoint::Scanner::watch_when_big`]).
+    pub fn watch_tree_when_big(&mut self, from: checkpoint::WatchFrom) {
+        self.scanner().watch_when_big(from);
+    }
+
+    /// Whether a file watcher runs (for tests and benches).
+    pub fn watching(&self) -> bool {
+        self.scanner().watcher().is_some()
     }
 
     /// How the last walk went (for tests and benches).
@@ -165,20 +170,18 @@ impl Recorder {
         start: &str,
         work: &crate::session::whose::TurnWork,
     ) -> std::io::Result<(String, Vec<String>)> {
+        let wrote: Vec<std::path::PathBuf> = self
+            .relative(&work.wrote)
+            .iter()
+            .map(|rel| crate::session::relpath::under(self.store.root(), rel))
+            .collect();
         let written = match work.busy.is_empty() {
-            true => {
-                let wrote: Vec<std::path::PathBuf> = self
-                    .relative(&work.wrote)
-                    .iter()
-                    .map(|rel| crate::session::relpath::under(self.store.root(), rel))
-                    .collect();
-                self.scanner().checkpoint_written(start, &wrote)?
-            }
+            true => self.scanner().checkpoint_written(start, &wrote)?,
             false => None,
         };
         let (id, scan) = match written {
             Some(taken) => taken,
-            None => self.scanner().checkpoint()?,
+            None => self.scanner().checkpoint_after(&wrote)?,
         };
         self.consolidate();
         Ok((id, scan.skipped.into_iter().map(|(p, _)| p).collect()))
