@@ -36,7 +36,7 @@ pub struct Spans {
     /// Held shared by every open span, and alone by [`Spans::quiet`].
     gate: Arc<tokio::sync::RwLock<()>>,
     /// Done by the first span to open, before it opens; the others wait for it.
-    before_first: tokio::sync::Mutex<Option<BeforeFirst>>,
+    before_first: Arc<tokio::sync::Mutex<Option<BeforeFirst>>>,
 }
 
 impl std::fmt::Debug for Spans {
@@ -95,12 +95,18 @@ impl Spans {
     /// Waits while the session is held [quiet](Spans::quiet), and for the work to do before
     /// the first span (see [`Spans::before_first`]).
     pub async fn open(self: &Arc<Self>) -> Busy {
-        {
-            let mut first = self.before_first.lock().await;
-            if let Some(work) = first.take() {
-                // A panic in it is the work's own failure: the command still runs.
-                let _ = tokio::task::spawn_blocking(work).await;
-            }
+        let mut first = self.before_first.clone().lock_owned().await;
+        if let Some(work) = first.take() {
+            // The lock goes with the work: a span whose opener is cancelled meanwhile still
+            // holds the others back until the work is done. A panic in it is the work's own
+            // failure: the command still runs.
+            let _ = tokio::task::spawn_blocking(move || {
+                work();
+                drop(first);
+            })
+            .await;
+        } else {
+            drop(first);
         }
         let gate = self.gate.clone().read_owned().await;
         self.open_with(gate)
@@ -228,11 +234,20 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(spans.try_open().is_none(), "the work is still being done");
         assert!(!first.is_finished() && !second.is_finished(), "both wait for the work");
+        // The first opener is cancelled (an interrupted call): the work goes on, and the
+        // others still wait for it.
+        first.abort();
+        assert!(first.await.is_err_and(|e| e.is_cancelled()));
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!second.is_finished(), "the second still waits for the work");
+        assert!(spans.try_open().is_none(), "the work is still being done");
         assert!(spans.since(Mark::ORIGIN).is_empty(), "no span opened before it is done");
         go_tx.send(()).unwrap();
-        let (a, b) = (first.await.unwrap(), second.await.unwrap());
+        let opened = second.await.unwrap();
         assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), 1);
-        drop((a, b));
+        drop(opened);
         drop(spans.open().await);
         assert!(spans.try_open().is_some());
         assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), 1, "done once");

@@ -249,11 +249,12 @@ impl Agent {
     /// Starts the file watcher only when the first command is about to run (a one-shot run:
     /// see [`crate::session::checkpoint::WatchFrom::FirstCommand`]); nothing without a session.
     pub fn watch_tree_from_first_command(&mut self) {
+        // With checkpoints off (a tree too personal to copy unasked) there is nothing to watch for.
         let keeper = self.with_recorder(|r| {
             r.watch_tree_when_big(crate::session::checkpoint::WatchFrom::FirstCommand);
-            r.change_keeper()
+            r.checkpoints_on().then(|| r.change_keeper())
         });
-        if let Some(keeper) = keeper {
+        if let Some(Some(keeper)) = keeper {
             let spans = self.executor.snapshots().spans();
             spans.before_first(Box::new(move || keeper.before_first_command()));
         }

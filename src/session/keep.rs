@@ -93,13 +93,14 @@ impl ChangeKeeper {
 
     /// Called after a command (or an MCP server's tool) ran: copies the git blobs the last
     /// checkpoint names for the files the file watcher saw touched since (after a fence, so
-    /// every change the command made is in). Without a watcher (a small tree), or when it
-    /// cannot say, the files the last walk named by a blob are looked at again instead.
+    /// every change the command made is in). Without a watcher, or when it cannot say, a
+    /// small tree's files the last walk named by a blob are looked at again instead; a big
+    /// tree's turn end copies them.
     pub fn after_command(&self) {
         let watch = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).watcher();
         let Some(touched) = watch.and_then(|w| w.peek().ok()) else {
             let ids = self.scanner.lock().unwrap_or_else(|e| e.into_inner()).git_ids_changed();
-            self.copy_blobs(&ids);
+            self.copy_blobs(&ids.unwrap_or_default());
             return;
         };
         let ids: Vec<String> = {

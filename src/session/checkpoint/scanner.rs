@@ -453,9 +453,15 @@ impl Scanner {
 
     /// The git blobs the last walk recorded for files that are no longer as it found them
     /// (changed, replaced or gone): what a command changed, told without a file watcher. Each
-    /// such file is looked at once (a small tree: see [`SMALL_TREE`]).
-    pub fn git_ids_changed(&self) -> Vec<String> {
-        self.previous
+    /// such file is looked at once; `None` unless the tree is known to be small
+    /// ([`SMALL_TREE`]: a big one's turn end copies them, as it does for a watcher that lost
+    /// events).
+    pub fn git_ids_changed(&self) -> Option<Vec<String>> {
+        if !self.known_small() {
+            return None;
+        }
+        let ids = self
+            .previous
             .iter()
             .filter(|(_, state)| crate::session::git_baseline::git_hex(&state.id).is_some())
             .filter(|(rel, state)| {
@@ -463,7 +469,8 @@ impl Scanner {
                 !now.is_ok_and(|meta| super::walk::unchanged_file(state, &meta))
             })
             .map(|(_, state)| state.id.clone())
-            .collect()
+            .collect();
+        Some(ids)
     }
 
     /// The git blobs the last walk recorded at `rel` and, for a directory, under it: what a
@@ -529,6 +536,10 @@ impl Scanner {
     /// own entries, and the manifest is built once from them all, sorted.
     fn walk(&mut self, wrote: &[PathBuf]) -> std::io::Result<Scan> {
         let walked = self.walk_once(wrote);
+        if walked.is_err() {
+            // What is known is older than the tree now: not a base to start watching from.
+            self.previous_walked_full = false;
+        }
         if walked.is_err() && self.too_big.is_some() {
             // No checkpoint follows for the session: its inotify watches go now.
             self.watch = None;
@@ -826,7 +837,9 @@ fn updated(
     }
     // Every path the walk saw is reported once, as unchanged (always a path of `previous`)
     // or as found: when these cover every path of `previous`, none is gone, and the unchanged
-    // ones need not be sorted and matched.
+    // ones need not be sorted and matched. (A directory changed while it is listed may have a
+    // name listed twice and another not at all; that is a change during the walk, which the
+    // next checkpoint sees: no checkpoint is exact about what changes while it is taken.)
     let changed_known = changed.iter().filter(|(path, _)| previous.contains_key(path)).count();
     let none_gone = same.len() + changed_known == previous.len();
     let mut manifest = Arc::unwrap_or_clone(previous);
