@@ -506,18 +506,18 @@ fn brute_p_in_a_clean_repository_copies_nothing_big_and_undo_restores_from_git()
 /// then a rewrite of history (`commit -a --amend`) and `git gc --prune=now` that really lose
 /// f.txt's first blob. Returns the sandbox, for `brute undo`.
 fn killed_after_calls_then_pruned(files: &[(&str, &str)], calls: &[(&str, &str, &str)]) -> support::Sandbox {
-    killed_after_calls_then_pruned_in(support::Sandbox::new(), files, calls, false)
+    killed_after_calls_then_pruned_in(files, calls, false)
 }
 
-/// [`killed_after_calls_then_pruned`] in `sb`; with `earlier`, a run that only answers comes
-/// first (the killed one then starts from what that run recorded of the tree).
+/// [`killed_after_calls_then_pruned`]; with `earlier`, a run that only answers comes first
+/// (the killed one then starts from what that run recorded of the tree).
 fn killed_after_calls_then_pruned_in(
-    sb: support::Sandbox,
     files: &[(&str, &str)],
     calls: &[(&str, &str, &str)],
     earlier: bool,
 ) -> support::Sandbox {
     use support::{MockServer, Reply, Streaming, openai_sse};
+    let sb = support::Sandbox::new();
     let root = sb.project.path();
     git(root, &["init", "-q"]);
     for (path, content) in files {
@@ -590,6 +590,13 @@ fn a_write_keeps_the_blob_before_it_changes_the_file_so_a_killed_turn_still_undo
     assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
 }
 
+/// The tree the command tests below change: a file, one left alone, and one in a directory.
+const COMMAND_FILES: [(&str, &str); 3] = [
+    ("f.txt", "first version\n"),
+    ("g.txt", "untouched\n"),
+    ("lib/one.txt", "one\n"),
+];
+
 /// The same for a command: after a `shell` call, the git blobs of the tracked files the file
 /// watcher saw it change are copied (all under a directory it moved away), so a `sed -i` and a
 /// `mv` of a brute killed before the turn's end are still undone after a history rewrite and
@@ -600,11 +607,7 @@ fn a_command_keeps_the_blobs_of_what_it_changed_so_a_killed_turn_still_undoes() 
         return;
     }
     let sb = killed_after_calls_then_pruned(
-        &[
-            ("f.txt", "first version\n"),
-            ("g.txt", "untouched\n"),
-            ("lib/one.txt", "one\n"),
-        ],
+        &COMMAND_FILES,
         &[(
             "s",
             "shell",
@@ -628,12 +631,7 @@ fn a_command_in_a_later_run_of_a_small_tree_keeps_its_blobs_so_a_killed_turn_sti
         return;
     }
     let sb = killed_after_calls_then_pruned_in(
-        support::Sandbox::new(),
-        &[
-            ("f.txt", "first version\n"),
-            ("g.txt", "untouched\n"),
-            ("lib/one.txt", "one\n"),
-        ],
+        &COMMAND_FILES,
         &[(
             "s",
             "shell",
