@@ -423,6 +423,42 @@ fn a_one_shot_run_watches_the_tree_only_from_its_first_command() {
     assert_eq!(snapshot(r), before, "{message}");
 }
 
+/// A directory swapped for a link pointing out of the project before the first command: the
+/// watcher started then does not follow it (what the command writes through the link is
+/// outside the tree, never recorded); a command's change elsewhere is still seen.
+#[test]
+fn a_watcher_started_at_the_first_command_does_not_follow_a_link_that_replaced_a_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for i in 0..checkpoint::SMALL_TREE + 100 {
+        let dir = r.join(format!("d{:02}", i % 40));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    let objects = brute::session::objects::ObjectStore::new(data.path().join("objects"));
+    let mut scanner = checkpoint::Scanner::new(r.to_path_buf(), objects, 1 << 20);
+    scanner.watch_when_big(checkpoint::WatchFrom::FirstCommand);
+    scanner.checkpoint().unwrap();
+    assert!(scanner.watcher().is_none(), "no watcher before a command");
+    std::fs::remove_dir_all(r.join("d05")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.join("d05")).unwrap();
+    scanner.watch_for_commands();
+    assert!(scanner.watcher().is_some());
+    // The "command": writes through the link, and edits a file of the tree.
+    std::fs::write(r.join("d05/through-the-link.txt"), "outside\n").unwrap();
+    std::fs::write(r.join("d06/f6.txt"), "edited\n").unwrap();
+    let (_, scan) = scanner.checkpoint().unwrap();
+    assert_eq!(scanner.last_walk(), checkpoint::Walked::Touched);
+    assert!(!scan.manifest.contains_key("d05/through-the-link.txt"));
+    assert_ne!(scan.manifest["d06/f6.txt"].size, 2, "the edit was seen");
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("through-the-link.txt")).unwrap(),
+        "outside\n"
+    );
+}
+
 /// SIGTERM while the turn's checkpoint is held (and the request hangs): the turn ends as
 /// interrupted only after the checkpoint is complete and recorded, brute exits with 143, and
 /// the session lists the turn with both its checkpoints; nothing in the tree changed.

@@ -645,6 +645,45 @@ fn a_command_in_a_later_run_of_a_small_tree_keeps_its_blobs_so_a_killed_turn_sti
     assert_eq!(std::fs::read_to_string(root.join("lib/one.txt")).unwrap(), "one\n");
 }
 
+/// What the check after a command counts as changed, without a watcher: a tracked file edited,
+/// one replaced by a FIFO (looked at, never opened: nothing waits on it), one replaced by a
+/// link pointing out of the project (not followed), one removed; not one left alone.
+#[test]
+fn the_check_after_a_command_finds_edited_replaced_and_removed_tracked_files() {
+    if !have_git() {
+        return;
+    }
+    let names = ["edited.txt", "fifo.txt", "link.txt", "gone.txt", "kept.txt"];
+    // Each its own content: each its own blob.
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (*n, *n)).collect();
+    let p = repo(&files);
+    let root = p.path();
+    let data = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "outside\n").unwrap();
+    let objects = store(data.path(), root);
+    let mut scanner = Scanner::new(root.to_path_buf(), objects, 1 << 20);
+    let (_, scan) = scanner.checkpoint().unwrap();
+    assert!(names.iter().all(|n| is_git(&scan.manifest, n)));
+    let id = |name: &str| scan.manifest[name].id.clone();
+    assert_eq!(scanner.git_ids_changed(), Some(Vec::new()), "nothing changed yet");
+    std::fs::write(root.join("edited.txt"), "other\n").unwrap();
+    std::fs::remove_file(root.join("fifo.txt")).unwrap();
+    support::mkfifo(&root.join("fifo.txt"));
+    std::fs::remove_file(root.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), root.join("link.txt")).unwrap();
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    let mut changed = scanner.git_ids_changed().expect("a small tree is looked at");
+    changed.sort();
+    let mut expected: Vec<String> = ["edited.txt", "fifo.txt", "link.txt", "gone.txt"].map(id).to_vec();
+    expected.sort();
+    assert_eq!(changed, expected);
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+        "outside\n"
+    );
+}
+
 #[test]
 fn a_blob_an_earlier_walk_checked_is_not_looked_up_in_git_again() {
     if !have_git() {
