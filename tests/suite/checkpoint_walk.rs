@@ -368,6 +368,16 @@ fn watched_checkpoints_see_commands_changes_and_an_overflow_falls_back_to_a_full
     assert_eq!(snapshot(r), before, "{message}");
 }
 
+/// Files `d00/f0.txt` … in 40 directories, past [`checkpoint::SMALL_TREE`]: a tree this big
+/// is watched rather than walked again. File `i` holds `i` and a newline.
+fn big_tree(r: &Path) {
+    for i in 0..checkpoint::SMALL_TREE + 100 {
+        let dir = r.join(format!("d{:02}", i % 40));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+}
+
 /// A one-shot run (`brute -p`) in a tree too big to walk twice for free: its turn starts no
 /// file watcher while the model only answers, and starts one only when the first command is
 /// about to run. That turn's end then re-lists only what the watcher saw and what the built-in
@@ -378,12 +388,7 @@ fn a_one_shot_run_watches_the_tree_only_from_its_first_command() {
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let r = root.path();
-    // Past SMALL_TREE: a tree this big is watched rather than walked again.
-    for i in 0..checkpoint::SMALL_TREE + 100 {
-        let dir = r.join(format!("d{:02}", i % 40));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
-    }
+    big_tree(r);
     std::fs::write(r.join("d01/sed.txt"), "alpha\nbeta\n").unwrap();
     std::fs::write(r.join("d02/gone.txt"), "bye\n").unwrap();
     let script = r#"{"text": "nothing to run"}
@@ -432,11 +437,7 @@ fn a_watcher_started_at_the_first_command_does_not_follow_a_link_that_replaced_a
     let data = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let r = root.path();
-    for i in 0..checkpoint::SMALL_TREE + 100 {
-        let dir = r.join(format!("d{:02}", i % 40));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
-    }
+    big_tree(r);
     let objects = brute::session::objects::ObjectStore::new(data.path().join("objects"));
     let mut scanner = checkpoint::Scanner::new(r.to_path_buf(), objects, 1 << 20);
     scanner.watch_when_big(checkpoint::WatchFrom::FirstCommand);
