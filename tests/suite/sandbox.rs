@@ -536,3 +536,95 @@ fn a_passed_sandbox_probe_is_remembered_and_a_line_that_does_not_match_is_probed
         "the link's target is untouched"
     );
 }
+
+/// `cmd` with another program: the same arguments, environment and directory.
+fn with_program(cmd: &std::process::Command, program: &std::path::Path) -> std::process::Command {
+    let mut other = std::process::Command::new(program);
+    other.args(cmd.get_args()).stdin(std::process::Stdio::null());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => other.env(key, value),
+            None => other.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        other.current_dir(dir);
+    }
+    other
+}
+
+#[test]
+fn commands_start_under_the_small_init_and_an_init_of_another_build_runs_nothing() {
+    let slim = PathBuf::from(env!("CARGO_BIN_EXE_brute-sandbox-init"));
+    let show_init = [("init", "shell", r#"{"command":"tr '\\0' ' ' < /proc/1/cmdline"}"#)];
+    // Beside brute (as `cargo install` puts it), the small init is PID 1 of every command.
+    let sb = Sandbox::new();
+    let (output, r) = run(&sb, &[], &[], &show_init);
+    assert!(output.status.success(), "{output:?}");
+    let expected = format!("{} __brute-sandbox-init --protocol ", slim.display());
+    assert!(r["init"].contains(&expected), "{}", r["init"]);
+
+    // A brute with no init beside it is its own init, as confined as ever.
+    let alone = outside();
+    let lone_brute = alone.join("brute");
+    let brute = assert_cmd::cargo::cargo_bin("brute");
+    if std::fs::hard_link(&brute, &lone_brute).is_err() {
+        std::fs::copy(&brute, &lone_brute).unwrap();
+    }
+    let server = MockServer::start();
+    let write_outside =
+        serde_json::json!({ "command": format!("echo escaped > {}/file", alone.display()) }).to_string();
+    server.push(Reply::sse(openai_sse(
+        "",
+        &[show_init[0], ("out", "shell", write_outside.as_str())],
+    )));
+    server.push(Reply::sse(openai_sse("done", &[])));
+    let output = with_program(&sb.std_brute(&server), &lone_brute)
+        .args(["-p", "go"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let r = support::first_results(&server);
+    assert!(
+        r["init"].contains("/proc/self/exe __brute-sandbox-init --protocol "),
+        "{}",
+        r["init"]
+    );
+    assert!(r["out"].contains("Permission denied"), "{}", r["out"]);
+    assert!(!alone.join("file").exists());
+
+    // An init of another build (one replaced beside a running brute), or one started without
+    // saying which build started it, runs nothing; brute's own build's runs the program.
+    let marker = alone.join("ran");
+    let touch = ["--mode", "full-access", "--", "touch"];
+    for protocol in [Some("0.0.0+args-0"), None] {
+        let mut init = std::process::Command::new(&slim);
+        init.arg(brute::sandbox::INIT_ARG);
+        if let Some(protocol) = protocol {
+            init.args(["--protocol", protocol]);
+        }
+        let output = init.args(touch).arg(&marker).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(i32::from(brute::sandbox::UNAVAILABLE)),
+            "{output:?}"
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("different builds"),
+            "{output:?}"
+        );
+        assert!(!marker.exists(), "{protocol:?} ran the program");
+    }
+    let output = std::process::Command::new(&slim)
+        .args(brute::sandbox::init_args())
+        .args(touch)
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(marker.exists());
+    // Started by hand, it says what it is for.
+    let output = std::process::Command::new(&slim).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("brute starts this program"));
+}
