@@ -658,7 +658,22 @@ impl SessionStore {
         Ok((file, forked))
     }
 
-    /// Session ids, newest first.
+    /// Session ids, newest made first, from their names alone (an id starts with the time it
+    /// was made): one listing of the directory, however many sessions a fleet of `brute -p` runs
+    /// left in it, where [`SessionStore::ids`] looks at every file.
+    pub fn ids_by_creation(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut ids: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".jsonl")?.to_owned()))
+            .collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        ids
+    }
+
+    /// Session ids, newest (last written) first.
     pub fn ids(&self) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();

@@ -47,6 +47,10 @@ pub struct Recorder {
     touched: Arc<Mutex<Option<crate::session::keep::Touched>>>,
 }
 
+/// How many of the newest sessions a new one looks through for a checkpoint to seed from (the
+/// newest may have ended before its first turn).
+const SEED_CANDIDATES: usize = 4;
+
 impl Recorder {
     /// A recorder for `file`, continuing `turns` (empty for a new session).
     pub fn new(store: SessionStore, file: SessionFile, loaded: &Loaded, max_file_bytes: u64) -> Self {
@@ -60,8 +64,14 @@ impl Recorder {
         let mut seed = None;
         let known = last_of(&loaded.turns).or_else(|| {
             let _lock = lock::StoreLock::shared(store.data_dir()).ok();
-            let previous = store.ids().into_iter().find(|id| *id != file.id)?;
-            let manifest = last_of(&store.load(&previous).ok()?.turns)?;
+            // The newest made of the last few sessions that checkpointed: any is a valid seed,
+            // and a fresher one skips more files.
+            let manifest = store
+                .ids_by_creation()
+                .into_iter()
+                .filter(|id| *id != file.id)
+                .take(SEED_CANDIDATES)
+                .find_map(|id| last_of(&store.load(&id).ok()?.turns))?;
             // Without a registration (read-only data dir) nothing here can be pruned either.
             seed = lock::Seed::register(store.data_dir(), &manifest).ok();
             Some(manifest)

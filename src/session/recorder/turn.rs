@@ -623,4 +623,34 @@ mod tests {
         assert_eq!(recorder.last_walk(), checkpoint::Walked::Full);
         assert_eq!(changed(&recorder), [".gitignore", "dir", "dir/tool.txt"]);
     }
+
+    /// A new session's first walk starts from the newest made session that checkpointed the
+    /// tree, past a newer one that ended before its first turn; with none, from nothing.
+    #[test]
+    fn a_new_session_seeds_from_the_newest_session_that_checkpointed() {
+        let (_data, _project, mut first) = project();
+        let store = first.store.clone();
+        let fresh =
+            |store: &SessionStore| Recorder::new(store.clone(), store.create().unwrap(), &Default::default(), 1 << 20);
+        // Only sessions without a turn: nothing to seed from.
+        assert!(!fresh(&store).has_history());
+        first.begin_turn("one", 0).unwrap();
+        first.end_turn(&TurnWork::default()).unwrap();
+        // A newer session that ended before its first turn (made, and written last).
+        let mut empty = store.create().unwrap();
+        empty
+            .append(&crate::session::Record::Message {
+                message: crate::provider::Message::user("bye"),
+            })
+            .unwrap();
+        assert!(store.ids().first() == Some(&empty.id));
+        assert!(fresh(&store).has_history(), "seeded from the session that checkpointed");
+        // The order is the order they were made in, newest first.
+        let ids = store.ids_by_creation();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.reverse();
+        assert_eq!(ids, sorted);
+        assert!(ids.iter().any(|id| id == first.id()) && ids.len() >= 4);
+    }
 }
