@@ -54,9 +54,8 @@ fn main() -> ExitCode {
     }
     if matches!(cli.command, None | Some(Command::Acp)) {
         // A task or the UI: both ask whether commands can be confined before their first
-        // request, and check tool arguments soon after.
+        // request.
         brute::sandbox::check_in_background(brute::paths::private_data_dir());
-        brute::tool::adapter::prepare_in_background();
     }
     // -C first, as `git -C`: everything after, relative paths included, starts there.
     if let Some(dir) = &cli.cd

@@ -175,15 +175,6 @@ pub fn compile(tool_name: &str, schema: &Value) -> Result<jsonschema::Validator,
     })
 }
 
-/// Builds, on a thread of its own, what compiling any tool's schema needs first: the JSON
-/// Schema meta-schema's validator (about 1.5 ms, once per process), so the first tool call's
-/// argument check does not wait for it. Call at start, before the first request.
-pub fn prepare_in_background() {
-    let _ = std::thread::Builder::new().name("brute-schemas".into()).spawn(|| {
-        let _ = jsonschema::validator_for(&serde_json::json!({"type": "object"}));
-    });
-}
-
 /// Validates arguments against the tool's schema before it runs (compiled once).
 #[derive(Default)]
 pub struct ValidateArgs {
