@@ -67,7 +67,6 @@ fn main() {
                 let started = Instant::now();
                 let mut command = tokio::process::Command::new(base);
                 command
-                    // An older init: it knows no `--protocol`.
                     .arg(brute::sandbox::INIT_ARG)
                     .args(&base_args)
                     .args(["--", "bash", "-c", "true"]);

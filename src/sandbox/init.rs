@@ -1,8 +1,6 @@
-//! The sandbox init: what `brute-sandbox-init __brute-sandbox-init --protocol … -- PROGRAM
-//! ARGS…` runs (or `brute` with the same arguments, where the small binary is not installed
-//! beside it), before anything else in `main` (single-threaded, no runtime, none of brute's
-//! secrets in memory: it is a fresh `exec`). It runs nothing for a brute of another build
-//! ([`super::INIT_PROTOCOL`]).
+//! The sandbox init: what `brute __brute-sandbox-init -- PROGRAM ARGS…` runs, before anything
+//! else in `main` (single-threaded, no runtime, none of brute's secrets in memory: it is a
+//! fresh `exec`).
 //!
 //! ```text
 //! brute ──fork/exec──▶ relay (brute's PID namespace; ignores TERM/HUP/INT/QUIT)
@@ -47,17 +45,6 @@ pub fn dispatch() -> Option<u8> {
         return None;
     }
     let mut rest: Vec<OsString> = args.collect();
-    // Only an init of brute's own build knows what its arguments mean.
-    let protocol = rest.get(1).filter(|_| rest.first().is_some_and(|a| a == "--protocol"));
-    if protocol.is_none_or(|p| p != super::INIT_PROTOCOL) {
-        eprintln!(
-            "brute sandbox: brute and its sandbox init are of different builds (brute {}, init {}); restart brute after an upgrade; the command did not run",
-            protocol.map_or("unknown".into(), |p| p.to_string_lossy()),
-            super::INIT_PROTOCOL,
-        );
-        return Some(UNAVAILABLE);
-    }
-    rest.drain(..2);
     if rest.first().is_some_and(|a| a == "--parent") && rest.len() >= 2 {
         let parent: Option<libc::pid_t> = rest[1].to_str().and_then(|p| p.parse().ok());
         rest.drain(..2);

@@ -1,8 +1,8 @@
 //! Every process brute starts for the model (`shell`, command tools) is started here, so that
 //! it cannot outlive brute and cannot see brute.
 //!
-//! A command runs under a small init (`brute-sandbox-init`, installed beside brute, or brute
-//! itself; see [`init`]) that puts it into a new PID namespace with its own `/proc`:
+//! A command runs under a small init (`brute __brute-sandbox-init -- PROGRAM ARGS…`, see
+//! [`init`]) that puts it into a new PID namespace with its own `/proc`:
 //!
 //! - **Nothing outlives brute.** The init holds `PR_SET_PDEATHSIG = SIGKILL` towards brute's
 //!   spawner thread, which lives as long as brute; when brute ends — SIGKILL included — the
@@ -52,26 +52,11 @@ pub use policy::{Mode, Policy};
 /// The argument that turns the `brute` binary into the sandbox init.
 pub const INIT_ARG: &str = "__brute-sandbox-init";
 
-/// The init's own binary, installed beside brute (`src/bin/`): a few hundred KB that start
-/// in less time than brute's 25 MB, before every command. Without it brute is its own init.
-pub const INIT_BINARY: &str = "brute-sandbox-init";
-
-/// What brute and the init it starts must agree on: brute's version and the form of the init's
-/// arguments (bump the suffix when [`Policy::to_args`] changes). An init from another build (one
-/// replaced beside a running brute) runs nothing.
-pub const INIT_PROTOCOL: &str = concat!(env!("CARGO_PKG_VERSION"), "+args-1");
-
-/// The first arguments of every start of the init: it is one, and of this build.
-pub fn init_args() -> [&'static str; 3] {
-    [INIT_ARG, "--protocol", INIT_PROTOCOL]
-}
-
 /// The environment variable that forces commands to run without namespaces.
 pub const DISABLE_VAR: &str = "BRUTE_NO_SANDBOX";
 
-/// The binary that acts as the init, if there is one (Linux only): [`INIT_BINARY`] beside brute
-/// (or, for the test harnesses of this crate, beside the test binaries' `brute`), else brute
-/// itself, else that `brute`. `None` when disabled.
+/// The brute binary that can act as the init, if there is one (Linux only): brute itself, or (for the test
+/// harnesses of this crate) the `brute` beside the test binaries. `None` when disabled.
 pub fn init_exe() -> Option<&'static PathBuf> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
     EXE.get_or_init(|| {
@@ -82,16 +67,15 @@ pub fn init_exe() -> Option<&'static PathBuf> {
         let name = exe.file_name()?.to_string_lossy().into_owned();
         let dir = exe.parent()?;
         let in_deps = dir.file_name().is_some_and(|d| d == "deps");
-        let home = if in_deps { dir.parent()? } else { dir };
-        let slim = home.join(INIT_BINARY);
-        if slim.is_file() {
-            return Some(slim);
-        }
         if !in_deps && (name == "brute" || name.starts_with("brute ")) {
             // Exec'ing /proc/self/exe works even when the binary was replaced on disk.
             return Some(PathBuf::from("/proc/self/exe"));
         }
-        let sibling = home.join("brute");
+        let sibling = if in_deps {
+            dir.parent()?.join("brute")
+        } else {
+            dir.join("brute")
+        };
         sibling.is_file().then_some(sibling)
     })
     .as_ref()
@@ -137,7 +121,7 @@ where
             // page tables, whatever its size).
             // SAFETY: getpid cannot fail.
             let parent = unsafe { libc::getpid() };
-            c.args(init_args())
+            c.arg(INIT_ARG)
                 .arg("--parent")
                 .arg(parent.to_string())
                 .args(policy.to_args());
@@ -343,7 +327,7 @@ fn probe(exe: &std::path::Path) -> Result<(), Unavailable> {
     let dir = std::env::temp_dir();
     let policy = Policy::for_project(Mode::WorkspaceWrite, &dir, &[], &[]);
     let output = std::process::Command::new(exe)
-        .args(init_args())
+        .arg(INIT_ARG)
         .args(policy.to_args())
         .args(["--", "true"])
         .stdin(std::process::Stdio::null())

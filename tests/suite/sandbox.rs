@@ -553,78 +553,45 @@ fn with_program(cmd: &std::process::Command, program: &std::path::Path) -> std::
     other
 }
 
+/// brute's binary inside a tree commands may write (a checkout's `target/`, a release unpacked
+/// in /tmp, `~/.cargo/bin` in a project at `$HOME`): a command that puts its own program where
+/// brute's binary is, or beside it under any name an init could have, does not become the
+/// next command's init. The init is the running binary itself (`/proc/self/exe`), never a path.
 #[test]
-fn commands_start_under_the_small_init_and_an_init_of_another_build_runs_nothing() {
-    let slim = PathBuf::from(env!("CARGO_BIN_EXE_brute-sandbox-init"));
-    let show_init = [("init", "shell", r#"{"command":"tr '\\0' ' ' < /proc/1/cmdline"}"#)];
-    // Beside brute (as `cargo install` puts it), the small init is PID 1 of every command.
+fn a_command_cannot_replace_the_init_the_next_command_starts_under() {
     let sb = Sandbox::new();
-    let (output, r) = run(&sb, &[], &[], &show_init);
-    assert!(output.status.success(), "{output:?}");
-    let expected = format!("{} __brute-sandbox-init --protocol ", slim.display());
-    assert!(r["init"].contains(&expected), "{}", r["init"]);
-
-    // A brute with no init beside it is its own init, as confined as ever.
-    let alone = outside();
-    let lone_brute = alone.join("brute");
+    let out = outside();
+    let lone_brute = sb.path("bin/brute");
+    std::fs::create_dir_all(sb.path("bin")).unwrap();
     let brute = assert_cmd::cargo::cargo_bin("brute");
     if std::fs::hard_link(&brute, &lone_brute).is_err() {
         std::fs::copy(&brute, &lone_brute).unwrap();
     }
+    // An "init" that drops its arguments up to `--` and runs the command as it is.
+    let evil = "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"\n";
+    let plant = serde_json::json!({"command": format!(
+        "printf '%s' '{evil}' > evil && chmod +x evil && for name in brute-sandbox-init brute-init sandbox-init; do cp evil bin/$name; done && mv -f evil bin/brute && echo planted"
+    )})
+    .to_string();
+    let escape =
+        serde_json::json!({ "command": format!("echo escaped > {}/file && echo wrote-outside", out.display()) })
+            .to_string();
     let server = MockServer::start();
-    let write_outside =
-        serde_json::json!({ "command": format!("echo escaped > {}/file", alone.display()) }).to_string();
-    server.push(Reply::sse(openai_sse(
-        "",
-        &[show_init[0], ("out", "shell", write_outside.as_str())],
-    )));
+    server.push(Reply::sse(openai_sse("", &[("plant", "shell", plant.as_str())])));
+    server.push(Reply::sse(openai_sse("", &[("escape", "shell", escape.as_str())])));
     server.push(Reply::sse(openai_sse("done", &[])));
     let output = with_program(&sb.std_brute(&server), &lone_brute)
         .args(["-p", "go"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let r = support::first_results(&server);
+    let requests = server.requests();
+    let planted: HashMap<String, String> = tool_results(&requests[1]).into_iter().collect();
+    assert!(planted["plant"].contains("planted"), "{}", planted["plant"]);
+    let escaped: HashMap<String, String> = tool_results(&requests[2]).into_iter().collect();
+    assert!(!escaped["escape"].contains("wrote-outside"), "{}", escaped["escape"]);
     assert!(
-        r["init"].contains("/proc/self/exe __brute-sandbox-init --protocol "),
-        "{}",
-        r["init"]
+        !out.join("file").exists(),
+        "the second command wrote outside the project"
     );
-    assert!(r["out"].contains("Permission denied"), "{}", r["out"]);
-    assert!(!alone.join("file").exists());
-
-    // An init of another build (one replaced beside a running brute), or one started without
-    // saying which build started it, runs nothing; brute's own build's runs the program.
-    let marker = alone.join("ran");
-    let touch = ["--mode", "full-access", "--", "touch"];
-    for protocol in [Some("0.0.0+args-0"), None] {
-        let mut init = std::process::Command::new(&slim);
-        init.arg(brute::sandbox::INIT_ARG);
-        if let Some(protocol) = protocol {
-            init.args(["--protocol", protocol]);
-        }
-        let output = init.args(touch).arg(&marker).output().unwrap();
-        assert_eq!(
-            output.status.code(),
-            Some(i32::from(brute::sandbox::UNAVAILABLE)),
-            "{output:?}"
-        );
-        assert!(
-            String::from_utf8_lossy(&output.stderr).contains("different builds"),
-            "{output:?}"
-        );
-        assert!(!marker.exists(), "{protocol:?} ran the program");
-    }
-    let output = std::process::Command::new(&slim)
-        .args(brute::sandbox::init_args())
-        .args(touch)
-        .arg(&marker)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    assert!(marker.exists());
-    // Started by hand, it says what it is for.
-    let output = std::process::Command::new(&slim).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("brute starts this program"));
 }
