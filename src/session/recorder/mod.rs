@@ -47,8 +47,8 @@ pub struct Recorder {
     touched: Arc<Mutex<Option<crate::session::keep::Touched>>>,
 }
 
-/// How many of the newest sessions a new one looks through for a checkpoint to seed from (the
-/// newest may have ended before its first turn).
+/// How many of the newest sessions a new one looks through for one that ran a turn, to seed
+/// from (the newest may have ended before its first turn).
 const SEED_CANDIDATES: usize = 4;
 
 impl Recorder {
@@ -64,14 +64,17 @@ impl Recorder {
         let mut seed = None;
         let known = last_of(&loaded.turns).or_else(|| {
             let _lock = lock::StoreLock::shared(store.data_dir()).ok();
-            // The newest made of the last few sessions that checkpointed: any is a valid seed,
-            // and a fresher one skips more files.
+            // The newest made of the last few sessions that ran a turn (any checkpoint is a
+            // valid seed, and a fresher one skips more files); one whose turns checkpointed
+            // nothing (a tree over the budget) ends the search.
             let manifest = store
                 .ids_by_creation()
                 .into_iter()
                 .filter(|id| *id != file.id)
                 .take(SEED_CANDIDATES)
-                .find_map(|id| last_of(&store.load(&id).ok()?.turns))?;
+                .filter_map(|id| store.load(&id).ok())
+                .find(|loaded| !loaded.turns.is_empty())
+                .and_then(|loaded| last_of(&loaded.turns))?;
             // Without a registration (read-only data dir) nothing here can be pruned either.
             seed = lock::Seed::register(store.data_dir(), &manifest).ok();
             Some(manifest)
