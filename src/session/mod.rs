@@ -665,8 +665,11 @@ impl SessionStore {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
+        // Regular files only (the listing's own types, no stat): a FIFO or a link put there is
+        // never opened, so it cannot block a start or lead a read out of the data dir.
         let mut ids: Vec<String> = entries
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| Some(e.file_name().to_str()?.strip_suffix(".jsonl")?.to_owned()))
             .collect();
         ids.sort_unstable_by(|a, b| b.cmp(a));

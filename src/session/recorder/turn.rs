@@ -645,6 +645,23 @@ mod tests {
             .unwrap();
         assert!(store.ids().first() == Some(&empty.id));
         assert!(fresh(&store).has_history(), "seeded from the session that checkpointed");
+        // Newer "sessions" that are a FIFO and a link pointing out are never opened: the start
+        // neither blocks on the FIFO nor reads through the link.
+        let dir = store.file_path(first.id());
+        let dir = dir.parent().unwrap();
+        let fifo = dir.join("9999999999999-ffff.jsonl");
+        let fifo_c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("s.jsonl"), "not a session of this store\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("s.jsonl"), dir.join("9999999999998-eeee.jsonl")).unwrap();
+        assert!(!store.ids_by_creation().iter().any(|id| id.starts_with("99999")));
+        assert!(fresh(&store).has_history(), "seeded past the FIFO and the link");
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("s.jsonl")).unwrap(),
+            "not a session of this store\n"
+        );
         // The order is the order they were made in, newest first.
         let ids = store.ids_by_creation();
         let mut sorted = ids.clone();
