@@ -243,7 +243,11 @@ impl Connection {
                     };
                     let ended = tokio::select! {
                         status = child.wait() => describe(status),
-                        _ = watch_shutdown.cancelled() => return,
+                        // Dropped by brute: nothing is left to call, and no call waits.
+                        _ = watch_shutdown.cancelled() => {
+                            watch_closed.cancel();
+                            return;
+                        }
                         // The server closed its end first: give it a moment to exit by itself
                         // so the message can say how it ended.
                         _ = watch_eof.cancelled() => match tokio::time::timeout(EXIT_GRACE, child.wait()).await {

@@ -295,6 +295,9 @@ impl Manager {
                 _ = link.closed() => break,
                 changed = connection.tools_changed.recv() => {
                     if changed.is_none() {
+                        // The service ended (its handler is gone): the process watcher says
+                        // how the server ended a moment later, and closes the link.
+                        link.closed().await;
                         break;
                     }
                     match connection.list_tools().await {
@@ -316,8 +319,6 @@ impl Manager {
         while connection.tools_changed.try_recv().is_ok() {
             self.relisting.send_modify(|n| *n = n.saturating_sub(1));
         }
-        // Let the exit watcher record how the process ended before saying so.
-        tokio::task::yield_now().await;
         self.fail(index, link.ending());
     }
 }

@@ -258,6 +258,9 @@ fn a_server_that_crashes_mid_session_gives_an_error_result_with_its_stderr() {
     // The call that crashed it gets the same kind of error as later calls.
     let crash = &tool_results(&requests[1])[0].1;
     assert!(crash.starts_with("Error: ServerExited: the MCP server `fx`"), "{crash}");
+    // However the end is noticed first (the call's reply, the process, the closed pipe), the
+    // result and the notice wait for how the process ended.
+    assert!(crash.contains("exit status: 3"), "{crash}");
     let after = &tool_results(&requests[2])[1].1;
     assert!(after.contains("ServerExited") && after.contains("`fx`"), "{after}");
     assert!(after.contains("exit status: 3"), "{after}");
@@ -266,7 +269,7 @@ fn a_server_that_crashes_mid_session_gives_an_error_result_with_its_stderr() {
         "the stderr tail: {after}"
     );
     assert!(
-        stderr(&output).contains("MCP server `fx`"),
+        stderr(&output).contains("MCP server `fx`: the MCP server `fx` exited (exit status: 3)"),
         "the person is told: {}",
         stderr(&output)
     );
