@@ -115,6 +115,71 @@ mod tests {
         assert_eq!(super::builtin_tools().names(), crate::tool::BUILTIN_NAMES);
     }
 
+    /// Built-in arguments are checked as draft 7 (its meta-schema is the cheaper one to
+    /// build): their schemas must mean the same under 2020-12, the draft the model's provider
+    /// and any other reader assume. So no keyword either draft lacks or reads otherwise.
+    #[test]
+    fn builtin_schemas_mean_the_same_in_draft_7_and_2020_12() {
+        use serde_json::Value;
+        const DIFFERENT: &[&str] = &[
+            "$schema",
+            "$ref",
+            "$defs",
+            "$id",
+            "$anchor",
+            "$dynamicRef",
+            "$dynamicAnchor",
+            "$recursiveRef",
+            "prefixItems",
+            "dependencies",
+            "dependentRequired",
+            "dependentSchemas",
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "minContains",
+            "maxContains",
+            "contentSchema",
+            "format",
+            "additionalItems",
+        ];
+        fn check(tool: &str, schema: &Value, at: &str) {
+            let Some(object) = schema.as_object() else { return };
+            for (key, value) in object {
+                assert!(!DIFFERENT.contains(&key.as_str()), "`{tool}` uses `{key}` at {at}");
+                let at = format!("{at}/{key}");
+                match key.as_str() {
+                    "properties" => value
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .for_each(|(name, sub)| check(tool, sub, &format!("{at}/{name}"))),
+                    "items" => {
+                        assert!(
+                            value.is_object(),
+                            "`{tool}`: an `items` list is a tuple only in draft 7"
+                        );
+                        check(tool, value, &at);
+                    }
+                    "additionalProperties" | "not" => check(tool, value, &at),
+                    "oneOf" | "anyOf" | "allOf" => value
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .for_each(|sub| check(tool, sub, &at)),
+                    _ => {}
+                }
+            }
+        }
+        let registry = super::builtin_tools();
+        for name in registry.names() {
+            let tool = registry.get(name).unwrap();
+            assert!(tool.parameters_in_draft_7(), "`{name}`");
+            let schema = tool.parameters();
+            check(name, &schema, "");
+            crate::tool::adapter::compile(name, &schema, true).unwrap();
+        }
+    }
+
     /// `docs/tools.md` is the tool contract people read: every built-in tool has a row naming
     /// exactly its parameters, and every limit it states is the one in the code.
     #[test]

@@ -182,6 +182,10 @@ impl Tool for McpTool {
     fn parameters(&self) -> Value {
         self.parameters.clone()
     }
+    /// The server's schema: its own `$schema`, else 2020-12 (MCP's default).
+    fn parameters_in_draft_7(&self) -> bool {
+        false
+    }
     fn external(&self) -> Option<External> {
         Some(External {
             read_only: self.remote.read_only,

@@ -133,6 +133,9 @@ impl Tool for Pipeline {
     fn external(&self) -> Option<super::External> {
         self.tool.external()
     }
+    fn parameters_in_draft_7(&self) -> bool {
+        self.tool.parameters_in_draft_7()
+    }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Next {
             layers: &self.layers,
@@ -165,9 +168,16 @@ pub fn validate(tool_name: &str, validator: &jsonschema::Validator, args: &Value
     }
 }
 
-/// Compiles a tool's schema into a validator.
-pub fn compile(tool_name: &str, schema: &Value) -> Result<jsonschema::Validator, ToolError> {
-    jsonschema::validator_for(schema).map_err(|e| {
+/// Compiles a tool's schema into a validator, as draft 7 or in the schema's own draft. (The
+/// crate's non-generic constructors: its generic builder, called here, would be compiled into
+/// brute a second time, 1.9 MB.)
+pub fn compile(tool_name: &str, schema: &Value, draft_7: bool) -> Result<jsonschema::Validator, ToolError> {
+    let built = if draft_7 {
+        jsonschema::draft7::new(schema)
+    } else {
+        jsonschema::validator_for(schema)
+    };
+    built.map_err(|e| {
         ToolError::new(
             "BadToolSchema",
             format!("the `{tool_name}` tool's own schema is invalid: {e}"),
@@ -190,7 +200,9 @@ impl Middleware for ValidateArgs {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let tool = next.tool();
-            let validator = self.validator.get_or_init(|| compile(tool.name(), &tool.parameters()));
+            let validator = self
+                .validator
+                .get_or_init(|| compile(tool.name(), &tool.parameters(), tool.parameters_in_draft_7()));
             validate(tool.name(), validator.as_ref().map_err(Clone::clone)?, &args)?;
             next.run(args, ctx).await
         })
@@ -377,6 +389,10 @@ impl Tool for FnTool {
     }
     fn parameters(&self) -> Value {
         self.parameters.clone()
+    }
+    /// Whoever wrote the schema: its own `$schema`, else 2020-12.
+    fn parameters_in_draft_7(&self) -> bool {
+        false
     }
     fn mutated_path(&self, args: &Value) -> Option<String> {
         let param = self.mutates.as_ref()?;

@@ -163,6 +163,10 @@ impl Tool for CommandTool {
     fn parameters(&self) -> Value {
         self.schema.clone()
     }
+    /// brute's when built from `params`; a `parameters` schema from the config is its writer's.
+    fn parameters_in_draft_7(&self) -> bool {
+        self.spec.parameters.is_none()
+    }
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
@@ -247,6 +251,33 @@ mod tests {
         assert_eq!(schema["required"], json!(["path"]));
         assert!(CommandTool::new(spec(&[("x", "strin")])).is_err());
         assert_eq!(CommandTool::new(spec(&[])).unwrap().parameters(), empty_schema());
+    }
+
+    /// A schema written in the config keeps its own draft (2020-12 unless it says otherwise):
+    /// checked as draft 7, `prefixItems` would constrain nothing.
+    #[test]
+    fn a_written_schema_is_checked_in_its_own_draft() {
+        let schema =
+            json!({"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}]}}});
+        let written = CommandTool::new(CommandToolSpec {
+            parameters: Some(toml::Value::try_from(&schema).unwrap()),
+            ..spec(&[])
+        })
+        .unwrap();
+        assert!(!written.parameters_in_draft_7());
+        assert!(
+            CommandTool::new(spec(&[("n", "integer")]))
+                .unwrap()
+                .parameters_in_draft_7()
+        );
+        let bad = json!({"pair": [1]});
+        let own = crate::tool::adapter::compile("t", &written.parameters(), false).unwrap();
+        assert!(crate::tool::adapter::validate("t", &own, &bad).is_err());
+        let as_7 = crate::tool::adapter::compile("t", &written.parameters(), true).unwrap();
+        assert!(
+            crate::tool::adapter::validate("t", &as_7, &bad).is_ok(),
+            "the difference the choice makes"
+        );
     }
 
     #[test]

@@ -385,6 +385,14 @@ pub trait Tool: Send + Sync {
     fn external(&self) -> Option<External> {
         None
     }
+    /// Whether [`Tool::parameters`] is checked as JSON Schema draft 7. brute's own schemas keep
+    /// to keywords that mean the same in draft 7 and 2020-12, and draft 7's meta-schema is
+    /// built in less than half of 2020-12's time (0.6 against 1.5 ms, on a run's first tool
+    /// call). `false` reads the draft from the schema (`$schema`, else 2020-12): the answer
+    /// for any schema brute did not write.
+    fn parameters_in_draft_7(&self) -> bool {
+        true
+    }
     /// Runs the tool. Arguments were already validated against [`Tool::parameters`].
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
