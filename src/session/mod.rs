@@ -676,16 +676,17 @@ impl SessionStore {
         ids
     }
 
-    /// Session ids, newest (last written) first.
+    /// Session ids, newest (last written) first: regular files only, as in
+    /// [`SessionStore::ids_by_creation`] (`--continue` never opens a FIFO or follows a link).
     pub fn ids(&self) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
         let mut ids: Vec<(SystemTime, String)> = entries
             .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let id = name.strip_suffix(".jsonl")?.to_owned();
+                let id = e.file_name().to_str()?.strip_suffix(".jsonl")?.to_owned();
                 let modified = e
                     .metadata()
                     .and_then(|m| m.modified())

@@ -657,6 +657,10 @@ mod tests {
         std::fs::write(outside.path().join("s.jsonl"), "not a session of this store\n").unwrap();
         std::os::unix::fs::symlink(outside.path().join("s.jsonl"), dir.join("9999999999998-eeee.jsonl")).unwrap();
         assert!(!store.ids_by_creation().iter().any(|id| id.starts_with("99999")));
+        // Nor by `--continue` and `--resume`, though they were written last.
+        assert!(!store.ids().iter().any(|id| id.starts_with("99999")));
+        assert!(store.latest().is_some_and(|id| !id.starts_with("99999")));
+        assert!(!store.list().iter().any(|s| s.id.starts_with("99999")));
         assert!(fresh(&store).has_history(), "seeded past the FIFO and the link");
         assert_eq!(
             std::fs::read_to_string(outside.path().join("s.jsonl")).unwrap(),
