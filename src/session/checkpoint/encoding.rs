@@ -56,16 +56,25 @@ pub(super) fn encode_delta(delta: &Delta) -> Vec<u8> {
 }
 
 /// A whole manifest from its bytes after [`WHOLE`].
-pub(super) fn decode_whole(bytes: &[u8]) -> Result<Manifest, Damaged> {
-    let mut reader = Reader { bytes, at: 0 };
+pub(super) fn decode_whole(mut bytes: &[u8]) -> Result<Manifest, Damaged> {
+    let len = bytes.len() as u64;
+    decode_whole_from(&mut bytes, len)
+}
+
+/// A whole manifest from the `len` bytes after [`WHOLE`] that `source` reads (a stored
+/// object's file: a big tree's manifest is decoded as it is read, never held whole beside the
+/// map it makes).
+pub(super) fn decode_whole_from(source: &mut dyn std::io::Read, len: u64) -> Result<Manifest, Damaged> {
+    let mut reader = Reader::new(source, len);
     let manifest = reader.entries()?;
     reader.end()?;
     Ok(manifest)
 }
 
 /// A delta from its bytes after [`DELTA`].
-pub(super) fn decode_delta(bytes: &[u8]) -> Result<Delta, Damaged> {
-    let mut reader = Reader { bytes, at: 0 };
+pub(super) fn decode_delta(mut bytes: &[u8]) -> Result<Delta, Damaged> {
+    let len = bytes.len() as u64;
+    let mut reader = Reader::new(&mut bytes, len);
     let base = reader.string()?;
     let depth = u32::try_from(reader.varint()?).map_err(|_| Damaged("a depth out of range"))?;
     let entries = reader.varint()?.checked_sub(1);
@@ -187,18 +196,60 @@ fn hex_after(prefix: &str, raw: &[u8]) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// How much a [`Reader`] reads at once.
+const WINDOW: usize = 64 * 1024;
+
+/// Reads a stored form from its source a window at a time. Every read is bounds-checked
+/// against the length the source was said to have: damaged or shortened bytes are an error.
 struct Reader<'a> {
-    bytes: &'a [u8],
+    source: &'a mut dyn std::io::Read,
+    /// Bytes of the source not read into the window yet.
+    unread: u64,
+    window: Vec<u8>,
     at: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(source: &'a mut dyn std::io::Read, len: u64) -> Self {
+        Reader {
+            source,
+            unread: len,
+            window: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// Bytes left to decode.
+    fn left(&self) -> u64 {
+        (self.window.len() - self.at) as u64 + self.unread
+    }
+
     fn take(&mut self, n: usize) -> Result<&[u8], Damaged> {
-        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len());
-        let end = end.ok_or(Damaged("cut short"))?;
-        let taken = &self.bytes[self.at..end];
+        if self.window.len() - self.at < n {
+            self.fill(n)?;
+        }
+        let end = self.at.checked_add(n).ok_or(Damaged("cut short"))?;
+        let taken = self.window.get(self.at..end).ok_or(Damaged("cut short"))?;
         self.at = end;
         Ok(taken)
+    }
+
+    /// Reads on until the window holds `n` bytes from where decoding is.
+    fn fill(&mut self, n: usize) -> Result<(), Damaged> {
+        if n as u64 > self.left() {
+            return Err(Damaged("cut short"));
+        }
+        self.window.drain(..self.at);
+        self.at = 0;
+        let want = n.max(WINDOW).saturating_sub(self.window.len()) as u64;
+        let more = usize::try_from(want.min(self.unread)).map_err(|_| Damaged("cut short"))?;
+        let start = self.window.len();
+        self.window.resize(start + more, 0);
+        let read = self.window.get_mut(start..).ok_or(Damaged("cut short"))?;
+        // A file shortened while it is read is as damaged as one stored short.
+        self.source.read_exact(read).map_err(|_| Damaged("cut short"))?;
+        self.unread -= more as u64;
+        Ok(())
     }
 
     fn byte(&mut self) -> Result<u8, Damaged> {
@@ -220,7 +271,7 @@ impl Reader<'_> {
     /// A count of items, each at least a byte: never more than the bytes left.
     fn count(&mut self) -> Result<usize, Damaged> {
         let n = usize::try_from(self.varint()?).map_err(|_| Damaged("a count out of range"))?;
-        (n <= self.bytes.len() - self.at)
+        (n as u64 <= self.left())
             .then_some(n)
             .ok_or(Damaged("a count past the end"))
     }
@@ -247,10 +298,11 @@ impl Reader<'_> {
     fn entries(&mut self) -> Result<Manifest, Damaged> {
         let count = self.count()?;
         // An entry takes at least 8 bytes: a damaged count cannot reserve more than that.
-        let room = (self.bytes.len() - self.at) / 8;
+        let room = usize::try_from(self.left() / 8).unwrap_or(usize::MAX);
         let mut entries: Vec<(String, FileState)> = Vec::with_capacity(count.min(room));
         for _ in 0..count {
-            let path = self.shared_path(entries.last().map_or("", |(p, _)| p.as_str()))?;
+            let last = entries.last().map_or("", |(path, _)| path.as_str());
+            let path = self.shared_path(last)?;
             let flags = self.byte()?;
             let id = if flags & ID_GIT != 0 {
                 hex_after(crate::session::git_baseline::PREFIX, self.take(20)?)
@@ -287,9 +339,7 @@ impl Reader<'_> {
     }
 
     fn end(&self) -> Result<(), Damaged> {
-        (self.at == self.bytes.len())
-            .then_some(())
-            .ok_or(Damaged("bytes after the end"))
+        (self.left() == 0).then_some(()).ok_or(Damaged("bytes after the end"))
     }
 }
 
@@ -380,6 +430,59 @@ mod tests {
             del: Vec::new(),
         });
         assert_eq!(decode_delta(&none[DELTA.len()..]).unwrap().entries, None);
+    }
+
+    #[test]
+    fn a_big_manifest_reads_back_exactly_across_read_windows() {
+        // Many windows' worth: paths that share long prefixes are cut at window boundaries;
+        // ids of both kinds.
+        let count = 50_077;
+        let manifest: Manifest = (0..count)
+            .map(|i| {
+                let state = FileState {
+                    id: if i % 3 == 0 {
+                        format!("obj{i}")
+                    } else {
+                        format!("git:{:040x}", i)
+                    },
+                    size: i as u64,
+                    mode: 0o100644,
+                    mtime_ns: i as u64 * 1_000_003,
+                    ..Default::default()
+                };
+                (format!("deep/dir/{:02}/file-{i:07}.rs", i % 7), state)
+            })
+            .collect();
+        let bytes = encode_whole(&manifest);
+        let back = decode_whole(&bytes[WHOLE.len()..]).unwrap();
+        assert_eq!(back.len(), manifest.len());
+        assert!(back == manifest, "the decoded manifest differs");
+        // A source shorter than it was said to be (a file cut while it is read) is damaged,
+        // wherever it ends; so is one longer.
+        let body = &bytes[WHOLE.len()..];
+        for cut in [0, 1, WINDOW - 1, WINDOW, WINDOW + 1, body.len() / 2, body.len() - 1] {
+            let mut short = &body[..cut];
+            assert!(
+                decode_whole_from(&mut short, body.len() as u64).is_err(),
+                "cut at {cut}"
+            );
+        }
+        let mut whole = body;
+        assert!(decode_whole_from(&mut whole, body.len() as u64 - 1).is_err());
+        // Entries out of order (a damaged or foreign writer) still make the map the entries
+        // name, the later of two equal paths winning.
+        let mut out = Vec::new();
+        let unordered: Vec<(String, FileState)> = manifest.iter().rev().map(|(p, s)| (p.clone(), s.clone())).collect();
+        varint(&mut out, unordered.len() as u64 + 1);
+        let mut last: &str = "";
+        for (path, state) in unordered.iter().chain(unordered.first()) {
+            shared_path(&mut out, last, path);
+            last = path;
+            entry(&mut out, state);
+        }
+        let back = decode_whole(&out).unwrap();
+        assert_eq!(back.len(), manifest.len());
+        assert!(back == manifest, "the decoded manifest differs");
     }
 
     #[test]

@@ -75,12 +75,18 @@ enum Stored {
 }
 
 fn read_stored(objects: &ObjectStore, id: &str) -> std::io::Result<Stored> {
-    let bytes = objects.get(id)?;
     let invalid = |e: &dyn std::fmt::Display| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("manifest {id} in {} is damaged: {e}", objects.dir().display()),
         )
+    };
+    let bytes = match objects.open_loose(id)? {
+        Some(file) => match read_loose(file).map_err(|e| at_object(objects, id, e))? {
+            Loose::Whole(decoded) => return decoded.map(Stored::Whole).map_err(|e| invalid(&e)),
+            Loose::Other(bytes) => bytes,
+        },
+        None => objects.get(id)?,
     };
     if let Some(body) = bytes.strip_prefix(encoding::WHOLE) {
         return encoding::decode_whole(body).map(Stored::Whole).map_err(|e| invalid(&e));
@@ -91,6 +97,34 @@ fn read_stored(objects: &ObjectStore, id: &str) -> std::io::Result<Stored> {
             .map(Stored::Whole)
             .map_err(|e| invalid(&e)),
     }
+}
+
+/// A loose object as [`read_loose`] read it.
+enum Loose {
+    /// A whole manifest in the binary form, decoded as the file was read.
+    Whole(Result<Manifest, encoding::Damaged>),
+    /// Anything else: the file's bytes.
+    Other(Vec<u8>),
+}
+
+fn read_loose(mut file: std::fs::File) -> std::io::Result<Loose> {
+    use std::io::Read;
+    let len = file.metadata()?.len();
+    let mut head = Vec::with_capacity(encoding::WHOLE.len());
+    (&mut file).take(encoding::WHOLE.len() as u64).read_to_end(&mut head)?;
+    if head == encoding::WHOLE {
+        let body = len.saturating_sub(head.len() as u64);
+        return Ok(Loose::Whole(encoding::decode_whole_from(&mut file, body)));
+    }
+    file.read_to_end(&mut head)?;
+    Ok(Loose::Other(head))
+}
+
+fn at_object(objects: &ObjectStore, id: &str, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(
+        e.kind(),
+        format!("cannot read object {id} in {}: {e}", objects.dir().display()),
+    )
 }
 
 /// Whether `bytes` are a manifest in a form this brute does not know: marked as one, in
@@ -436,6 +470,35 @@ mod tests {
             },
         };
         assert_eq!(save_manifest_after(&objects, &m1, Some(base)).unwrap().1, Chain::WHOLE);
+    }
+
+    #[test]
+    fn a_whole_manifest_is_read_as_a_stream_and_one_cut_short_on_disk_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = ObjectStore::new(dir.path().to_path_buf());
+        // Several of the reader's windows long.
+        let m0: Manifest = (0..4000)
+            .map(|i| {
+                (
+                    format!("src/module-{:02}/file-{i:05}.rs", i % 13),
+                    file(&format!("{i:064}")),
+                )
+            })
+            .collect();
+        let (id, chain) = save_manifest_after(&objects, &m0, None).unwrap();
+        assert_eq!(chain, Chain::WHOLE);
+        LOADED.lock().unwrap().clear();
+        assert_eq!(load_manifest(&objects, &id).unwrap(), m0);
+        let loose = dir.path().join(&id[..2]).join(&id[2..]);
+        let bytes = std::fs::read(&loose).unwrap();
+        assert!(bytes.starts_with(encoding::WHOLE) && bytes.len() > 3 * 64 * 1024);
+        for cut in [encoding::WHOLE.len() - 1, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::remove_file(&loose).unwrap();
+            std::fs::write(&loose, &bytes[..cut]).unwrap();
+            LOADED.lock().unwrap().clear();
+            let error = load_manifest(&objects, &id).unwrap_err();
+            assert_eq!(error.kind(), std::io::ErrorKind::InvalidData, "cut at {cut}: {error}");
+        }
     }
 
     /// Manifests as brute wrote them before chains counted their entries: a whole one (plain

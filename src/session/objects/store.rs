@@ -249,6 +249,18 @@ impl ObjectStore {
         }
     }
 
+    /// An object stored loose, opened to be read as a stream (a big manifest is decoded as
+    /// it is read); `None` when it is not stored loose (it may be packed: see
+    /// [`ObjectStore::get`]).
+    pub fn open_loose(&self, id: &str) -> std::io::Result<Option<std::fs::File>> {
+        let loose = self.path(id);
+        match std::fs::File::open(&loose) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(at_path(&loose)(e)),
+        }
+    }
+
     /// Reads an object.
     pub fn get(&self, id: &str) -> std::io::Result<Vec<u8>> {
         let loose = self.path(id);
