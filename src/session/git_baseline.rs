@@ -22,6 +22,8 @@ use std::sync::{Arc, OnceLock};
 
 use gix_object::{Exists, Find, FindHeader};
 
+use super::stat::Stat;
+
 /// The prefix of an id that names a git blob of the project's repository.
 pub const PREFIX: &str = "git:";
 
@@ -651,13 +653,13 @@ impl GitBaseline {
 
     /// Before a file is read: its git reference when git's index says it is clean (stat data
     /// equal, not racy) and no conversion can apply; `None` means read it.
-    pub fn clean(&self, rel: &str, meta: &std::fs::Metadata) -> Option<String> {
+    pub fn clean(&self, rel: &str, meta: &Stat) -> Option<String> {
         self.clean_blob(rel, meta).map(|blob| blob.reference())
     }
 
     /// [`GitBaseline::clean`], without spelling the reference (a walk compares it with the
     /// last manifest's first: most files are as they were).
-    pub fn clean_blob(&self, rel: &str, meta: &std::fs::Metadata) -> Option<CleanBlob> {
+    pub fn clean_blob(&self, rel: &str, meta: &Stat) -> Option<CleanBlob> {
         let tracked = self.entry(rel)?;
         (!tracked.converts && stat_matches(&tracked.stat, meta) && !self.racy(&tracked.stat))
             .then_some(CleanBlob(tracked.id))
@@ -699,16 +701,16 @@ impl GitBaseline {
 }
 
 /// The stat data git compares (all of them: brute is stricter than `core.checkStat`).
-fn stat_matches(stat: &gix_index::entry::Stat, meta: &std::fs::Metadata) -> bool {
-    stat.mtime.secs as i64 == meta.mtime()
-        && stat.mtime.nsecs as i64 == meta.mtime_nsec()
-        && stat.ctime.secs as i64 == meta.ctime()
-        && stat.ctime.nsecs as i64 == meta.ctime_nsec()
-        && stat.size == meta.len() as u32
-        && stat.ino == meta.ino() as u32
-        && stat.dev == meta.dev() as u32
-        && stat.uid == meta.uid()
-        && stat.gid == meta.gid()
+fn stat_matches(stat: &gix_index::entry::Stat, meta: &Stat) -> bool {
+    stat.mtime.secs as i64 == meta.mtime
+        && stat.mtime.nsecs as i64 == meta.mtime_nsec
+        && stat.ctime.secs as i64 == meta.ctime
+        && stat.ctime.nsecs as i64 == meta.ctime_nsec
+        && stat.size == meta.size as u32
+        && stat.ino == meta.ino as u32
+        && stat.dev == meta.dev as u32
+        && stat.uid == meta.uid
+        && stat.gid == meta.gid
         && meta.is_file()
 }
 
@@ -965,8 +967,8 @@ mod tests {
         Some(dir)
     }
 
-    fn meta(root: &Path, rel: &str) -> std::fs::Metadata {
-        std::fs::symlink_metadata(root.join(rel)).unwrap()
+    fn meta(root: &Path, rel: &str) -> Stat {
+        Stat::of(&std::fs::symlink_metadata(root.join(rel)).unwrap())
     }
 
     /// The baseline as a later walk opens it: an earlier one checked every blob (its size is

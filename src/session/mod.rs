@@ -19,6 +19,7 @@ pub mod objects;
 pub mod prune;
 mod recorder;
 pub mod relpath;
+pub mod stat;
 pub mod watch;
 pub mod whose;
 

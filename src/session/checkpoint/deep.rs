@@ -126,7 +126,7 @@ pub(super) fn walk_deep(ctx: &WalkCtx<'_>, dir: &Path) -> Local {
             }
             let meta = ctx.deep.lstat(&path);
             let kind = meta.as_ref().map(|m| m.file_type());
-            match observe_path(ctx, &path, kind, || meta.clone()) {
+            match observe_path(ctx, &path, kind, || meta.as_ref().map(crate::session::stat::Stat::of)) {
                 Ok(seen) => local.add(seen),
                 Err(error) => {
                     ctx.stop(Stop::Failed(error));

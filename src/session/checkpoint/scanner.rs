@@ -429,7 +429,9 @@ impl Scanner {
             let Some(meta) = ctx.deep.lstat(&path) else {
                 continue;
             };
-            let seen = observe_path(&ctx, &path, Some(meta.file_type()), || Some(meta.clone()))?;
+            let seen = observe_path(&ctx, &path, Some(meta.file_type()), || {
+                Some(crate::session::stat::Stat::of(&meta))
+            })?;
             let seen = match seen {
                 Seen::Read(file) => read_file(&ctx, &file)?,
                 seen => seen.owned(ctx.previous),
@@ -681,12 +683,13 @@ impl Scanner {
             }
             let mut found = Manifest::new();
             let mut found_skipped = BTreeMap::new();
+            let mut stat = crate::session::stat::DirStat::default();
             for entry in self.builder(&full).max_depth(Some(1)).build() {
                 let Some(entry) = reachable(entry)? else { continue };
                 if entry.depth() == 0 {
                     continue;
                 }
-                match observe_now(&ctx, &entry)? {
+                match observe_now(&ctx, &entry, &mut stat)? {
                     Seen::Entry(rel, state) => {
                         found.insert(rel, state);
                     }
@@ -719,7 +722,7 @@ impl Scanner {
                         if entry.depth() == 0 {
                             continue;
                         }
-                        match observe_now(&ctx, &entry)? {
+                        match observe_now(&ctx, &entry, &mut stat)? {
                             Seen::Entry(rel, state) => {
                                 manifest.insert(rel, state);
                             }

@@ -1,7 +1,6 @@
 //! One walk's shared state ([`WalkCtx`]) and the one place a walked entry's state is decided
 //! ([`observe`]): reused by its metadata, read and stored, or left out.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
@@ -10,29 +9,17 @@ use super::deep::{Deep, too_long_to_list};
 use super::manifest::{FileState, Manifest};
 use super::scanner::Budget;
 use crate::session::objects::ObjectStore;
+use crate::session::stat::{DirStat, Stat};
 
 /// Files modified this recently are re-read even when their metadata matches (an edit within
 /// the filesystem's timestamp granularity would otherwise go unseen).
 const RACY_WINDOW: Duration = Duration::from_secs(2);
 
-fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
-    meta.modified()
-        .ok()
-        .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
 /// Whether `meta` is what `known` recorded of a regular file (see
 /// [`FileState::is_file_with`]).
 pub(super) fn unchanged_file(known: &FileState, meta: &std::fs::Metadata) -> bool {
-    known.is_file_with(meta.len(), meta.permissions().mode(), mtime_ns(meta), ctime_ns(meta))
-}
-
-fn ctime_ns(meta: &std::fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    (meta.ctime().max(0) as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.ctime_nsec().max(0) as u64)
+    let stat = Stat::of(meta);
+    known.is_file_with(stat.size, stat.mode, stat.mtime_ns(), stat.ctime_ns())
 }
 
 /// Why a walk stopped early.
@@ -201,6 +188,7 @@ impl<'s, 'c> ignore::ParallelVisitorBuilder<'s> for Collector<'s, 'c> {
         Box::new(Visitor {
             ctx: self.ctx,
             local: Local::default(),
+            stat: DirStat::default(),
         })
     }
 }
@@ -208,6 +196,7 @@ impl<'s, 'c> ignore::ParallelVisitorBuilder<'s> for Collector<'s, 'c> {
 struct Visitor<'a, 'c> {
     ctx: &'a WalkCtx<'c>,
     local: Local,
+    stat: DirStat,
 }
 
 impl ignore::ParallelVisitor for Visitor<'_, '_> {
@@ -232,7 +221,7 @@ impl ignore::ParallelVisitor for Visitor<'_, '_> {
             self.ctx.stop(Stop::Budget(message));
             return ignore::WalkState::Quit;
         }
-        match observe(self.ctx, &entry) {
+        match observe(self.ctx, &entry, &mut self.stat) {
             Ok(seen) => self.local.add(seen),
             Err(error) => {
                 self.ctx.stop(Stop::Failed(error));
@@ -274,8 +263,8 @@ pub(super) struct Pending {
 
 /// [`observe`], with a file that needs reading read at once and an unchanged entry copied
 /// (walks of a few directories).
-pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
-    match observe(ctx, entry)? {
+pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry, stat: &mut DirStat) -> std::io::Result<Seen> {
+    match observe(ctx, entry, stat)? {
         Seen::Read(file) => read_file(ctx, &file),
         seen => Ok(seen.owned(ctx.previous)),
     }
@@ -306,10 +295,13 @@ fn found(ctx: &WalkCtx<'_>, rel: String, state: FileState) -> Seen {
 /// The one place a walked entry's state is decided: a directory's mode, a link's target, a
 /// file's recorded state when its metadata matches the previous scan (no read), else the
 /// file to read ([`read_file`]: its content is stored). Only the metadata the walker already has is used before that
-/// choice (one `lstat` per entry, as `rg --files` makes).
-fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry) -> std::io::Result<Seen> {
+/// choice (one `lstat` per entry, as `rg --files` makes; by name in the directory listed, see
+/// [`DirStat`]).
+fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry, stat: &mut DirStat) -> std::io::Result<Seen> {
     observe_path(ctx, entry.path(), entry.file_type(), || {
-        entry.metadata().ok().or_else(|| ctx.deep.lstat(entry.path()))
+        stat.lstat(entry.path())
+            .ok()
+            .or_else(|| ctx.deep.lstat(entry.path()).map(|meta| Stat::of(&meta)))
     })
 }
 
@@ -318,7 +310,7 @@ pub(super) fn observe_path(
     ctx: &WalkCtx<'_>,
     path: &Path,
     kind: Option<std::fs::FileType>,
-    metadata: impl Fn() -> Option<std::fs::Metadata>,
+    metadata: impl FnOnce() -> Option<Stat>,
 ) -> std::io::Result<Seen> {
     let Ok(rel) = path.strip_prefix(ctx.root) else {
         return Ok(Seen::Nothing);
@@ -334,7 +326,7 @@ pub(super) fn observe_path(
         let state = FileState {
             id: String::new(),
             size: 0,
-            mode: meta.permissions().mode(),
+            mode: meta.mode,
             mtime_ns: 0,
             ctime_ns: 0,
             dir: true,
@@ -373,15 +365,15 @@ pub(super) fn observe_path(
     let Some(meta) = metadata() else {
         return Ok(Seen::Nothing);
     };
-    if meta.len() > ctx.max_file_bytes {
-        return Ok(Seen::TooLarge(rel, meta.len()));
+    if meta.size > ctx.max_file_bytes {
+        return Ok(Seen::TooLarge(rel, meta.size));
     }
-    let mode = meta.permissions().mode();
-    let mtime = mtime_ns(&meta);
-    let ctime = ctime_ns(&meta);
+    let mode = meta.mode;
+    let mtime = meta.mtime_ns();
+    let ctime = meta.ctime_ns();
     // Looked up once: both ways of reusing an entry below compare with it.
     let known = ctx.previous.get(&rel);
-    let same_file = |known: &FileState| known.is_file_with(meta.len(), mode, mtime, ctime);
+    let same_file = |known: &FileState| known.is_file_with(meta.size, mode, mtime, ctime);
     // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
     if let Some(blob) = ctx.git.as_ref().and_then(|g| g.clean_blob(&rel, &meta)) {
         if known.is_some_and(|known| same_file(known) && blob.is(&known.id) && known.git.is_empty()) {
@@ -389,7 +381,7 @@ pub(super) fn observe_path(
         }
         let state = FileState {
             id: blob.reference(),
-            size: meta.len(),
+            size: meta.size,
             mode,
             mtime_ns: mtime,
             ctime_ns: ctime,
@@ -399,7 +391,6 @@ pub(super) fn observe_path(
     }
     let recent = meta
         .modified()
-        .ok()
         .and_then(|m| ctx.now.duration_since(m).ok())
         .is_none_or(|age| age < RACY_WINDOW);
     if let Some(known) = known
