@@ -3,6 +3,7 @@
 //! stats every file of the tree, and by full path the kernel looked up every directory on the
 //! way again for each one (at 200,000 files, a tenth of a walk's time).
 
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -110,10 +111,18 @@ impl DirStat {
     /// path's. A directory renamed while its entries are asked answers from where it went,
     /// as the listing that named them did (a change during a walk, which the next one sees).
     pub fn lstat(&mut self, path: &Path) -> std::io::Result<Stat> {
-        if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
-            && !parent.as_os_str().is_empty()
-            && let Some(fd) = self.dir_fd(parent)
+        // Split at the last `/` by bytes (a walker's paths are its root joined with names;
+        // parsing them into components cost a walk more than this whole lookup).
+        let bytes = path.as_os_str().as_bytes();
+        let split = bytes.iter().rposition(|b| *b == b'/').filter(|at| *at > 0);
+        if let Some(at) = split
+            && let (parent, name) = (&bytes[..at], &bytes[at + 1..])
+            && !name.is_empty()
+            && name != b"."
+            && name != b".."
+            && let Some(fd) = self.dir_fd(Path::new(std::ffi::OsStr::from_bytes(parent)))
         {
+            let name = std::ffi::OsStr::from_bytes(name);
             match rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) => return Ok(Stat::of_raw(&st)),
                 Err(_) => self.dir = None,
@@ -145,9 +154,15 @@ mod tests {
         std::fs::write(root.join("sub/a"), "hello").unwrap();
         std::fs::write(root.join("b"), "").unwrap();
         std::os::unix::fs::symlink("/nowhere", root.join("sub/link")).unwrap();
+        // A name that is not UTF-8: paths are bytes.
+        let odd = std::ffi::OsStr::from_bytes(b"sub/\xff\xfe");
+        std::fs::write(root.join(odd), "odd").unwrap();
         let mut stat = DirStat::default();
-        for rel in ["sub/a", "sub/link", "sub", "b", "sub/a"] {
-            let path = root.join(rel);
+        for rel in ["sub/a", "sub/link", "sub", "b", "sub/\u{fffd}", "sub/a"] {
+            let path = match rel {
+                "sub/\u{fffd}" => root.join(odd),
+                _ => root.join(rel),
+            };
             let expected = Stat::of(&std::fs::symlink_metadata(&path).unwrap());
             assert_eq!(stat.lstat(&path).unwrap(), expected, "{rel}");
         }

@@ -305,6 +305,25 @@ fn observe(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry, stat: &mut DirStat) -> s
     })
 }
 
+/// `path` relative to `root`, as bytes: a walker's paths are `root` joined with names, so
+/// the bytes after `root/` (compared by bytes first: parsing both into components cost a big
+/// walk more than its lookups); any other spelling is compared by components.
+fn under_root<'p>(root: &Path, path: &'p Path) -> Option<&'p [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let (root_bytes, bytes) = (root.as_os_str().as_bytes(), path.as_os_str().as_bytes());
+    if let Some(rest) = bytes.strip_prefix(root_bytes).and_then(|rest| rest.strip_prefix(b"/"))
+        && !rest.is_empty()
+        && !rest.starts_with(b"/")
+        && !rest.ends_with(b"/")
+        && !rest
+            .split(|b| *b == b'/')
+            .any(|c| c.is_empty() || c == b"." || c == b"..")
+    {
+        return Some(rest);
+    }
+    path.strip_prefix(root).ok().map(|rel| rel.as_os_str().as_bytes())
+}
+
 /// [`observe`] for a path and what is known of it: its kind, and its `lstat` when asked.
 pub(super) fn observe_path(
     ctx: &WalkCtx<'_>,
@@ -312,10 +331,10 @@ pub(super) fn observe_path(
     kind: Option<std::fs::FileType>,
     metadata: impl FnOnce() -> Option<Stat>,
 ) -> std::io::Result<Seen> {
-    let Ok(rel) = path.strip_prefix(ctx.root) else {
+    let Some(rel) = under_root(ctx.root, path) else {
         return Ok(Seen::Nothing);
     };
-    let rel = crate::session::relpath::spell(rel);
+    let rel = crate::session::relpath::spell_bytes(rel);
     let Some(kind) = kind else {
         return Ok(Seen::Nothing);
     };
@@ -453,4 +472,45 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Se
             git: git_blob,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_under_the_root_is_what_comparing_components_finds() {
+        use std::os::unix::ffi::OsStrExt;
+        let by_components = |root: &str, path: &str| {
+            Path::new(path)
+                .strip_prefix(root)
+                .ok()
+                .map(|rel| rel.as_os_str().as_bytes().to_vec())
+        };
+        for root in ["/work/tree", "/work/tree/", "/", "relative"] {
+            for rest in [
+                "a",
+                "a/b.rs",
+                "a/./b",
+                "./a",
+                "a/../b",
+                "a//b",
+                "a/",
+                "",
+                "/a",
+                "x\u{e9}/\u{fffd}",
+                ".hidden/f",
+            ] {
+                let trimmed = root.trim_end_matches('/');
+                for path in [
+                    format!("{trimmed}/{rest}"),
+                    format!("{root}{rest}"),
+                    format!("{trimmed}x/{rest}"),
+                ] {
+                    let fast = under_root(Path::new(root), Path::new(&path)).map(<[u8]>::to_vec);
+                    assert_eq!(fast, by_components(root, &path), "{root:?} {path:?}");
+                }
+            }
+        }
+    }
 }
