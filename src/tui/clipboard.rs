@@ -15,12 +15,17 @@ pub enum Copied {
     Osc52,
 }
 
+/// Reads the clipboard's image where it is run: the UI runs it off its own thread, since a
+/// clipboard's owner may take seconds to answer, or never answer.
+pub type ImageRead = Box<dyn FnOnce() -> Result<Vec<u8>, String> + Send>;
+
 /// A place to copy text to, and to paste an image from.
 pub trait Clipboard {
     /// Copies `text`; the error says why nothing could be copied.
     fn copy(&mut self, text: &str) -> Result<Copied, String>;
-    /// The PNG image the clipboard holds (Ctrl-V); the error says why there is none.
-    fn image(&mut self) -> Result<Vec<u8>, String>;
+    /// What reads the PNG image the clipboard holds (Ctrl-V); its error says why there is
+    /// none.
+    fn image(&self) -> ImageRead;
 }
 
 /// What `/copy` tells the person.
@@ -80,10 +85,10 @@ impl<W: Write> Clipboard for SystemOrOsc52<W> {
         Ok(Copied::Osc52)
     }
 
-    fn image(&mut self) -> Result<Vec<u8>, String> {
+    fn image(&self) -> ImageRead {
         match self.read_system {
-            true => super::clipboard_image::read_png(),
-            false => Err("no system clipboard here (no Wayland or X11 display)".to_owned()),
+            true => Box::new(super::clipboard_image::read_png),
+            false => Box::new(|| Err("no system clipboard here (no Wayland or X11 display)".to_owned())),
         }
     }
 }

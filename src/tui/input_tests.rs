@@ -208,8 +208,8 @@ impl Clipboard for Fake {
         self.copied.borrow_mut().push(text.to_owned());
         self.answer.clone()
     }
-    fn image(&mut self) -> Result<Vec<u8>, String> {
-        Err("the clipboard holds no image".to_owned())
+    fn image(&self) -> super::clipboard::ImageRead {
+        Box::new(|| Err("the clipboard holds no image".to_owned()))
     }
 }
 
@@ -297,4 +297,24 @@ fn a_turn_that_ends_unfocused_calls_the_person_as_the_setting_says() {
     a.on_focus(false);
     finish(&mut a);
     assert_eq!(a.notification, None, "notify = off");
+}
+
+#[test]
+fn ctrl_v_reads_the_clipboard_once_at_a_time_and_its_outcome_lands_where_the_cursor_is() {
+    let mut a = app();
+    a.composer.set("look at ");
+    assert_eq!(ctrl(&mut a, 'v'), vec![Action::PasteImage]);
+    // A second Ctrl-V while the first still reads starts no other read.
+    assert!(ctrl(&mut a, 'v').is_empty());
+    assert!(a.transcript_text().contains("still reading the clipboard"));
+    a.image_pasted(Err("the clipboard did not answer within 3 s".into()));
+    assert!(
+        a.transcript_text()
+            .contains("no image pasted: the clipboard did not answer within 3 s")
+    );
+    assert_eq!(a.composer.text(), "look at ");
+    // Read again: the mention goes where the cursor is when the image arrives.
+    assert_eq!(ctrl(&mut a, 'v'), vec![Action::PasteImage]);
+    a.image_pasted(Ok("@/data/pasted/clipboard-1.png".into()));
+    assert_eq!(a.composer.text(), "look at @/data/pasted/clipboard-1.png ");
 }

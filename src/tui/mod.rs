@@ -161,6 +161,8 @@ async fn event_loop(
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut actions = first;
+    // Ctrl-V's reads report here (one at a time: the app asks for no other meanwhile).
+    let (pasted_tx, mut pasted_rx) = mpsc::unbounded_channel::<Result<String, String>>();
     loop {
         for action in std::mem::take(&mut actions) {
             match action {
@@ -192,6 +194,14 @@ async fn event_loop(
                     terminal.clear()?;
                     app.dirty = true;
                 }
+                Action::PasteImage => {
+                    let read = app.clipboard.image();
+                    let pasted = pasted_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let saved = read().and_then(|png| crate::agent::attach::keep("clipboard", &png));
+                        let _ = pasted.send(saved);
+                    });
+                }
             }
         }
         if app.dirty {
@@ -218,6 +228,10 @@ async fn event_loop(
                         app.on_event(event);
                     }
                 }
+                Vec::new()
+            }
+            Some(saved) = pasted_rx.recv() => {
+                app.image_pasted(saved);
                 Vec::new()
             }
             _ = ticker.tick(), if app.animating() => {

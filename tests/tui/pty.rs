@@ -1404,6 +1404,41 @@ fn ctrl_v_pastes_the_clipboards_image_from_a_real_x_display() {
     tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
 }
 
+/// A clipboard whose owner never answers (a fake `xclip` that hangs when asked for the
+/// image): Ctrl-V reads it off the UI thread, so what the person types next shows at once, and
+/// the notice that it did not answer comes after. Read on the UI thread, the typing showed
+/// only with that notice.
+#[test]
+fn a_clipboard_that_never_answers_does_not_stop_the_typing() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let bin = sb.home.path().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let xclip = bin.join("xclip");
+    std::fs::write(
+        &xclip,
+        "#!/bin/sh\ncase \"$*\" in\n  *TARGETS*) echo image/png ;;\n  *) exec sleep 600 ;;\nesac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = format!("DISPLAY=:97 WAYLAND_DISPLAY= PATH='{}':\"$PATH\"", bin.display());
+    let Some(tmux) = Tmux::start_in(&sb, &server, "hangclip", "", sb.project.path(), &env) else {
+        return;
+    };
+    tmux.wait_for("the composer", |s| s.contains("Ask brute to do something"));
+    tmux.keys(&["C-v"]);
+    tmux.text("still typing");
+    let screen = tmux.wait_for("the typing", |s| s.contains("still typing"));
+    assert!(!screen.contains("did not answer"), "{screen}");
+    let screen = tmux.wait_for("the notice", |s| {
+        s.contains("no image pasted: the clipboard did not answer within 3 s")
+    });
+    assert!(screen.contains("still typing"), "{screen}");
+    tmux.keys(&["C-c", "C-c", "C-c"]);
+    tmux.wait_for("brute to exit", |s| s.contains("BRUTE-EXITED-0"));
+}
+
 #[test]
 fn a_restored_session_marks_its_failed_calls_as_they_were_marked_live() {
     let sb = Sandbox::new();

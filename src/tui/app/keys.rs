@@ -45,14 +45,23 @@ impl App {
         self.dirty = true;
     }
 
-    /// Ctrl-V: the clipboard's image, saved under brute's data directory (commands cannot
-    /// write there) and put in the composer as an `@` mention, attached when the prompt is
-    /// sent; else a notice says why there is none.
-    fn paste_clipboard_image(&mut self) {
-        let saved = self
-            .clipboard
-            .image()
-            .and_then(|png| crate::agent::attach::keep("clipboard", &png));
+    /// Ctrl-V: the clipboard's image is read off the UI thread (its owner may take seconds,
+    /// or never answer: the person keeps typing meanwhile), then [`App::image_pasted`].
+    fn paste_clipboard_image(&mut self) -> Vec<Action> {
+        if self.pasting {
+            self.notice(NoticeKind::Info, "still reading the clipboard".to_owned());
+            return Vec::new();
+        }
+        self.pasting = true;
+        vec![Action::PasteImage]
+    }
+
+    /// What a Ctrl-V read: the image, saved under brute's data directory (commands cannot
+    /// write there), goes in the composer as an `@` mention where the cursor is now, attached
+    /// when the prompt is sent; else a notice says why there is none.
+    pub fn image_pasted(&mut self, saved: Result<String, String>) {
+        self.pasting = false;
+        self.dirty = true;
         match saved {
             Ok(mention) => {
                 self.composer.insert_str(&format!("{mention} "));
@@ -99,10 +108,7 @@ impl App {
                 self.search = Some(search);
                 return Vec::new();
             }
-            (KeyCode::Char('v'), true) => {
-                self.paste_clipboard_image();
-                return Vec::new();
-            }
+            (KeyCode::Char('v'), true) => return self.paste_clipboard_image(),
             (KeyCode::Char('g'), true) => {
                 self.popup = None;
                 return vec![Action::Editor(self.composer.text())];

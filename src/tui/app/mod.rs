@@ -34,6 +34,9 @@ pub enum Action {
     ToggleMouse,
     /// Clear and redraw the whole screen.
     Redraw,
+    /// Read the clipboard's image off the UI thread ([`App::clipboard`]'s reader) and keep it;
+    /// the outcome goes to [`App::image_pasted`].
+    PasteImage,
 }
 
 /// What the status line shows about the session.
@@ -135,8 +138,10 @@ pub struct App {
     pub search: Option<HistorySearch>,
     /// Where prompts are kept across sessions (`None`: not kept).
     pub history_file: Option<HistoryFile>,
-    /// Where `/copy` copies to.
+    /// Where `/copy` copies to, and Ctrl-V reads an image from.
     pub clipboard: Box<dyn Clipboard>,
+    /// Whether a Ctrl-V is still reading the clipboard.
+    pasting: bool,
     /// The id `/resume` asked for, taken as the current session when the history arrives.
     resuming: Option<String>,
     /// Prompts sent with large pastes: (the text sent, what the transcript shows instead).
@@ -200,6 +205,7 @@ impl App {
             search: None,
             history_file: None,
             clipboard: Box::new(super::clipboard::SystemOrOsc52::new(std::io::sink(), false, false)),
+            pasting: false,
             resuming: None,
             sent_with_pastes: VecDeque::new(),
             mouse_captured: true,
