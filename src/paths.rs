@@ -27,6 +27,12 @@ pub fn data_dir() -> Option<PathBuf> {
         .or_else(|| project_dirs().map(|d| d.data_dir().to_path_buf()))
 }
 
+/// Where images given without a file (the clipboard's, an editor's prompt block) are kept
+/// under the data directory `data`, for the prompt that attaches them.
+pub fn pasted_dir(data: &std::path::Path) -> PathBuf {
+    data.join("pasted")
+}
+
 /// Creates `dir` (and its parents) and makes it private to the user (0700): everything brute
 /// keeps there — sessions, file contents, tool output, logs — is then out of other users'
 /// reach whatever the files' own modes.

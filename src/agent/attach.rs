@@ -110,9 +110,8 @@ pub fn load(path: &Path) -> Result<Image, AttachError> {
 pub fn keep(source: &str, bytes: &[u8]) -> Result<String, String> {
     let checked = Image::from_bytes(source, bytes).map_err(|e| e.to_string())?;
     let ext = checked.media_type.trim_start_matches("image/").replace("jpeg", "jpg");
-    let dir = crate::paths::data_dir()
-        .ok_or("no data directory to keep the image in")?
-        .join("pasted");
+    let data = crate::paths::data_dir().ok_or("no data directory to keep the image in")?;
+    let dir = crate::paths::pasted_dir(&data);
     crate::paths::private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

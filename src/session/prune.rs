@@ -23,6 +23,8 @@ pub struct Pruned {
     pub sessions: usize,
     pub objects: usize,
     pub bytes: u64,
+    /// Images kept for prompts (see [`crate::paths::pasted_dir`]).
+    pub pasted: usize,
 }
 
 /// Every session file, oldest first. A directory that cannot be listed is an error: its
@@ -173,6 +175,7 @@ pub fn prune(
     let now = SystemTime::now();
     let mut pruned = Pruned::default();
     let mut files = sessions(data_dir)?;
+    pruned.pasted = prune_pasted(data_dir, max_age, now);
     files.retain(|(modified, path)| {
         let old = now.duration_since(*modified).is_ok_and(|age| age > max_age);
         if old && path.is_file() && std::fs::remove_file(path).is_ok() {
@@ -197,6 +200,28 @@ pub fn prune(
         }
     }
     Ok(Some(pruned))
+}
+
+/// Removes the images kept for prompts (`pasted/`) that are older than `max_age`: the prompt
+/// that attached one carried its bytes into the session that sent it. Only regular files go
+/// (a link there is never followed).
+fn prune_pasted(data_dir: &Path, max_age: Duration, now: SystemTime) -> usize {
+    let Ok(entries) = std::fs::read_dir(crate::paths::pasted_dir(data_dir)) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            let old = entry
+                .metadata()
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .and_then(|meta| meta.modified().ok())
+                .and_then(|modified| now.duration_since(modified).ok())
+                .is_some_and(|age| age > max_age);
+            old && std::fs::remove_file(entry.path()).is_ok()
+        })
+        .count()
 }
 
 /// Prunes at most once a day, in the background, with the default limits.

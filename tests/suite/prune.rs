@@ -160,3 +160,29 @@ fn an_unreadable_session_stops_the_prune() {
     assert!(p.objects().contains(&stray), "nothing was swept");
     assert!(p.objects().contains(&hash(b"a original\n")));
 }
+
+/// Images kept for prompts (`pasted/`) go once older than sessions may be: the prompt that
+/// attached one carried its bytes into its session. A link there is never followed, and a
+/// newer image stays.
+#[test]
+fn kept_images_older_than_a_session_may_be_are_pruned() {
+    let p = Project::new();
+    let pasted = brute::paths::pasted_dir(p.data.path());
+    std::fs::create_dir_all(&pasted).unwrap();
+    let (old, new) = (pasted.join("clipboard-1.png"), pasted.join("clipboard-2.png"));
+    std::fs::write(&old, b"old").unwrap();
+    std::fs::write(&new, b"new").unwrap();
+    age(&old, 40);
+    age(&new, 2);
+    // A link to an old file outside: neither the link's target nor the link is its to take.
+    let outside = p.root.path().join("outside.png");
+    std::fs::write(&outside, b"outside").unwrap();
+    age(&outside, 40);
+    std::os::unix::fs::symlink(&outside, pasted.join("link.png")).unwrap();
+    let pruned = p.prune(DEFAULT_MAX_AGE);
+    assert_eq!(pruned.pasted, 1);
+    assert!(!old.exists());
+    assert_eq!(std::fs::read(&new).unwrap(), b"new");
+    assert_eq!(std::fs::read(&outside).unwrap(), b"outside");
+    assert!(pasted.join("link.png").symlink_metadata().is_ok());
+}
