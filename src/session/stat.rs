@@ -72,28 +72,35 @@ impl Stat {
         self.kind() == libc::S_IFDIR
     }
 
-    /// The modification time in ns since the epoch (0 before it).
+    /// The modification time in ns since the epoch; 0 before it (as manifests always
+    /// recorded it).
     pub fn mtime_ns(&self) -> u64 {
-        ns(self.mtime, self.mtime_nsec)
+        match self.mtime {
+            ..0 => 0,
+            secs => (secs as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(self.mtime_nsec.max(0) as u64),
+        }
     }
 
-    /// The status-change time in ns since the epoch (0 before it).
+    /// The status-change time in ns since the epoch, each part clamped at 0 (as manifests
+    /// always recorded it).
     pub fn ctime_ns(&self) -> u64 {
-        ns(self.ctime, self.ctime_nsec)
+        (self.ctime.max(0) as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(self.ctime_nsec.max(0) as u64)
     }
 
-    /// The modification time (`None` before the epoch).
+    /// The modification time, before the epoch too (`None` only out of `SystemTime`'s range).
     pub fn modified(&self) -> Option<SystemTime> {
-        let secs = u64::try_from(self.mtime).ok()?;
-        let nanos = u32::try_from(self.mtime_nsec).ok()?;
-        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
+        let nanos = Duration::from_nanos(u64::try_from(self.mtime_nsec).ok()?);
+        let whole = Duration::from_secs(self.mtime.unsigned_abs());
+        let at = match self.mtime {
+            ..0 => SystemTime::UNIX_EPOCH.checked_sub(whole)?,
+            _ => SystemTime::UNIX_EPOCH.checked_add(whole)?,
+        };
+        at.checked_add(nanos)
     }
-}
-
-fn ns(secs: i64, nsec: i64) -> u64 {
-    (secs.max(0) as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(nsec.max(0) as u64)
 }
 
 /// Takes `lstat` of paths through a descriptor of their directory, kept while the paths asked
@@ -175,6 +182,15 @@ mod tests {
             file.modified(),
             std::fs::symlink_metadata(root.join("sub/a")).unwrap().modified().ok()
         );
+        // Before the epoch: the time std gives, and 0 ns as manifests always recorded it.
+        let before = SystemTime::UNIX_EPOCH - Duration::from_millis(1500);
+        let old = root.join("sub/old");
+        std::fs::File::create(&old).unwrap().set_modified(before).unwrap();
+        let meta = std::fs::symlink_metadata(&old).unwrap();
+        let by_fd = stat.lstat(&old).unwrap();
+        assert_eq!(by_fd.modified(), meta.modified().ok());
+        assert_eq!(by_fd.modified(), Some(before));
+        assert_eq!(by_fd.mtime_ns(), 0);
         // Gone, or its directory gone: an error, as by path.
         let missing = stat.lstat(&root.join("sub/missing")).unwrap_err();
         assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);

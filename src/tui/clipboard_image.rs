@@ -45,6 +45,24 @@ pub fn read_png() -> Result<Vec<u8>, String> {
     }
 }
 
+/// How often a clipboard command that closed its output is asked whether it has exited.
+const EXIT_POLL: Duration = Duration::from_millis(5);
+
+/// `child`'s exit status, killing it if it has not exited by `deadline` (a command that closed
+/// its output may still not exit).
+fn exit_by(child: &mut std::process::Child, deadline: std::time::Instant) -> std::io::Result<std::process::ExitStatus> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            return child.wait();
+        }
+        std::thread::sleep(EXIT_POLL);
+    }
+}
+
 /// Runs `argv`, returning whether it succeeded and what it printed; fails on a missing
 /// command, more than [`MAX_BYTES`] or no answer within [`TIMEOUT`].
 fn run(argv: &[&str]) -> Result<(bool, Vec<u8>), String> {
@@ -68,11 +86,12 @@ fn run(argv: &[&str]) -> Result<(bool, Vec<u8>), String> {
         let read = (&mut stdout).take(MAX_BYTES + 1).read_to_end(&mut bytes);
         let _ = tx.send(read.map(|_| bytes));
     });
+    let deadline = std::time::Instant::now() + TIMEOUT;
     let answer = rx.recv_timeout(TIMEOUT);
     if answer.is_err() {
         let _ = child.kill();
     }
-    let status = child.wait().map_err(|e| format!("{name}: {e}"))?;
+    let status = exit_by(&mut child, deadline).map_err(|e| format!("{name}: {e}"))?;
     let bytes = match answer {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(e)) => return Err(format!("reading from {name} failed: {e}")),

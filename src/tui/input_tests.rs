@@ -318,3 +318,15 @@ fn ctrl_v_reads_the_clipboard_once_at_a_time_and_its_outcome_lands_where_the_cur
     a.image_pasted(Ok("@/data/pasted/clipboard-1.png".into()));
     assert_eq!(a.composer.text(), "look at @/data/pasted/clipboard-1.png ");
 }
+
+#[test]
+fn an_image_that_arrives_during_a_history_search_lands_in_the_draft() {
+    let mut a = app();
+    a.composer.set("my draft ");
+    assert_eq!(ctrl(&mut a, 'v'), vec![Action::PasteImage]);
+    ctrl(&mut a, 'r');
+    assert!(a.search.is_some());
+    a.image_pasted(Ok("@/data/pasted/clipboard-2.png".into()));
+    assert!(a.search.is_none());
+    assert_eq!(a.composer.text(), "my draft @/data/pasted/clipboard-2.png ");
+}

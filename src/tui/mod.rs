@@ -198,7 +198,10 @@ async fn event_loop(
                     let read = app.clipboard.image();
                     let pasted = pasted_tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let saved = read().and_then(|png| crate::agent::attach::keep("clipboard", &png));
+                        let keep = || read().and_then(|png| crate::agent::attach::keep("clipboard", &png));
+                        // A read that panicked reports too: the app waits for one outcome.
+                        let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(keep))
+                            .unwrap_or_else(|_| Err("reading the clipboard failed".to_owned()));
                         let _ = pasted.send(saved);
                     });
                 }

@@ -114,10 +114,41 @@ fn read_loose(mut file: std::fs::File) -> std::io::Result<Loose> {
     (&mut file).take(encoding::WHOLE.len() as u64).read_to_end(&mut head)?;
     if head == encoding::WHOLE {
         let body = len.saturating_sub(head.len() as u64);
-        return Ok(Loose::Whole(encoding::decode_whole_from(&mut file, body)));
+        return decode_whole_noting(file, body).map(Loose::Whole);
     }
     file.read_to_end(&mut head)?;
     Ok(Loose::Other(head))
+}
+
+/// A whole manifest's `len` bytes from `source`, decoded; a read that failed is said as such,
+/// not as a damaged manifest.
+fn decode_whole_noting(source: impl std::io::Read, len: u64) -> std::io::Result<Result<Manifest, encoding::Damaged>> {
+    let mut noted = Noted {
+        inner: source,
+        error: None,
+    };
+    let decoded = encoding::decode_whole_from(&mut noted, len);
+    match noted.error {
+        Some(error) => Err(error),
+        None => Ok(decoded),
+    }
+}
+
+/// Reads `inner`, keeping its first error (the decoder can only report a failed read as bytes
+/// cut short).
+struct Noted<R> {
+    inner: R,
+    error: Option<std::io::Error>,
+}
+
+impl<R: std::io::Read> std::io::Read for Noted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if self.error.is_none() && e.kind() != std::io::ErrorKind::Interrupted {
+                self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+            }
+        })
+    }
 }
 
 fn at_object(objects: &ObjectStore, id: &str, e: std::io::Error) -> std::io::Error {
@@ -499,6 +530,31 @@ mod tests {
             let error = load_manifest(&objects, &id).unwrap_err();
             assert_eq!(error.kind(), std::io::ErrorKind::InvalidData, "cut at {cut}: {error}");
         }
+    }
+
+    #[test]
+    fn a_read_that_fails_midway_is_an_io_error_not_damage() {
+        struct Failing<'a>(&'a [u8]);
+        impl std::io::Read for Failing<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(std::io::Error::other("the disk failed"));
+                }
+                let n = buf.len().min(self.0.len()).min(1000);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let m: Manifest = (0..3000)
+            .map(|i| (format!("f{i:05}"), file(&format!("{i:064}"))))
+            .collect();
+        let bytes = encoding::encode_whole(&m);
+        let body = &bytes[encoding::WHOLE.len()..];
+        let whole = decode_whole_noting(Failing(body), body.len() as u64).unwrap();
+        assert!(whole.unwrap() == m);
+        let error = decode_whole_noting(Failing(&body[..body.len() / 2]), body.len() as u64).unwrap_err();
+        assert_eq!(error.to_string(), "the disk failed");
     }
 
     /// Manifests as brute wrote them before chains counted their entries: a whole one (plain

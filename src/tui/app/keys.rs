@@ -58,12 +58,17 @@ impl App {
 
     /// What a Ctrl-V read: the image, saved under brute's data directory (commands cannot
     /// write there), goes in the composer as an `@` mention where the cursor is now, attached
-    /// when the prompt is sent; else a notice says why there is none.
+    /// when the prompt is sent; else a notice says why there is none. A history search open
+    /// meanwhile ends as Esc ends it (the composer shows the draft again, which takes the
+    /// mention: in the match shown, Esc would have dropped it).
     pub fn image_pasted(&mut self, saved: Result<String, String>) {
         self.pasting = false;
         self.dirty = true;
         match saved {
             Ok(mention) => {
+                if let Some(search) = self.search.take() {
+                    self.composer.set(&search.draft);
+                }
                 self.composer.insert_str(&format!("{mention} "));
                 self.update_popup();
             }
