@@ -93,6 +93,15 @@ impl<W: Write> Clipboard for SystemOrOsc52<W> {
     }
 }
 
+/// Runs `read` and keeps the image it returns (see [`crate::agent::attach::keep`]): the mention
+/// that attaches it, or why there is none. A read that panics is an error too: the app waits
+/// for one outcome per Ctrl-V.
+pub fn read_and_keep(read: ImageRead) -> Result<String, String> {
+    let keep = || read().and_then(|png| crate::agent::attach::keep("clipboard", &png));
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(keep))
+        .unwrap_or_else(|_| Err("reading the clipboard failed".to_owned()))
+}
+
 /// Whether a system clipboard can be expected (a display server is named).
 pub fn has_display() -> bool {
     std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
@@ -120,6 +129,14 @@ fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_that_panics_is_an_outcome_too() {
+        let read: ImageRead = Box::new(|| panic!("a clipboard library's bug"));
+        assert_eq!(read_and_keep(read), Err("reading the clipboard failed".to_owned()));
+        let read: ImageRead = Box::new(|| Err("the clipboard holds no image".to_owned()));
+        assert_eq!(read_and_keep(read), Err("the clipboard holds no image".to_owned()));
+    }
 
     #[test]
     fn base64_encodes() {

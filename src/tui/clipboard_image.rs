@@ -102,3 +102,17 @@ fn run(argv: &[&str]) -> Result<(bool, Vec<u8>), String> {
     }
     Ok((status.success(), bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command that closes its output and then does not exit is killed at the deadline
+    /// (waited for, it held Ctrl-V's read for as long as it lived, and counted as a success).
+    #[test]
+    fn a_command_that_closes_its_output_but_lives_on_is_killed() {
+        let (ok, out) = run(&["sh", "-c", "echo image/png; exec >&-; exec sleep 60"]).unwrap();
+        assert!(!ok);
+        assert_eq!(out, b"image/png\n");
+    }
+}

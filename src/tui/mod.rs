@@ -198,11 +198,7 @@ async fn event_loop(
                     let read = app.clipboard.image();
                     let pasted = pasted_tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let keep = || read().and_then(|png| crate::agent::attach::keep("clipboard", &png));
-                        // A read that panicked reports too: the app waits for one outcome.
-                        let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(keep))
-                            .unwrap_or_else(|_| Err("reading the clipboard failed".to_owned()));
-                        let _ = pasted.send(saved);
+                        let _ = pasted.send(clipboard::read_and_keep(read));
                     });
                 }
             }
