@@ -35,7 +35,7 @@ impl Touched {
     pub fn created(&self) -> Vec<String> {
         self.paths
             .iter()
-            .filter(|p| !self.start.contains_key(*p))
+            .filter(|p| !self.start.contains_key(p))
             .cloned()
             .collect()
     }

@@ -108,7 +108,7 @@ fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) -> Re
     match load_manifest(objects, manifest) {
         Ok(loaded) => marks
             .refs
-            .extend(loaded.into_values().map(|s| s.id).filter(|id| !id.is_empty())),
+            .extend(loaded.into_iter().map(|(_, s)| s.id).filter(|id| !id.is_empty())),
         Err(_)
             if objects
                 .get(manifest)

@@ -88,7 +88,7 @@ fn recorded(objects: &ObjectStore, manifest: &Manifest) -> Tree {
         .iter()
         .map(|(path, state)| {
             let content = (!state.dir).then(|| objects.get(&state.id).unwrap());
-            (path.clone(), (content, state.mode & 0o7777))
+            (path.to_owned(), (content, state.mode & 0o7777))
         })
         .collect()
 }

@@ -283,10 +283,10 @@ fn differs_from_disk(agent: &Agent, root: &Path, id: &str) -> Vec<String> {
     let stored = checkpoint::load_manifest(&objects, id).unwrap();
     let mut fresh = checkpoint::Scanner::new(root.to_path_buf(), objects, 1 << 20);
     let walked = fresh.scan().unwrap().manifest;
-    let paths: std::collections::BTreeSet<&String> = stored.keys().chain(walked.keys()).collect();
+    let paths: std::collections::BTreeSet<&str> = stored.keys().chain(walked.keys()).collect();
     paths
         .into_iter()
-        .filter(|p| match (stored.get(*p), walked.get(*p)) {
+        .filter(|p| match (stored.get(p), walked.get(p)) {
             (Some(a), Some(b)) => !a.same_content(b),
             _ => true,
         })

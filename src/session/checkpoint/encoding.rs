@@ -299,10 +299,12 @@ impl<'a> Reader<'a> {
         let count = self.count()?;
         // An entry takes at least 8 bytes: a damaged count cannot reserve more than that.
         let room = usize::try_from(self.left() / 8).unwrap_or(usize::MAX);
-        let mut entries: Vec<(String, FileState)> = Vec::with_capacity(count.min(room));
+        // Paths take about 24 bytes each in a source tree; the buffer grows if not.
+        let reserve = count.min(room);
+        let mut manifest = Manifest::with_capacity(reserve, reserve.saturating_mul(24));
+        let mut last = String::new();
         for _ in 0..count {
-            let last = entries.last().map_or("", |(path, _)| path.as_str());
-            let path = self.shared_path(last)?;
+            let path = self.shared_path(&last)?;
             let flags = self.byte()?;
             let id = if flags & ID_GIT != 0 {
                 hex_after(crate::session::git_baseline::PREFIX, self.take(20)?)
@@ -320,8 +322,9 @@ impl<'a> Reader<'a> {
             } else {
                 String::new()
             };
-            entries.push((
-                path,
+            // Stored in order: each entry is appended in place.
+            manifest.push(
+                &path,
                 FileState {
                     id,
                     size,
@@ -332,10 +335,11 @@ impl<'a> Reader<'a> {
                     link: flags & LINK != 0,
                     git,
                 },
-            ));
+            );
+            last = path;
         }
-        // Stored in order: the map is built in one pass.
-        Ok(entries.into_iter().collect())
+        manifest.shrink_to_fit();
+        Ok(manifest)
     }
 
     fn end(&self) -> Result<(), Damaged> {
@@ -472,7 +476,13 @@ mod tests {
         // Entries out of order (a damaged or foreign writer) still make the map the entries
         // name, the later of two equal paths winning.
         let mut out = Vec::new();
-        let unordered: Vec<(String, FileState)> = manifest.iter().rev().map(|(p, s)| (p.clone(), s.clone())).collect();
+        let unordered: Vec<(String, FileState)> = manifest
+            .iter()
+            .map(|(p, s)| (p.to_owned(), s.clone()))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         varint(&mut out, unordered.len() as u64 + 1);
         let mut last: &str = "";
         for (path, state) in unordered.iter().chain(unordered.first()) {

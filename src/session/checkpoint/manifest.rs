@@ -1,8 +1,6 @@
 //! What a checkpoint records: each path's [`FileState`], the [`Manifest`] of a tree, and the
 //! [`Change`]s between two manifests.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 /// One path's recorded state.
@@ -56,8 +54,7 @@ impl FileState {
     }
 }
 
-/// Path (relative, `/`-separated) → state.
-pub type Manifest = BTreeMap<String, FileState>;
+pub use super::map::Manifest;
 
 /// One path that differs between two manifests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,7 +74,7 @@ pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
                 _ => false,
             };
             (!same).then(|| Change {
-                path: path.clone(),
+                path: path.to_owned(),
                 before: before.cloned(),
                 after: after.cloned(),
             })
@@ -90,7 +87,7 @@ pub fn diff(a: &Manifest, b: &Manifest) -> Vec<Change> {
 pub fn pairs<'m>(
     a: &'m Manifest,
     b: &'m Manifest,
-) -> impl Iterator<Item = (&'m String, Option<&'m FileState>, Option<&'m FileState>)> {
+) -> impl Iterator<Item = (&'m str, Option<&'m FileState>, Option<&'m FileState>)> {
     let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
     std::iter::from_fn(move || match (a.peek(), b.peek()) {
         (Some((pa, _)), Some((pb, _))) => match pa.cmp(pb) {

@@ -3,7 +3,8 @@
 //! incremental: a file whose size, mtime, ctime and mode did not change keeps its recorded
 //! hash without being read. Works in any directory, git repository or not, and never touches git.
 //!
-//! One job per file: [`manifest`] (what a checkpoint records), [`scanner`] (scanning a tree),
+//! One job per file: [`manifest`] (what a checkpoint records), [`map`] (how a manifest is
+//! held), [`scanner`] (scanning a tree),
 //! [`walk`] (deciding each walked entry), [`deep`] (reaching past PATH_MAX), [`store`]
 //! (storing and loading manifests), [`encoding`] (their binary form), [`cursor`] (walking stored manifests in order),
 //! [`consent`] (whether a tree may be copied without asking), [`held`], [`target`] and
@@ -17,6 +18,7 @@ mod deep;
 mod encoding;
 mod held;
 mod manifest;
+mod map;
 mod restore;
 mod scanner;
 mod store;

@@ -200,9 +200,9 @@ impl Changes {
         let mut changes = Changes::default();
         for (path, was, now) in super::manifest::pairs(base, manifest) {
             match (was, now) {
-                (Some(_), None) => changes.del.push(path.clone()),
+                (Some(_), None) => changes.del.push(path.to_owned()),
                 (was, Some(now)) if was != Some(now) => {
-                    changes.set.insert(path.clone(), now.clone());
+                    changes.set.insert(path.to_owned(), now.clone());
                 }
                 _ => {}
             }

@@ -139,11 +139,7 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
         let mut all = work();
         for helper in helpers {
             match helper.join() {
-                Ok(local) => {
-                    all.entries.extend(local.entries);
-                    all.same.extend(local.same);
-                    all.skipped.extend(local.skipped);
-                }
+                Ok(local) => all.absorb(local),
                 // Its files would be missing from the manifest (as if the turn made them).
                 Err(_) => ctx.stop(Stop::Failed(std::io::Error::other(
                     "a checkpoint reader thread panicked",
@@ -159,19 +155,62 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
 pub(super) struct Local {
     /// Entries new or changed since the previous manifest.
     pub(super) entries: Vec<(String, FileState)>,
-    /// Paths whose entry is the previous manifest's, unchanged: only the path is kept (a big
-    /// tree's walk would otherwise hold a second copy of every state it found unchanged).
-    pub(super) same: Vec<String>,
+    /// Entries of the previous manifest found unchanged: only where they are is kept (a big
+    /// tree's walk would otherwise hold a second copy of every path it found unchanged).
+    pub(super) same: Unchanged,
     pub(super) skipped: Vec<(String, u64)>,
     /// Files to read once the listing is complete.
     pub(super) pending: Vec<Pending>,
 }
 
+/// The previous manifest's entries a walk found unchanged: a bit per sorted place, and the
+/// paths of the entries added to it since (see [`Manifest::locate`]).
+#[derive(Default)]
+pub(super) struct Unchanged {
+    pub(super) at: Vec<u64>,
+    pub(super) paths: Vec<String>,
+    pub(super) count: usize,
+}
+
+impl Unchanged {
+    pub(super) fn add(&mut self, kept: Kept) {
+        match kept {
+            Kept::At(i) => {
+                if self.at.len() <= i / 64 {
+                    self.at.resize(i / 64 + 1, 0);
+                }
+                self.at[i / 64] |= 1 << (i % 64);
+            }
+            Kept::Path(path) => self.paths.push(path),
+        }
+        self.count += 1;
+    }
+
+    pub(super) fn absorb(&mut self, other: Unchanged) {
+        if self.at.len() < other.at.len() {
+            self.at.resize(other.at.len(), 0);
+        }
+        for (word, theirs) in self.at.iter_mut().zip(other.at) {
+            *word |= theirs;
+        }
+        self.paths.extend(other.paths);
+        self.count += other.count;
+    }
+}
+
 impl Local {
+    /// Takes in another thread's findings.
+    pub(super) fn absorb(&mut self, other: Local) {
+        self.entries.extend(other.entries);
+        self.same.absorb(other.same);
+        self.skipped.extend(other.skipped);
+        self.pending.extend(other.pending);
+    }
+
     pub(super) fn add(&mut self, seen: Seen) {
         match seen {
             Seen::Entry(rel, state) => self.entries.push((rel, state)),
-            Seen::Same(rel) => self.same.push(rel),
+            Seen::Same(kept) => self.same.add(kept),
             Seen::TooLarge(rel, size) => self.skipped.push((rel, size)),
             Seen::Read(file) => self.pending.push(file),
             Seen::Nothing => {}
@@ -243,13 +282,29 @@ impl Drop for Visitor<'_, '_> {
 pub(super) enum Seen {
     Entry(String, FileState),
     /// The previous manifest's entry for the path, unchanged.
-    Same(String),
+    Same(Kept),
     /// A file over the size cap: (path, size).
     TooLarge(String, u64),
     /// A file whose content must be read (see [`read_file`]).
     Read(Pending),
     /// Not checkpointed (a FIFO, socket or device; vanished or unreadable).
     Nothing,
+}
+
+/// Where an unchanged entry is in the previous manifest: its sorted place, or the path of one
+/// added since it was sorted.
+pub(super) enum Kept {
+    At(usize),
+    Path(String),
+}
+
+impl Kept {
+    pub(super) fn of(rel: String, at: Option<usize>) -> Kept {
+        match at {
+            Some(i) => Kept::At(i),
+            None => Kept::Path(rel),
+        }
+    }
 }
 
 /// A file the listing found changed (or new): read after the listing.
@@ -274,7 +329,11 @@ impl Seen {
     /// [`Seen::Same`] as the [`Seen::Entry`] it stands for, copied from `previous`.
     pub(super) fn owned(self, previous: &Manifest) -> Seen {
         match self {
-            Seen::Same(rel) => match previous.get(&rel) {
+            Seen::Same(Kept::At(i)) => match previous.at(i) {
+                Some((rel, state)) => Seen::Entry(rel.to_owned(), state.clone()),
+                None => Seen::Nothing,
+            },
+            Seen::Same(Kept::Path(rel)) => match previous.get(&rel) {
                 Some(state) => Seen::Entry(rel, state.clone()),
                 None => Seen::Nothing,
             },
@@ -285,10 +344,9 @@ impl Seen {
 
 /// `state` found at `rel`: [`Seen::Same`] when the previous manifest records exactly it.
 fn found(ctx: &WalkCtx<'_>, rel: String, state: FileState) -> Seen {
-    if ctx.previous.get(&rel) == Some(&state) {
-        Seen::Same(rel)
-    } else {
-        Seen::Entry(rel, state)
+    match ctx.previous.locate(&rel) {
+        Some((at, known)) if *known == state => Seen::Same(Kept::of(rel, at)),
+        _ => Seen::Entry(rel, state),
     }
 }
 
@@ -391,12 +449,15 @@ pub(super) fn observe_path(
     let mtime = meta.mtime_ns();
     let ctime = meta.ctime_ns();
     // Looked up once: both ways of reusing an entry below compare with it.
-    let known = ctx.previous.get(&rel);
+    let (at, known) = match ctx.previous.locate(&rel) {
+        Some((at, known)) => (at, Some(known)),
+        None => (None, None),
+    };
     let same_file = |known: &FileState| known.is_file_with(meta.size, mode, mtime, ctime);
     // Clean in git's index: git's own blob is the baseline, nothing is read or copied.
     if let Some(blob) = ctx.git.as_ref().and_then(|g| g.clean_blob(&rel, &meta)) {
         if known.is_some_and(|known| same_file(known) && blob.is(&known.id) && known.git.is_empty()) {
-            return Ok(Seen::Same(rel));
+            return Ok(Seen::Same(Kept::of(rel, at)));
         }
         let state = FileState {
             id: blob.reference(),
@@ -421,7 +482,7 @@ pub(super) fn observe_path(
         // A seed's content pruned or lost meanwhile is read again, never referenced.
         && (ctx.contents_stored || ctx.objects.contains(&known.id))
     {
-        return Ok(Seen::Same(rel));
+        return Ok(Seen::Same(Kept::of(rel, at)));
     }
     Ok(Seen::Read(Pending {
         rel,

@@ -332,13 +332,14 @@ impl Recorder {
         created: &[String],
         mut skipped: std::collections::BTreeSet<String>,
     ) -> std::io::Result<(checkpoint::Manifest, checkpoint::Manifest, Vec<String>)> {
-        let paths: std::collections::BTreeSet<String> = start.keys().cloned().chain(created.iter().cloned()).collect();
+        let paths: std::collections::BTreeSet<String> =
+            start.keys().map(str::to_owned).chain(created.iter().cloned()).collect();
         let mut end = self.scanner().states_of(paths.iter().map(String::as_str))?;
         for path in &paths {
             if !end.contains_key(path)
                 && std::fs::symlink_metadata(crate::session::relpath::under(self.store.root(), path)).is_ok()
             {
-                skipped.insert(path.clone());
+                skipped.insert(path.to_owned());
             }
         }
         start.retain(|path, _| !skipped.contains(path));

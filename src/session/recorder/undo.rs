@@ -369,7 +369,7 @@ impl Recorder {
 /// created, which undo would delete. Whole-tree turns' manifests are returned as they are.
 fn only_made(turn: &Turn, start: &checkpoint::Manifest, mut end: checkpoint::Manifest) -> checkpoint::Manifest {
     if turn.tools_only {
-        end.retain(|path, _| start.contains_key(path) || turn.created.contains(path));
+        end.retain(|path, _| start.contains_key(path) || turn.created.iter().any(|c| c == path));
     }
     end
 }

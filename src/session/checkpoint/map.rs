@@ -1,0 +1,554 @@
+//! [`Manifest`]: path → [`FileState`] in path order, held compactly. A big tree's manifest is
+//! loaded at the start of every run and updated by every walk: as a `BTreeMap<String, _>` it
+//! took a heap string per path and B-tree nodes, and building one from a stored manifest held a
+//! second list of every entry. Here the paths are one buffer and the states one vector, both in
+//! path order, filled in one pass from a sorted source; the few paths set or removed later are
+//! kept beside them until they are many.
+
+use std::collections::BTreeMap;
+
+use super::manifest::FileState;
+
+/// Path (relative, `/`-separated) → state, iterated in path (byte) order.
+#[derive(Clone, Default)]
+pub struct Manifest {
+    sorted: Sorted,
+    /// Which of `sorted`'s entries were removed since (one bit each; empty when none).
+    gone: Vec<u64>,
+    removed: usize,
+    /// Paths set since `sorted` was built that it does not have.
+    added: BTreeMap<String, FileState>,
+}
+
+/// Entries in path order: path `i` is `text[ends[i - 1]..ends[i]]`.
+#[derive(Clone, Default)]
+struct Sorted {
+    text: String,
+    ends: Vec<u32>,
+    states: Vec<FileState>,
+}
+
+impl Sorted {
+    fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    fn path(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    /// Where `path` is, or where it would go.
+    fn search(&self, path: &str) -> Result<usize, usize> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.path(mid).cmp(path) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(low)
+    }
+
+    /// Appends `path` when it sorts after every path held and fits the buffer; gives the
+    /// entry back otherwise.
+    fn push(&mut self, path: &str, state: FileState) -> Result<(), FileState> {
+        let after_last = self.states.is_empty() || self.path(self.len() - 1) < path;
+        let Some(end) = u32::try_from(self.text.len() + path.len()).ok().filter(|_| after_last) else {
+            return Err(state);
+        };
+        self.text.push_str(path);
+        self.ends.push(end);
+        self.states.push(state);
+        Ok(())
+    }
+}
+
+/// Added entries beyond this many (and a quarter of the sorted ones) are merged into them.
+const MERGE_AFTER: usize = 4096;
+
+impl Manifest {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty manifest with room for `entries` whose paths take `path_bytes` in all (what a
+    /// stored manifest says it holds).
+    pub fn with_capacity(entries: usize, path_bytes: usize) -> Self {
+        Self {
+            sorted: Sorted {
+                text: String::with_capacity(path_bytes),
+                ends: Vec::with_capacity(entries),
+                states: Vec::with_capacity(entries),
+            },
+            ..Self::default()
+        }
+    }
+
+    /// Adds an entry; in path order (as stored manifests and walks give them) this appends in
+    /// place, otherwise it is [`Manifest::insert`].
+    pub fn push(&mut self, path: &str, state: FileState) {
+        if !self.added.is_empty() || self.removed > 0 {
+            self.insert(path.to_owned(), state);
+            return;
+        }
+        if let Err(state) = self.sorted.push(path, state) {
+            self.insert(path.to_owned(), state);
+        }
+    }
+
+    /// Gives back the room reserved and not filled (a stored manifest's size is a guess).
+    pub fn shrink_to_fit(&mut self) {
+        self.sorted.text.shrink_to_fit();
+        self.sorted.ends.shrink_to_fit();
+        self.sorted.states.shrink_to_fit();
+    }
+
+    pub fn len(&self) -> usize {
+        self.sorted.len() - self.removed + self.added.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn is_gone(&self, i: usize) -> bool {
+        self.gone.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0)
+    }
+
+    fn set_gone(&mut self, i: usize, gone: bool) {
+        if self.gone.is_empty() {
+            if !gone {
+                return;
+            }
+            self.gone = vec![0; self.sorted.len().div_ceil(64)];
+        }
+        let bit = 1u64 << (i % 64);
+        if gone {
+            self.gone[i / 64] |= bit;
+        } else {
+            self.gone[i / 64] &= !bit;
+        }
+    }
+
+    /// Where `path` is among the sorted entries, unless removed.
+    fn find(&self, path: &str) -> Option<usize> {
+        self.sorted.search(path).ok().filter(|i| !self.is_gone(*i))
+    }
+
+    pub fn get(&self, path: &str) -> Option<&FileState> {
+        match self.find(path) {
+            Some(i) => Some(&self.sorted.states[i]),
+            None => self.added.get(path),
+        }
+    }
+
+    /// `path`'s state, with its place among the sorted entries when it is one of them (a
+    /// walk records an unchanged entry by its place, not by a copy of its path).
+    pub fn locate(&self, path: &str) -> Option<(Option<usize>, &FileState)> {
+        match self.find(path) {
+            Some(i) => Some((Some(i), &self.sorted.states[i])),
+            None => self.added.get(path).map(|state| (None, state)),
+        }
+    }
+
+    /// The path and state at sorted place `i` (see [`Manifest::locate`]).
+    pub fn at(&self, i: usize) -> Option<(&str, &FileState)> {
+        (i < self.sorted.len() && !self.is_gone(i)).then(|| (self.sorted.path(i), &self.sorted.states[i]))
+    }
+
+    /// The paths of the entries that are neither at a sorted place whose bit is set in `seen`
+    /// nor among `seen_paths` (sorted), in path order.
+    pub fn unseen(&self, seen: &[u64], seen_paths: &[String]) -> Vec<String> {
+        let bit = |i: usize| seen.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0);
+        let mut unseen: Vec<String> = (0..self.sorted.len())
+            .filter(|i| !self.is_gone(*i) && !bit(*i))
+            .map(|i| self.sorted.path(i).to_owned())
+            .collect();
+        let added = self.added.keys().filter(|path| seen_paths.binary_search(path).is_err());
+        if self.added.is_empty() {
+            return unseen;
+        }
+        unseen.extend(added.cloned());
+        unseen.sort_unstable();
+        unseen
+    }
+
+    pub fn get_mut(&mut self, path: &str) -> Option<&mut FileState> {
+        match self.find(path) {
+            Some(i) => Some(&mut self.sorted.states[i]),
+            None => self.added.get_mut(path),
+        }
+    }
+
+    pub fn contains_key(&self, path: &str) -> bool {
+        self.get(path).is_some()
+    }
+
+    /// Sets `path`'s state; the one it replaces, if any.
+    pub fn insert(&mut self, path: String, state: FileState) -> Option<FileState> {
+        match self.sorted.search(&path) {
+            Ok(i) if self.is_gone(i) => {
+                self.set_gone(i, false);
+                self.removed -= 1;
+                self.sorted.states[i] = state;
+                None
+            }
+            Ok(i) => Some(std::mem::replace(&mut self.sorted.states[i], state)),
+            Err(_) => {
+                let old = self.added.insert(path, state);
+                if self.added.len() > MERGE_AFTER.max(self.sorted.len() / 4) {
+                    self.merge();
+                }
+                old
+            }
+        }
+    }
+
+    pub fn remove(&mut self, path: &str) -> Option<FileState> {
+        if let Some(state) = self.added.remove(path) {
+            return Some(state);
+        }
+        let i = self.find(path)?;
+        self.set_gone(i, true);
+        self.removed += 1;
+        Some(std::mem::take(&mut self.sorted.states[i]))
+    }
+
+    /// Keeps the entries `keep` says yes to.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &mut FileState) -> bool) {
+        self.added.retain(|path, state| keep(path, state));
+        let mut dropped = Vec::new();
+        let Sorted { text, ends, states } = &mut self.sorted;
+        for (i, state) in states.iter_mut().enumerate() {
+            let gone = self.gone.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0);
+            let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+            if !gone && !keep(&text[start..ends[i] as usize], state) {
+                *state = FileState::default();
+                dropped.push(i);
+            }
+        }
+        for i in dropped {
+            self.set_gone(i, true);
+            self.removed += 1;
+        }
+    }
+
+    /// Folds what was set and removed since into the sorted entries.
+    fn merge(&mut self) {
+        let mut merged = Sorted {
+            text: String::with_capacity(self.sorted.text.len()),
+            ends: Vec::with_capacity(self.len()),
+            states: Vec::with_capacity(self.len()),
+        };
+        let old = std::mem::take(self);
+        let mut spill = BTreeMap::new();
+        for (path, state) in old.into_iter() {
+            if let Err(state) = merged.push(&path, state) {
+                spill.insert(path, state);
+            }
+        }
+        self.sorted = merged;
+        self.added = spill;
+    }
+
+    /// Every entry, in path order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            manifest: self,
+            next: 0,
+            added: AddedIter::All(self.added.iter()).peekable(),
+        }
+    }
+
+    /// The entries from `path` on (`path` itself included), in path order.
+    pub fn iter_from<'a>(&'a self, path: &str) -> Iter<'a> {
+        let next = self.sorted.search(path).unwrap_or_else(|at| at);
+        let added = self
+            .added
+            .range::<str, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded));
+        Iter {
+            manifest: self,
+            next,
+            added: AddedIter::Range(added).peekable(),
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.iter().map(|(path, _)| path)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &FileState> {
+        self.iter().map(|(_, state)| state)
+    }
+}
+
+/// The added entries an [`Iter`] merges in: all of them, or a range.
+pub enum AddedIter<'a> {
+    All(std::collections::btree_map::Iter<'a, String, FileState>),
+    Range(std::collections::btree_map::Range<'a, String, FileState>),
+}
+
+impl<'a> Iterator for AddedIter<'a> {
+    type Item = (&'a String, &'a FileState);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            AddedIter::All(iter) => iter.next(),
+            AddedIter::Range(iter) => iter.next(),
+        }
+    }
+}
+
+/// A [`Manifest`]'s entries in path order: its sorted entries and its added ones, merged.
+pub struct Iter<'a> {
+    manifest: &'a Manifest,
+    next: usize,
+    added: std::iter::Peekable<AddedIter<'a>>,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, &'a FileState);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let sorted = &self.manifest.sorted;
+        while self.next < sorted.len() && self.manifest.is_gone(self.next) {
+            self.next += 1;
+        }
+        let base = (self.next < sorted.len()).then(|| sorted.path(self.next));
+        let take_added = match (base, self.added.peek()) {
+            (Some(path), Some((added, _))) => added.as_str() < path,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if take_added {
+            return self.added.next().map(|(path, state)| (path.as_str(), state));
+        }
+        let path = base?;
+        let state = &sorted.states[self.next];
+        self.next += 1;
+        Some((path, state))
+    }
+}
+
+impl<'a> IntoIterator for &'a Manifest {
+    type Item = (&'a str, &'a FileState);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// The owned entries of a [`Manifest`], in path order.
+pub struct IntoIter {
+    sorted: std::iter::Zip<std::vec::IntoIter<String>, std::vec::IntoIter<FileState>>,
+    added: std::iter::Peekable<std::collections::btree_map::IntoIter<String, FileState>>,
+    next_sorted: Option<(String, FileState)>,
+}
+
+impl Iterator for IntoIter {
+    type Item = (String, FileState);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next_sorted.is_none() {
+            self.next_sorted = self.sorted.next();
+        }
+        let take_added = match (&self.next_sorted, self.added.peek()) {
+            (Some((path, _)), Some((added, _))) => added < path,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if take_added {
+            return self.added.next();
+        }
+        self.next_sorted.take()
+    }
+}
+
+impl IntoIterator for Manifest {
+    type Item = (String, FileState);
+    type IntoIter = IntoIter;
+
+    fn into_iter(self) -> IntoIter {
+        let Manifest {
+            sorted, gone, added, ..
+        } = self;
+        let is_gone = |i: usize| gone.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0);
+        let mut paths = Vec::with_capacity(sorted.len());
+        let mut states = Vec::with_capacity(sorted.len());
+        for (i, state) in sorted.states.into_iter().enumerate() {
+            if !is_gone(i) {
+                let start = if i == 0 { 0 } else { sorted.ends[i - 1] as usize };
+                paths.push(sorted.text[start..sorted.ends[i] as usize].to_owned());
+                states.push(state);
+            }
+        }
+        IntoIter {
+            sorted: paths.into_iter().zip(states),
+            added: added.into_iter().peekable(),
+            next_sorted: None,
+        }
+    }
+}
+
+impl FromIterator<(String, FileState)> for Manifest {
+    /// In any order; a path given twice keeps its last state (as a map's `insert` would).
+    fn from_iter<I: IntoIterator<Item = (String, FileState)>>(entries: I) -> Self {
+        let mut entries: Vec<(String, FileState)> = entries.into_iter().collect();
+        // Stable: of equal paths the last given stays last, and is the one kept.
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut manifest = Manifest::with_capacity(entries.len(), entries.iter().map(|(p, _)| p.len()).sum());
+        let mut entries = entries.into_iter().peekable();
+        while let Some((path, state)) = entries.next() {
+            if entries.peek().is_some_and(|(next, _)| *next == path) {
+                continue;
+            }
+            manifest.push(&path, state);
+        }
+        manifest
+    }
+}
+
+impl Extend<(String, FileState)> for Manifest {
+    fn extend<I: IntoIterator<Item = (String, FileState)>>(&mut self, entries: I) {
+        for (path, state) in entries {
+            self.insert(path, state);
+        }
+    }
+}
+
+impl std::ops::Index<&str> for Manifest {
+    type Output = FileState;
+
+    /// Panics when `path` has no entry, as a map's indexing does (tests and known paths).
+    #[allow(clippy::expect_used)]
+    fn index(&self, path: &str) -> &FileState {
+        self.get(path).expect("no entry for this path in the manifest")
+    }
+}
+
+impl PartialEq for Manifest {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Manifest {}
+
+impl std::fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl serde::Serialize for Manifest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Manifest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, FileState>::deserialize(deserializer)?;
+        Ok(map.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(n: u64) -> FileState {
+        FileState {
+            id: format!("{n:064x}"),
+            size: n,
+            ..FileState::default()
+        }
+    }
+
+    /// Every operation, at random, on a [`Manifest`] and on the `BTreeMap` it replaced: they
+    /// must agree after each (merges included: the added entries pass `MERGE_AFTER`).
+    #[test]
+    fn a_manifest_behaves_as_the_ordered_map_it_replaced() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..6 {
+            let start = (next() % 6000) as usize;
+            // A sorted start, as a stored manifest is decoded; sometimes given unsorted.
+            let mut given: Vec<(String, FileState)> = (0..start)
+                .map(|i| (format!("d{}/f{:05}", i % 7, i * 3), state(i as u64)))
+                .collect();
+            if round % 2 == 1 {
+                given.reverse();
+                given.push(given[0].clone());
+            }
+            let mut manifest: Manifest = given.iter().cloned().collect();
+            let mut model: BTreeMap<String, FileState> = given.into_iter().collect();
+            for step in 0..12_000 {
+                let path = format!("d{}/f{:05}", next() % 8, next() % 20_000);
+                match next() % 10 {
+                    0..=3 => assert_eq!(
+                        manifest.insert(path.clone(), state(step)),
+                        model.insert(path, state(step))
+                    ),
+                    4..=5 => assert_eq!(manifest.remove(&path), model.remove(&path)),
+                    6 => assert_eq!(manifest.get(&path), model.get(&path)),
+                    7 => {
+                        if let Some(state) = manifest.get_mut(&path) {
+                            state.size += 1;
+                        }
+                        if let Some(state) = model.get_mut(&path) {
+                            state.size += 1;
+                        }
+                    }
+                    8 if step % 500 == 0 => {
+                        let from: Vec<_> = manifest.iter_from(&path).take(40).collect();
+                        let expected: Vec<_> = model
+                            .range::<str, _>((std::ops::Bound::Included(path.as_str()), std::ops::Bound::Unbounded))
+                            .take(40)
+                            .map(|(p, s)| (p.as_str(), s))
+                            .collect();
+                        assert_eq!(from, expected);
+                    }
+                    9 if step % 3000 == 0 => {
+                        let cut = next() % 4;
+                        manifest.retain(|p, _| p.len() % 4 != cut as usize);
+                        model.retain(|p, _| p.len() % 4 != cut as usize);
+                    }
+                    _ => {}
+                }
+                assert_eq!(manifest.len(), model.len());
+            }
+            assert!(manifest.iter().eq(model.iter().map(|(p, s)| (p.as_str(), s))));
+            let expected: Manifest = model.clone().into_iter().collect();
+            assert_eq!(manifest, expected);
+            assert_eq!(manifest.clone().into_iter().collect::<BTreeMap<_, _>>(), model);
+        }
+    }
+
+    #[test]
+    fn a_path_given_twice_keeps_its_last_state_and_pushes_in_order_append() {
+        let manifest: Manifest = [("b", 1), ("a", 2), ("b", 3)]
+            .into_iter()
+            .map(|(p, n)| (p.to_owned(), state(n)))
+            .collect();
+        assert_eq!(manifest.len(), 2);
+        assert_eq!(manifest["b"].size, 3);
+        let mut pushed = Manifest::with_capacity(3, 8);
+        pushed.push("a", state(1));
+        pushed.push("c", state(2));
+        pushed.push("b", state(3)); // out of order: set beside the sorted ones
+        pushed.push("c", state(4)); // again: replaces
+        assert_eq!(pushed.added.len(), 1);
+        let order: Vec<(&str, u64)> = pushed.iter().map(|(p, s)| (p, s.size)).collect();
+        assert_eq!(order, [("a", 1), ("b", 3), ("c", 4)]);
+    }
+}
