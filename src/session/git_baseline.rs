@@ -495,66 +495,63 @@ impl GitBaseline {
             return None;
         }
         let index_path = dirs.git_dir.join("index");
-        let meta = std::fs::metadata(&index_path).ok().filter(|m| m.is_file())?;
+        let file = std::fs::File::open(&index_path).ok()?;
+        let meta = file.metadata().ok().filter(|m| m.is_file())?;
         let key = IndexKey::of(&meta);
-        let index = gix_index::File::at(&index_path, gix_hash::Kind::Sha1, false, Default::default()).ok()?;
-        let odb = open_odb(&dirs)?;
-        let odb = odb.to_handle_arc();
-        let stamp = index.timestamp();
-        let index_time = (
-            u32::try_from(stamp.unix_seconds()).unwrap_or(u32::MAX),
-            stamp.nanoseconds(),
-        );
-        let mut dirs_in_tree: Vec<String> = vec![String::new()];
-        let mut seen_dirs: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let mut candidates = Entries {
-            paths: Vec::with_capacity(index.path_backing().len()),
-            list: Vec::with_capacity(index.entries().len()),
-        };
-        let unusable = gix_index::entry::Flags::ASSUME_VALID
-            | gix_index::entry::Flags::SKIP_WORKTREE
-            | gix_index::entry::Flags::INTENT_TO_ADD;
-        for entry in index.entries() {
-            let path = entry.path(&index);
-            let Ok(path) = std::str::from_utf8(path) else { continue };
-            // Every directory on the way may hold a `.gitattributes`.
-            let mut dir = path;
-            while let Some((parent, _)) = dir.rsplit_once('/') {
-                if !seen_dirs.insert(parent) {
-                    break;
+        // Read as a stream; a split index (or one this reader cannot read) by `gix_index`.
+        let mut listed = Listed::for_index_of(meta.len());
+        let read = super::git_index::read(file, meta.len(), |entry| listed.take(entry));
+        let listed = match read {
+            Ok(super::git_index::Outcome::Whole) => listed,
+            Ok(super::git_index::Outcome::Other) => {
+                let index = gix_index::File::at(&index_path, gix_hash::Kind::Sha1, false, Default::default()).ok()?;
+                let mut listed = Listed::default();
+                for entry in index.entries() {
+                    listed.take(super::git_index::Entry {
+                        path: entry.path(&index),
+                        id: entry.id,
+                        stat: entry.stat,
+                        mode: entry.mode.bits(),
+                        stage: entry.stage_raw() as u8,
+                        unvouched: entry.flags.intersects(
+                            gix_index::entry::Flags::ASSUME_VALID
+                                | gix_index::entry::Flags::SKIP_WORKTREE
+                                | gix_index::entry::Flags::INTENT_TO_ADD,
+                        ),
+                    });
                 }
-                dirs_in_tree.push(parent.to_owned());
-                dir = parent;
+                listed
             }
-            let regular =
-                entry.mode == gix_index::entry::Mode::FILE || entry.mode == gix_index::entry::Mode::FILE_EXECUTABLE;
-            if !regular
-                || entry.stage_raw() != 0
-                || entry.flags.intersects(unusable)
-                || path.split('/').any(|c| c == ".git")
-            {
-                continue;
-            }
-            if !candidates.push(path.as_bytes(), entry.id, entry.stat) {
+            Err(error) => {
+                tracing::info!(%error, "git's index is not used");
                 return None;
             }
+        };
+        let Listed {
+            mut candidates,
+            mut dirs_in_tree,
+            attributes,
+            too_many,
+            ..
+        } = listed;
+        if too_many {
+            return None;
         }
+        let odb = open_odb(&dirs)?;
+        let odb = odb.to_handle_arc();
+        let index_time = (
+            u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
+            u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        );
         candidates.sort();
         dirs_in_tree.sort();
         dirs_in_tree.dedup();
-        let staged: Vec<(String, String)> = index
-            .entries()
-            .iter()
-            .filter_map(|entry| {
-                let path = std::str::from_utf8(entry.path(&index)).ok()?;
-                let dir = match path.rsplit_once('/') {
-                    Some((dir, ".gitattributes")) => dir,
-                    None if path == ".gitattributes" => "",
-                    _ => return None,
-                };
+        let staged: Vec<(String, String)> = attributes
+            .into_iter()
+            .filter_map(|(dir, id)| {
                 let mut buffer = Vec::new();
-                let data = odb.try_find(&entry.id, &mut buffer).ok()??;
-                Some((dir.to_owned(), String::from_utf8_lossy(data.data).into_owned()))
+                let data = odb.try_find(&id, &mut buffer).ok()??;
+                Some((dir, String::from_utf8_lossy(data.data).into_owned()))
             })
             .collect();
         let rules = Rules::read(root, &dirs, &config, &dirs_in_tree, staged);
@@ -568,6 +565,70 @@ impl GitBaseline {
             key,
             index_path,
         })
+    }
+}
+
+/// What [`GitBaseline::read_index`] keeps of the index's entries as they are read.
+struct Listed {
+    candidates: Entries,
+    /// Every directory an entry lies in (each may hold a `.gitattributes`), the root first.
+    dirs_in_tree: Vec<String>,
+    seen_dirs: std::collections::HashSet<String>,
+    /// The staged `.gitattributes` files: their directory and blob.
+    attributes: Vec<(String, gix_hash::ObjectId)>,
+    /// More than the records can address: no baseline.
+    too_many: bool,
+}
+
+impl Default for Listed {
+    fn default() -> Self {
+        Self {
+            candidates: Entries::default(),
+            dirs_in_tree: vec![String::new()],
+            seen_dirs: std::collections::HashSet::new(),
+            attributes: Vec::new(),
+            too_many: false,
+        }
+    }
+}
+
+impl Listed {
+    /// Room for what an index of `len` bytes can hold (an entry takes at least 62 bytes; room
+    /// reserved and not filled is never touched, so it costs no memory).
+    fn for_index_of(len: u64) -> Self {
+        let len = usize::try_from(len).unwrap_or(0);
+        let mut listed = Self::default();
+        listed.candidates.paths.reserve(len);
+        listed.candidates.list.reserve(len / 62);
+        listed
+    }
+
+    fn take(&mut self, entry: super::git_index::Entry<'_>) {
+        let Ok(path) = std::str::from_utf8(entry.path) else {
+            return;
+        };
+        // Every directory on the way may hold a `.gitattributes`.
+        let mut dir = path;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            if self.seen_dirs.contains(parent) {
+                break;
+            }
+            self.seen_dirs.insert(parent.to_owned());
+            self.dirs_in_tree.push(parent.to_owned());
+            dir = parent;
+        }
+        match path.rsplit_once('/') {
+            Some((dir, ".gitattributes")) => self.attributes.push((dir.to_owned(), entry.id)),
+            None if path == ".gitattributes" => self.attributes.push((String::new(), entry.id)),
+            _ => {}
+        }
+        let regular = entry.mode == 0o100644 || entry.mode == 0o100755;
+        if !regular || entry.stage != 0 || entry.unvouched || path.split('/').any(|c| c == ".git") {
+            return;
+        }
+        if !self.candidates.push(path.as_bytes(), entry.id, entry.stat) {
+            self.too_many = true;
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod activity;
 pub mod checkpoint;
 pub mod diff;
 pub mod git_baseline;
+mod git_index;
 pub mod keep;
 pub mod lock;
 pub mod objects;
