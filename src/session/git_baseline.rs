@@ -495,7 +495,8 @@ impl GitBaseline {
             return None;
         }
         let index_path = dirs.git_dir.join("index");
-        let file = std::fs::File::open(&index_path).ok()?;
+        // Never blocks: a FIFO or device put at the index's path is refused, not waited on.
+        let file = crate::files::open_regular(&index_path).ok()?;
         let meta = file.metadata().ok().filter(|m| m.is_file())?;
         let key = IndexKey::of(&meta);
         // Read as a stream; a split index (or one this reader cannot read) by `gix_index`.
@@ -1139,6 +1140,32 @@ mod tests {
         assert_eq!(find_dirs(&linked), None);
         std::fs::write(wt.join(".git"), "not a gitdir line\n").unwrap();
         assert_eq!(find_dirs(&wt), None);
+    }
+
+    /// A FIFO, a directory or `/dev/zero` at the index's path (a hostile repository): no
+    /// baseline, at once, never a wait or an endless read.
+    #[test]
+    fn an_index_that_is_not_a_file_gives_no_baseline_and_no_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        if git(root, &["init", "-q"]).is_none() {
+            return;
+        }
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(root, &["add", "a.txt"]);
+        assert!(GitBaseline::read_index(root).is_some());
+        let index = root.join(".git/index");
+        std::fs::remove_file(&index).unwrap();
+        let fifo = std::ffi::CString::new(index.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        assert!(GitBaseline::read_index(root).is_none());
+        std::fs::remove_file(&index).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &index).unwrap();
+        assert!(GitBaseline::read_index(root).is_none());
+        std::fs::remove_file(&index).unwrap();
+        std::fs::create_dir(&index).unwrap();
+        assert!(GitBaseline::read_index(root).is_none());
     }
 
     #[test]
