@@ -52,7 +52,7 @@ fn file_diff(objects: &ObjectStore, path: &str, before: Option<&FileState>, afte
     if before.is_some_and(|s| s.link) || after.is_some_and(|s| s.link) {
         let target = |s: Option<&FileState>| match s {
             Some(s) if s.link => objects
-                .get(&s.id)
+                .get(&s.id.to_string())
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_else(|_| "(stored target missing)".to_owned()),
             Some(_) => "(a file)".to_owned(),
@@ -61,7 +61,7 @@ fn file_diff(objects: &ObjectStore, path: &str, before: Option<&FileState>, afte
         head.push_str(&format!("link {} → {}\n", target(before), target(after)));
         return head;
     }
-    if before.is_some_and(|s| s.id == after.map_or(String::new(), |a| a.id.clone())) {
+    if before.is_some_and(|s| Some(&s.id) == after.map(|a| &a.id)) {
         return head; // only the mode changed
     }
     let text = |state: Option<&FileState>| -> Result<String, String> {
@@ -72,7 +72,7 @@ fn file_diff(objects: &ObjectStore, path: &str, before: Option<&FileState>, afte
             return Err(format!("{} bytes, too large to show", state.size));
         }
         let bytes = objects
-            .get(&state.id)
+            .get(&state.id.to_string())
             .map_err(|_| "its stored content is missing".to_owned())?;
         if content_inspector::inspect(&bytes).is_binary() {
             return Err(format!("binary, {} bytes", bytes.len()));
@@ -140,7 +140,7 @@ mod tests {
 
     fn file(objects: &ObjectStore, bytes: &[u8], mode: u32) -> FileState {
         FileState {
-            id: objects.put(bytes).unwrap(),
+            id: objects.put(bytes).unwrap().into(),
             size: bytes.len() as u64,
             mode,
             mtime_ns: 0,

@@ -450,14 +450,13 @@ pub struct CleanBlob(gix_hash::ObjectId);
 
 impl CleanBlob {
     /// Its reference as a manifest records it: `git:` and the hex id.
-    pub fn reference(&self) -> String {
-        format!("{PREFIX}{}", self.0)
+    pub fn reference(&self) -> super::checkpoint::ContentId {
+        super::checkpoint::ContentId::Git(raw_of(&self.0))
     }
 
     /// Whether `id` is its reference.
-    pub fn is(&self, id: &str) -> bool {
-        let mut buf = [0u8; 40];
-        git_hex(id).is_some_and(|hex| self.0.hex_to_buf(&mut buf) == hex)
+    pub fn is(&self, id: &super::checkpoint::ContentId) -> bool {
+        id.git() == Some(&raw_of(&self.0))
     }
 }
 
@@ -716,7 +715,7 @@ impl GitBaseline {
     /// Before a file is read: its git reference when git's index says it is clean (stat data
     /// equal, not racy) and no conversion can apply; `None` means read it.
     pub fn clean(&self, rel: &str, meta: &Stat) -> Option<String> {
-        self.clean_blob(rel, meta).map(|blob| blob.reference())
+        self.clean_blob(rel, meta).map(|blob| blob.reference().to_string())
     }
 
     /// [`GitBaseline::clean`], without spelling the reference (a walk compares it with the
@@ -729,8 +728,9 @@ impl GitBaseline {
 
     /// Whether the index records blob `id` (a `git:` id) for `rel`: a reference to it stays
     /// valid while the index holds it.
-    pub fn tracks(&self, rel: &str, id: &str) -> bool {
-        git_hex(id).is_some_and(|hex| self.entry(rel).is_some_and(|t| t.is(hex)))
+    pub fn tracks(&self, rel: &str, id: &super::checkpoint::ContentId) -> bool {
+        id.git()
+            .is_some_and(|raw| self.entry(rel).is_some_and(|t| raw_of(&t.id) == *raw))
     }
 
     /// After a file was read: its git blob id, and whether the index records exactly that
@@ -882,7 +882,14 @@ impl GitObjects {
 
 /// Whether a manifest names any git blob.
 pub fn names_git(manifest: &super::checkpoint::Manifest) -> bool {
-    manifest.values().any(|s| git_hex(&s.id).is_some())
+    manifest.values().any(|s| s.id.is_git())
+}
+
+/// The 20 bytes of a SHA-1 object id.
+fn raw_of(id: &gix_hash::ObjectId) -> [u8; 20] {
+    let mut raw = [0u8; 20];
+    raw.copy_from_slice(id.as_bytes());
+    raw
 }
 
 /// Copies into brute's store the git blobs a turn's changes refer to (the states it started
@@ -892,13 +899,14 @@ pub fn secure_changes(
     objects: &super::objects::ObjectStore,
     changes: &[super::checkpoint::Change],
 ) -> std::io::Result<Vec<(String, String)>> {
-    let ids: Vec<&str> = changes
+    let ids: Vec<String> = changes
         .iter()
         .flat_map(|c| [c.before.as_ref(), c.after.as_ref()])
         .flatten()
-        .map(|s| s.id.as_str())
-        .filter(|id| git_hex(id).is_some())
+        .filter(|s| s.id.is_git())
+        .map(|s| s.id.to_string())
         .collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -1060,6 +1068,7 @@ mod tests {
         let base = checked(root).unwrap();
         let id = base.clean("a.txt", &meta(root, "a.txt")).unwrap();
         assert_eq!(id, format!("git:{}", blob_hex(b"a\n")));
+        let id = crate::session::checkpoint::ContentId::parse(&id);
         assert!(base.tracks("a.txt", &id) && !base.tracks("b.txt", &id));
         assert_eq!(base.clean("untracked", &meta(root, "a.txt")), None);
         // Touched: the stat data differ, so it is read; the hash says it is still the blob.

@@ -189,8 +189,8 @@ impl ChangeKeeper {
         // A clean tracked file is recorded as git's blob: copied now, before it changes.
         let git: Vec<String> = states
             .values()
-            .filter(|state| super::git_baseline::git_hex(&state.id).is_some())
-            .map(|state| state.id.clone())
+            .filter(|state| state.id.is_git())
+            .map(|state| state.id.to_string())
             .collect();
         self.copy_blobs(&git);
         for path in new {

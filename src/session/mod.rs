@@ -908,6 +908,9 @@ mod tests {
         objects.fail_writes_after(None);
         let (id, _) = scanner.checkpoint().unwrap();
         let manifest = checkpoint::load_manifest(&objects, &id).unwrap();
-        assert_eq!(objects.get(&manifest["a.txt"].id).unwrap(), b"two, not stored yet");
+        assert_eq!(
+            objects.get(&manifest["a.txt"].id.to_string()).unwrap(),
+            b"two, not stored yet"
+        );
     }
 }

@@ -108,7 +108,7 @@ fn mark_manifest(objects: &ObjectStore, manifest: &str, marks: &mut Marks) -> Re
     match load_manifest(objects, manifest) {
         Ok(loaded) => marks
             .refs
-            .extend(loaded.into_iter().map(|(_, s)| s.id).filter(|id| !id.is_empty())),
+            .extend(loaded.values().filter(|s| !s.id.is_empty()).map(|s| s.id.to_string())),
         Err(_)
             if objects
                 .get(manifest)
@@ -359,7 +359,7 @@ mod tests {
         let objects = ObjectStore::new(data.path().join("objects"));
         let before = load_manifest(&objects, &before_a).unwrap();
         assert_eq!(
-            objects.get(&before["f0.txt"].id).unwrap(),
+            objects.get(&before["f0.txt"].id.to_string()).unwrap(),
             b"file 0",
             "a's undo needs it"
         );

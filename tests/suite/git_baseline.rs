@@ -97,7 +97,7 @@ fn store(data: &Path, root: &Path) -> ObjectStore {
 }
 
 fn is_git(manifest: &Manifest, path: &str) -> bool {
-    manifest[path].id.starts_with("git:")
+    manifest[path].id.is_git()
 }
 
 /// Bytes stored in brute's store (loose and packed).
@@ -675,7 +675,9 @@ fn the_check_after_a_command_finds_edited_replaced_and_removed_tracked_files() {
     std::fs::remove_file(root.join("gone.txt")).unwrap();
     let mut changed = scanner.git_ids_changed().expect("a small tree is looked at");
     changed.sort();
-    let mut expected: Vec<String> = ["edited.txt", "fifo.txt", "link.txt", "gone.txt"].map(id).to_vec();
+    let mut expected: Vec<String> = ["edited.txt", "fifo.txt", "link.txt", "gone.txt"]
+        .map(|p| id(p).to_string())
+        .to_vec();
     expected.sort();
     assert_eq!(changed, expected);
     assert_eq!(

@@ -56,7 +56,7 @@ mod tests {
 
     fn state(objects: &ObjectStore, content: &str, mtime_ns: u64) -> FileState {
         FileState {
-            id: objects.put(content.as_bytes()).unwrap(),
+            id: objects.put(content.as_bytes()).unwrap().into(),
             size: content.len() as u64,
             mode: 0o100644,
             mtime_ns,

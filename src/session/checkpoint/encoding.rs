@@ -5,7 +5,7 @@
 //! error, never a panic. Manifests stored as JSON by earlier versions are still read (see
 //! [`super::store`]).
 
-use super::manifest::{FileState, Manifest};
+use super::manifest::{ContentId, FileState, Manifest};
 
 /// Marks a whole manifest in this form.
 pub(super) const WHOLE: &[u8] = b"brute-manifest-2\n";
@@ -111,7 +111,7 @@ fn entries(out: &mut Vec<u8>, manifest: &Manifest) {
 }
 
 fn entry(out: &mut Vec<u8>, state: &FileState) {
-    let git_id = crate::session::git_baseline::git_hex(&state.id).and_then(raw_hex);
+    let git_id = state.id.git();
     let git_field = raw_hex(&state.git);
     let mut flags = 0;
     flags |= if state.dir { DIR } else { 0 };
@@ -124,8 +124,8 @@ fn entry(out: &mut Vec<u8>, state: &FileState) {
     };
     out.push(flags);
     match git_id {
-        Some(raw) => out.extend_from_slice(&raw),
-        None => text(out, state.id.as_bytes()),
+        Some(raw) => out.extend_from_slice(raw),
+        None => text(out, state.id.to_string().as_bytes()),
     }
     varint(out, state.size);
     varint(out, u64::from(state.mode));
@@ -307,9 +307,11 @@ impl<'a> Reader<'a> {
             let path = self.shared_path(&last)?;
             let flags = self.byte()?;
             let id = if flags & ID_GIT != 0 {
-                hex_after(crate::session::git_baseline::PREFIX, self.take(20)?)
+                let mut raw = [0u8; 20];
+                raw.copy_from_slice(self.take(20)?);
+                ContentId::Git(raw)
             } else {
-                self.string()?
+                ContentId::parse(&self.string()?)
             };
             let size = self.varint()?;
             let mode = u32::try_from(self.varint()?).map_err(|_| Damaged("a mode out of range"))?;
@@ -356,7 +358,7 @@ mod tests {
         m.insert(
             "src/lib.rs".into(),
             FileState {
-                id: format!("git:{}", "0123456789abcdef0123456789abcdef01234567"),
+                id: format!("git:{}", "0123456789abcdef0123456789abcdef01234567").into(),
                 size: 1234,
                 mode: 0o100644,
                 mtime_ns: 1_700_000_000_123_456_789,
@@ -448,7 +450,8 @@ mod tests {
                         format!("obj{i}")
                     } else {
                         format!("git:{:040x}", i)
-                    },
+                    }
+                    .into(),
                     size: i as u64,
                     mode: 0o100644,
                     mtime_ns: i as u64 * 1_000_003,

@@ -3,12 +3,154 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A [`FileState`]'s content id, held as the bytes its hex digits spell (a big tree's manifest
+/// holds one per file: as text, each was a heap string of 44 or 64 bytes). Spelled, compared
+/// and stored exactly as the text it was made from.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub enum ContentId {
+    /// No content (a directory): `""`.
+    #[default]
+    None,
+    /// An object in brute's store: 64 lowercase hex digits.
+    Stored([u8; 32]),
+    /// A blob of the project's git repository: `git:` and 40 lowercase hex digits (see
+    /// [`crate::session::git_baseline`]).
+    Git([u8; 20]),
+    /// Any other text, kept as it was (written by something else).
+    Other(Box<String>),
+}
+
+impl ContentId {
+    /// The id `text` spells.
+    pub fn parse(text: &str) -> Self {
+        if text.is_empty() {
+            return ContentId::None;
+        }
+        if let Some(raw) = lower_hex::<32>(text) {
+            return ContentId::Stored(raw);
+        }
+        if let Some(raw) = text
+            .strip_prefix(crate::session::git_baseline::PREFIX)
+            .and_then(lower_hex::<20>)
+        {
+            return ContentId::Git(raw);
+        }
+        ContentId::Other(Box::new(text.to_owned()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        matches!(self, ContentId::None)
+    }
+
+    /// The git blob it names, if it is a git reference.
+    pub fn git(&self) -> Option<&[u8; 20]> {
+        match self {
+            ContentId::Git(raw) => Some(raw),
+            _ => None,
+        }
+    }
+
+    pub fn is_git(&self) -> bool {
+        self.git().is_some()
+    }
+
+    /// Whether it is the git blob the 40 hex digits `hex` spell.
+    pub fn is_git_hex(&self, hex: &str) -> bool {
+        self.git().is_some_and(|raw| lower_hex::<20>(hex) == Some(*raw))
+    }
+}
+
+/// The `N` bytes that `2 * N` lowercase hex digits spell.
+fn lower_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let digits = text.as_bytes();
+    if digits.len() != 2 * N {
+        return None;
+    }
+    let value = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut raw = [0u8; N];
+    for (byte, pair) in raw.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = (value(pair[0])? << 4) | value(pair[1])?;
+    }
+    Some(raw)
+}
+
+fn write_hex(f: &mut std::fmt::Formatter<'_>, raw: &[u8]) -> std::fmt::Result {
+    raw.iter().try_for_each(|b| write!(f, "{b:02x}"))
+}
+
+impl std::fmt::Display for ContentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContentId::None => Ok(()),
+            ContentId::Stored(raw) => write_hex(f, raw),
+            ContentId::Git(raw) => {
+                f.write_str(crate::session::git_baseline::PREFIX)?;
+                write_hex(f, raw)
+            }
+            ContentId::Other(text) => f.write_str(text),
+        }
+    }
+}
+
+impl std::fmt::Debug for ContentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
+impl From<&str> for ContentId {
+    fn from(text: &str) -> Self {
+        ContentId::parse(text)
+    }
+}
+
+impl From<String> for ContentId {
+    fn from(text: String) -> Self {
+        ContentId::parse(&text)
+    }
+}
+
+impl PartialEq<str> for ContentId {
+    fn eq(&self, text: &str) -> bool {
+        *self == ContentId::parse(text)
+    }
+}
+
+impl PartialEq<&str> for ContentId {
+    fn eq(&self, text: &&str) -> bool {
+        *self == ContentId::parse(text)
+    }
+}
+
+impl PartialEq<String> for ContentId {
+    fn eq(&self, text: &String) -> bool {
+        *self == ContentId::parse(text)
+    }
+}
+
+impl Serialize for ContentId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Ok(ContentId::parse(&text))
+    }
+}
+
 /// One path's recorded state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileState {
     /// Object id of the content; empty for a directory. `git:<hex>` names a blob of the
     /// project's git repository (see [`crate::session::git_baseline`]).
-    pub id: String,
+    pub id: ContentId,
     pub size: u64,
     pub mode: u32,
     pub mtime_ns: u64,
@@ -28,9 +170,12 @@ pub struct FileState {
 }
 
 impl FileState {
-    /// The git blob id of the content, when known.
-    pub fn git_blob(&self) -> Option<&str> {
-        crate::session::git_baseline::git_hex(&self.id).or((!self.git.is_empty()).then_some(self.git.as_str()))
+    /// The git blob id of the content (hex), when known.
+    pub fn git_blob(&self) -> Option<String> {
+        match self.id.git() {
+            Some(raw) => Some(raw.iter().map(|b| format!("{b:02x}")).collect()),
+            None => (!self.git.is_empty()).then(|| self.git.clone()),
+        }
     }
 
     /// A regular file recorded with this size, mode and timestamps (what a walk may reuse
@@ -46,7 +191,7 @@ impl FileState {
 
     /// Same content, kind and permissions (timestamps aside; a link's own mode means nothing).
     pub fn same_content(&self, other: &FileState) -> bool {
-        let same_blob = || self.git_blob().is_some_and(|a| other.git_blob() == Some(a));
+        let same_blob = || self.git_blob().is_some_and(|a| other.git_blob().as_ref() == Some(&a));
         (self.id == other.id || (!self.dir && !self.link && same_blob()))
             && self.dir == other.dir
             && self.link == other.link
@@ -103,4 +248,43 @@ pub fn pairs<'m>(
         (None, Some(_)) => b.next().map(|(p, s)| (p, None, Some(s))),
         (None, None) => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every spelling comes back as it was given; only canonical ids are held as bytes.
+    #[test]
+    fn a_content_id_is_spelled_as_it_was_given() {
+        let stored = "0123456789abcdef".repeat(4);
+        let git = format!("git:{}", "fedcba9876543210fedcba9876543210fedcba98");
+        for text in [
+            "",
+            stored.as_str(),
+            git.as_str(),
+            &stored.to_uppercase(),
+            &stored[..63],
+            "git:",
+            &git[..43],
+            "obj7",
+            "git:0123456789ABCDEF0123456789abcdef01234567",
+        ] {
+            let id = ContentId::parse(text);
+            assert_eq!(id.to_string(), text);
+            assert!(id == *text);
+            let json = serde_json::to_string(&id).unwrap();
+            assert_eq!(serde_json::from_str::<ContentId>(&json).unwrap(), id);
+        }
+        assert!(matches!(ContentId::parse(&stored), ContentId::Stored(_)));
+        assert!(matches!(ContentId::parse(&git), ContentId::Git(_)));
+        assert!(ContentId::parse(&git).is_git_hex(&git[4..]));
+        assert!(matches!(ContentId::parse(&stored.to_uppercase()), ContentId::Other(_)));
+        // No heap string per file: a big tree's manifest holds one state per file.
+        assert!(
+            std::mem::size_of::<FileState>() <= 96,
+            "{}",
+            std::mem::size_of::<FileState>()
+        );
+    }
 }

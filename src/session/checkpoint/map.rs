@@ -463,7 +463,7 @@ mod tests {
 
     fn state(n: u64) -> FileState {
         FileState {
-            id: format!("{n:064x}"),
+            id: format!("{n:064x}").into(),
             size: n,
             ..FileState::default()
         }

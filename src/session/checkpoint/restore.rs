@@ -223,7 +223,7 @@ fn apply_or_preview(
     let missing: Vec<String> = plan
         .iter()
         .filter_map(|(path, to)| {
-            to.filter(|s| !s.dir && !objects.contains(&s.id))
+            to.filter(|s| !s.dir && !objects.contains(&s.id.to_string()))
                 .map(|_| (*path).to_owned())
         })
         .collect();
@@ -272,7 +272,7 @@ fn apply_or_preview(
                 continue;
             }
         }
-        let bytes = objects.get(&state.id)?;
+        let bytes = objects.get(&state.id.to_string())?;
         // A link that appeared on the way since the check above is refused by the write:
         // the path is left alone, as one under a link is.
         if !dry_run && changed_since(tree.write(path, state, &bytes))? {
@@ -388,7 +388,7 @@ mod tests {
         std::fs::write(root.join("a.txt"), "now\n").unwrap();
         let objects = ObjectStore::new(dir.path().join("objects"));
         let before = FileState {
-            id: objects.put(b"before\n").unwrap(),
+            id: objects.put(b"before\n").unwrap().into(),
             size: 7,
             mode: 0o100644,
             ..Default::default()

@@ -216,7 +216,7 @@ impl Scanner {
             while previous.next_if(|(path, _)| *path < rel).is_some() {}
             previous
                 .peek()
-                .filter(|(path, state)| *path == rel && crate::session::git_baseline::git_hex(&state.id) == Some(hex))
+                .filter(|(path, state)| *path == rel && state.id.is_git_hex(hex))
                 .map(|(_, state)| state.size)
         };
         read.finish(known)
@@ -449,8 +449,8 @@ impl Scanner {
     pub fn git_id(&self, rel: &str) -> Option<String> {
         self.previous
             .get(rel)
-            .filter(|state| crate::session::git_baseline::git_hex(&state.id).is_some())
-            .map(|state| state.id.clone())
+            .filter(|state| state.id.is_git())
+            .map(|state| state.id.to_string())
     }
 
     /// The git blobs the last walk recorded for files that are no longer as it found them
@@ -465,12 +465,12 @@ impl Scanner {
         let ids = self
             .previous
             .iter()
-            .filter(|(_, state)| crate::session::git_baseline::git_hex(&state.id).is_some())
+            .filter(|(_, state)| state.id.is_git())
             .filter(|(rel, state)| {
                 let now = std::fs::symlink_metadata(crate::session::relpath::under(&self.root, rel));
                 !now.is_ok_and(|meta| super::walk::unchanged_file(state, &meta))
             })
-            .map(|(_, state)| state.id.clone())
+            .map(|(_, state)| state.id.to_string())
             .collect();
         Some(ids)
     }
@@ -481,12 +481,12 @@ impl Scanner {
         if rel.is_empty() {
             return Vec::new();
         }
-        let git = |state: &FileState| crate::session::git_baseline::git_hex(&state.id).is_some();
+        let git = |state: &FileState| state.id.is_git();
         let mut ids: Vec<String> = self
             .previous
             .get(rel)
             .filter(|state| git(state))
-            .map(|state| state.id.clone())
+            .map(|state| state.id.to_string())
             .into_iter()
             .collect();
         if self.previous.get(rel).is_some_and(|state| state.dir) {
@@ -496,7 +496,7 @@ impl Scanner {
                     .iter_from(&prefix)
                     .take_while(|(path, _)| path.starts_with(&prefix))
                     .filter(|(_, state)| git(state))
-                    .map(|(_, state)| state.id.clone()),
+                    .map(|(_, state)| state.id.to_string()),
             );
         }
         ids
@@ -978,7 +978,7 @@ mod tests {
 
     fn state(n: u64) -> FileState {
         FileState {
-            id: format!("{n:064}"),
+            id: format!("{n:064}").into(),
             size: n,
             mode: 0o644,
             mtime_ns: n,

@@ -398,7 +398,7 @@ mod tests {
 
     fn file(id: &str) -> FileState {
         FileState {
-            id: id.to_owned(),
+            id: id.into(),
             size: 1,
             mode: 0o644,
             mtime_ns: 1,

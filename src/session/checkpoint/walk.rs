@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::deep::{Deep, too_long_to_list};
-use super::manifest::{FileState, Manifest};
+use super::manifest::{ContentId, FileState, Manifest};
 use super::scanner::Budget;
 use crate::session::objects::ObjectStore;
 use crate::session::stat::{DirStat, Stat};
@@ -401,7 +401,7 @@ pub(super) fn observe_path(
             return Ok(Seen::Nothing);
         };
         let state = FileState {
-            id: String::new(),
+            id: ContentId::None,
             size: 0,
             mode: meta.mode,
             mtime_ns: 0,
@@ -418,11 +418,11 @@ pub(super) fn observe_path(
             return Ok(Seen::Nothing);
         };
         let target = target.into_encoded_bytes();
-        let id = crate::session::objects::hash(&target);
+        let id = ContentId::parse(&crate::session::objects::hash(&target));
         // The same target as last time is stored already (no store lookup, no lock).
         let id = match ctx.previous.get(&rel) {
             Some(known) if known.link && known.id == id => id,
-            _ => ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&target)?,
+            _ => ContentId::parse(&ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(&target)?),
         };
         let state = FileState {
             id,
@@ -477,10 +477,10 @@ pub(super) fn observe_path(
         && same_file(known)
         && !recent
         // A git blob stays a baseline only while the index records it for the path.
-        && (crate::session::git_baseline::git_hex(&known.id).is_none()
+        && (!known.id.is_git()
             || ctx.git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
         // A seed's content pruned or lost meanwhile is read again, never referenced.
-        && (ctx.contents_stored || ctx.objects.contains(&known.id))
+        && (ctx.contents_stored || ctx.objects.contains(&known.id.to_string()))
     {
         return Ok(Seen::Same(Kept::of(rel, at)));
     }
@@ -510,10 +510,13 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Se
     };
     // In a git repository the content's blob id is known too: read anyway (racy, touched,
     // maybe converted), a file whose blob is the index's is referenced, not stored.
-    let store = |bytes: &[u8]| ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(bytes);
+    let store = |bytes: &[u8]| -> std::io::Result<ContentId> {
+        let id = ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(bytes)?;
+        Ok(ContentId::parse(&id))
+    };
     let (id, git_blob) = match ctx.git.as_ref().map(|g| g.after_read(&rel, &bytes)) {
         Some(read) if read.in_index => (
-            format!("{}{}", crate::session::git_baseline::PREFIX, read.blob),
+            ContentId::parse(&format!("{}{}", crate::session::git_baseline::PREFIX, read.blob)),
             String::new(),
         ),
         Some(read) => (store(&bytes)?, read.blob),

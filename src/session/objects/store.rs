@@ -261,8 +261,14 @@ impl ObjectStore {
         }
     }
 
-    /// Reads an object.
-    pub fn get(&self, id: &str) -> std::io::Result<Vec<u8>> {
+    /// Reads an object (its id as text, or a manifest's [`ContentId`]).
+    ///
+    /// [`ContentId`]: crate::session::checkpoint::ContentId
+    pub fn get(&self, id: &(impl std::fmt::Display + ?Sized)) -> std::io::Result<Vec<u8>> {
+        self.get_text(&id.to_string())
+    }
+
+    fn get_text(&self, id: &str) -> std::io::Result<Vec<u8>> {
         let loose = self.path(id);
         match std::fs::read(&loose) {
             Ok(bytes) => return Ok(bytes),
@@ -463,7 +469,12 @@ impl ObjectStore {
         Ok(true)
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    /// Whether the object is here (its id as text, or a manifest's `ContentId`).
+    pub fn contains(&self, id: &(impl std::fmt::Display + ?Sized)) -> bool {
+        self.contains_text(&id.to_string())
+    }
+
+    fn contains_text(&self, id: &str) -> bool {
         self.locate(id).is_some()
             || self.path(id).exists()
             || crate::session::git_baseline::git_hex(id)
