@@ -63,7 +63,7 @@ mod tests {
             ctime_ns: 0,
             dir: false,
             link: false,
-            git: String::new(),
+            git: Default::default(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! error, never a panic. Manifests stored as JSON by earlier versions are still read (see
 //! [`super::store`]).
 
-use super::manifest::{ContentId, FileState, Manifest};
+use super::manifest::{ContentId, FileState, Manifest, Note};
 
 /// Marks a whole manifest in this form.
 pub(super) const WHOLE: &[u8] = b"brute-manifest-2\n";
@@ -112,7 +112,7 @@ fn entries(out: &mut Vec<u8>, manifest: &Manifest) {
 
 fn entry(out: &mut Vec<u8>, state: &FileState) {
     let git_id = state.id.git();
-    let git_field = raw_hex(&state.git);
+    let git_field = raw_hex(state.git.as_str());
     let mut flags = 0;
     flags |= if state.dir { DIR } else { 0 };
     flags |= if state.link { LINK } else { 0 };
@@ -133,7 +133,7 @@ fn entry(out: &mut Vec<u8>, state: &FileState) {
     varint(out, state.ctime_ns);
     match git_field {
         Some(raw) => out.extend_from_slice(&raw),
-        None if !state.git.is_empty() => text(out, state.git.as_bytes()),
+        None if !state.git.is_empty() => text(out, state.git.as_str().as_bytes()),
         None => {}
     }
 }
@@ -318,11 +318,11 @@ impl<'a> Reader<'a> {
             let mtime_ns = self.varint()?;
             let ctime_ns = self.varint()?;
             let git = if flags & GIT_RAW != 0 {
-                hex(self.take(20)?)
+                hex(self.take(20)?).into()
             } else if flags & GIT_TEXT != 0 {
-                self.string()?
+                self.string()?.into()
             } else {
-                String::new()
+                Note::default()
             };
             // Stored in order: each entry is appended in place.
             manifest.push(

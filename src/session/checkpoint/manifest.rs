@@ -165,8 +165,46 @@ pub struct FileState {
     pub link: bool,
     /// The content's git blob id, for a file stored in brute's store in a git repository:
     /// the same content referenced as `git:<hex>` (when git's index records it) is the same.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub git: String,
+    #[serde(default, skip_serializing_if = "Note::is_empty")]
+    pub git: Note,
+}
+
+/// A short text most states leave empty ([`FileState::git`]): no room taken when empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Note(Option<Box<str>>);
+
+impl Note {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+}
+
+impl From<String> for Note {
+    fn from(text: String) -> Self {
+        Note((!text.is_empty()).then(|| text.into_boxed_str()))
+    }
+}
+
+impl From<&str> for Note {
+    fn from(text: &str) -> Self {
+        Note((!text.is_empty()).then(|| text.into()))
+    }
+}
+
+impl Serialize for Note {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Note {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Note::from(String::deserialize(deserializer)?))
+    }
 }
 
 impl FileState {
@@ -174,7 +212,7 @@ impl FileState {
     pub fn git_blob(&self) -> Option<String> {
         match self.id.git() {
             Some(raw) => Some(raw.iter().map(|b| format!("{b:02x}")).collect()),
-            None => (!self.git.is_empty()).then(|| self.git.clone()),
+            None => (!self.git.is_empty()).then(|| self.git.as_str().to_owned()),
         }
     }
 
@@ -282,7 +320,7 @@ mod tests {
         assert!(matches!(ContentId::parse(&stored.to_uppercase()), ContentId::Other(_)));
         // No heap string per file: a big tree's manifest holds one state per file.
         assert!(
-            std::mem::size_of::<FileState>() <= 96,
+            std::mem::size_of::<FileState>() <= 88,
             "{}",
             std::mem::size_of::<FileState>()
         );

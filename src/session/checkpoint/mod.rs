@@ -28,7 +28,7 @@ mod walk;
 pub use consent::{UNASKED_BYTES, UNASKED_ENTRIES, copy_warning, paused_notice};
 pub use cursor::Cursor;
 pub use held::Held;
-pub use manifest::{Change, ContentId, FileState, Manifest, diff};
+pub use manifest::{Change, ContentId, FileState, Manifest, Note, diff};
 pub use restore::{MissingContent, MoveReport, Moved, Unrestorable, apply, preview};
 pub use scanner::{
     Budget, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_WALK, SMALL_TREE, Scan, Scanner, Walked, WatchFrom,

@@ -405,7 +405,7 @@ mod tests {
             ctime_ns: 1,
             dir: false,
             link: false,
-            git: String::new(),
+            git: Default::default(),
         }
     }
 

@@ -408,7 +408,7 @@ pub(super) fn observe_path(
             ctime_ns: 0,
             dir: true,
             link: false,
-            git: String::new(),
+            git: Default::default(),
         };
         return Ok(found(ctx, rel, state));
     }
@@ -432,7 +432,7 @@ pub(super) fn observe_path(
             ctime_ns: 0,
             dir: false,
             link: true,
-            git: String::new(),
+            git: Default::default(),
         };
         return Ok(found(ctx, rel, state));
     }
@@ -533,7 +533,7 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Se
             ctime_ns: ctime,
             dir: false,
             link: false,
-            git: git_blob,
+            git: git_blob.into(),
         },
     ))
 }
