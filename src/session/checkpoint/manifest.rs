@@ -54,6 +54,21 @@ impl ContentId {
         self.git().is_some()
     }
 
+    /// `f` given the id's text, spelled on the stack (no allocation for a hex id).
+    pub fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        use std::io::Write;
+        let mut buf = [0u8; 68];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        match self {
+            ContentId::Other(text) => f(text),
+            id if write!(cursor, "{id}").is_ok() => {
+                let len = usize::try_from(cursor.position()).unwrap_or(0);
+                f(std::str::from_utf8(&buf[..len]).unwrap_or_default())
+            }
+            id => f(&id.to_string()),
+        }
+    }
+
     /// Whether it is the git blob the 40 hex digits `hex` spell.
     pub fn is_git_hex(&self, hex: &str) -> bool {
         self.git().is_some_and(|raw| lower_hex::<20>(hex) == Some(*raw))
@@ -78,8 +93,16 @@ fn lower_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
     Some(raw)
 }
 
+/// `raw` in lowercase hex, written at once (an id is spelled for every store lookup).
 fn write_hex(f: &mut std::fmt::Formatter<'_>, raw: &[u8]) -> std::fmt::Result {
-    raw.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 64];
+    for (pair, byte) in out.chunks_exact_mut(2).zip(raw) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 15)];
+    }
+    // ASCII digits: always UTF-8.
+    f.write_str(std::str::from_utf8(&out[..raw.len() * 2]).unwrap_or_default())
 }
 
 impl std::fmt::Display for ContentId {
@@ -310,6 +333,7 @@ mod tests {
         ] {
             let id = ContentId::parse(text);
             assert_eq!(id.to_string(), text);
+            assert_eq!(id.with_text(str::to_owned), text);
             assert!(id == *text);
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(serde_json::from_str::<ContentId>(&json).unwrap(), id);

@@ -480,7 +480,7 @@ pub(super) fn observe_path(
         && (!known.id.is_git()
             || ctx.git.as_ref().is_some_and(|g| g.tracks(&rel, &known.id)))
         // A seed's content pruned or lost meanwhile is read again, never referenced.
-        && (ctx.contents_stored || ctx.objects.contains(&known.id.to_string()))
+        && (ctx.contents_stored || known.id.with_text(|id| ctx.objects.contains(id)))
     {
         return Ok(Seen::Same(Kept::of(rel, at)));
     }
