@@ -504,6 +504,17 @@ impl GitBaseline {
         let listed = match read {
             Ok(super::git_index::Outcome::Whole) => listed,
             Ok(super::git_index::Outcome::Other) => {
+                // `gix_index` opens the index and its shared index by path, blocking: anything
+                // there that is not a file (a FIFO would hang the read) means no baseline.
+                let shared = std::fs::read_dir(&dirs.git_dir)
+                    .ok()?
+                    .flatten()
+                    .filter(|entry| entry.file_name().as_encoded_bytes().starts_with(b"sharedindex."));
+                for path in std::iter::once(index_path.clone()).chain(shared.map(|entry| entry.path())) {
+                    if !std::fs::metadata(&path).is_ok_and(|meta| meta.is_file()) {
+                        return None;
+                    }
+                }
                 let index = gix_index::File::at(&index_path, gix_hash::Kind::Sha1, false, Default::default()).ok()?;
                 let mut listed = Listed::default();
                 for entry in index.entries() {
@@ -594,12 +605,13 @@ impl Default for Listed {
 
 impl Listed {
     /// Room for what an index of `len` bytes can hold (an entry takes at least 62 bytes; room
-    /// reserved and not filled is never touched, so it costs no memory).
+    /// reserved and not filled is never touched, so it costs no memory), up to what a real
+    /// index of 2 million entries needs: a sparse file's size is no promise.
     fn for_index_of(len: u64) -> Self {
-        let len = usize::try_from(len).unwrap_or(0);
+        let len = usize::try_from(len.min(256 << 20)).unwrap_or(0);
         let mut listed = Self::default();
-        listed.candidates.paths.reserve(len);
-        listed.candidates.list.reserve(len / 62);
+        let _ = listed.candidates.paths.try_reserve(len);
+        let _ = listed.candidates.list.try_reserve(len / 62);
         listed
     }
 
@@ -1174,6 +1186,22 @@ mod tests {
         assert!(GitBaseline::read_index(root).is_none());
         std::fs::remove_file(&index).unwrap();
         std::fs::create_dir(&index).unwrap();
+        assert!(GitBaseline::read_index(root).is_none());
+        // A split index (read by `gix_index`, which opens by path) whose shared part is a FIFO.
+        std::fs::remove_dir(&index).unwrap();
+        git(root, &["add", "a.txt"]);
+        git(root, &["update-index", "--split-index"]);
+        assert!(GitBaseline::read_index(root).is_some());
+        let shared = std::fs::read_dir(root.join(".git"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().as_encoded_bytes().starts_with(b"sharedindex."))
+            .unwrap()
+            .path();
+        std::fs::remove_file(&shared).unwrap();
+        let fifo = std::ffi::CString::new(shared.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
         assert!(GitBaseline::read_index(root).is_none());
     }
 

@@ -45,10 +45,17 @@ const EXTENDED: u16 = 0x4000;
 const SKIP_WORKTREE: u16 = 0x4000;
 const INTENT_TO_ADD: u16 = 0x2000;
 const NAME_MASK: u16 = 0x0fff;
+/// An index larger than this is damage (one of 2 million entries takes about 200 MB).
+const MAX_INDEX: u64 = 1 << 30;
+/// A path longer than this is damage (git's own paths are limited by the system's).
+const MAX_PATH: usize = 64 * 1024;
 
 /// Reads the `len` bytes of an index from `file`, handing each entry to `entry` in stored
 /// order (git's: by path, then stage).
 pub fn read(file: impl std::io::Read, len: u64, mut entry: impl FnMut(Entry<'_>)) -> Result<Outcome, Unreadable> {
+    if len > MAX_INDEX {
+        return Err(Unreadable::Damaged("larger than any index git writes"));
+    }
     let body = len
         .checked_sub(20)
         .ok_or(Unreadable::Damaged("shorter than its checksum"))?;
@@ -71,6 +78,10 @@ pub fn read(file: impl std::io::Read, len: u64, mut entry: impl FnMut(Entry<'_>)
     }
     let count = be32(&header[8..12]);
     let mut path: Vec<u8> = Vec::with_capacity(256);
+    // Version 4 shares each path's start with the path before: a damaged or hostile index
+    // could spell paths far longer than itself. Real ones stay well within this.
+    let most = len.saturating_mul(16).saturating_add(1 << 20);
+    let mut spelled: u64 = 0;
     for _ in 0..count {
         let mut fixed = [0u8; 62];
         source.read_exact(&mut fixed)?;
@@ -115,7 +126,14 @@ pub fn read(file: impl std::io::Read, len: u64, mut entry: impl FnMut(Entry<'_>)
                 let pad = (8 - read % 8) % 8;
                 let mut nuls = [0u8; 8];
                 source.read_exact(&mut nuls[..pad])?;
+                if nuls[..pad].iter().any(|b| *b != 0) {
+                    return Err(Unreadable::Damaged("an entry not padded with NULs"));
+                }
             }
+        }
+        spelled = spelled.saturating_add(path.len() as u64);
+        if path.len() > MAX_PATH || spelled > most {
+            return Err(Unreadable::Damaged("paths longer than git writes"));
         }
         let time = |at: usize| gix_index::entry::stat::Time {
             secs: be32(&fixed[at..at + 4]),
@@ -198,7 +216,7 @@ fn varint(source: &mut impl std::io::Read) -> Result<u64, Unreadable> {
 /// Appends bytes up to a NUL (not kept); a path longer than git allows is damage.
 fn read_until_nul(source: &mut impl BufRead, path: &mut Vec<u8>) -> Result<(), Unreadable> {
     let start = path.len();
-    source.take(1 << 20).read_until(0, path)?;
+    source.take(MAX_PATH as u64 + 1).read_until(0, path)?;
     if path.pop() != Some(0) {
         return Err(Unreadable::Damaged("a path without an end"));
     }
@@ -384,5 +402,32 @@ mod tests {
         longer.push(0);
         assert!(read(longer.as_slice(), good.len() as u64, |_| {}).is_err());
         assert!(parse(&longer).is_err());
+        // A sparse file of 200 GB: refused by its size, nothing read.
+        let huge = std::fs::File::options().write(true).open(&index).unwrap();
+        huge.set_len(200 << 30).unwrap();
+        let started = std::fs::File::open(&index).unwrap();
+        assert!(read(started, 200 << 30, |_| panic!("no entry of a refused index")).is_err());
+        assert!(crate::session::git_baseline::GitBaseline::read_index(root).is_none());
+    }
+
+    /// Version 4 paths that each keep the whole path before and add a byte: the paths spelled
+    /// would grow as the square of the entries. An error once far past the file's own size.
+    #[test]
+    fn version_4_paths_cannot_grow_past_the_index() {
+        let entries = 4000u32;
+        let mut bytes = b"DIRC".to_vec();
+        bytes.extend_from_slice(&4u32.to_be_bytes());
+        bytes.extend_from_slice(&entries.to_be_bytes());
+        for _ in 0..entries {
+            let mut fixed = [0u8; 62];
+            fixed[24..28].copy_from_slice(&0o100644u32.to_be_bytes());
+            bytes.extend_from_slice(&fixed);
+            bytes.extend_from_slice(&[0, b'x', 0]); // keep all of the path before, add "x"
+        }
+        bytes.extend_from_slice(&[0; 20]); // no checksum (`index.skipHash`)
+        let mut longest = 0;
+        let result = read(bytes.as_slice(), bytes.len() as u64, |e| longest = e.path.len());
+        assert!(matches!(result, Err(Unreadable::Damaged(_))), "{result:?}");
+        assert!(longest < 4000, "{longest}");
     }
 }

@@ -50,8 +50,15 @@ impl ContentId {
         }
     }
 
+    /// Whether it names a git blob: `git:` and anything (an id in another spelling, written by
+    /// something else, counts too, as it did when ids were text; only [`ContentId::Git`] can
+    /// be found in the repository).
     pub fn is_git(&self) -> bool {
-        self.git().is_some()
+        match self {
+            ContentId::Git(_) => true,
+            ContentId::Other(text) => text.starts_with(crate::session::git_baseline::PREFIX),
+            _ => false,
+        }
     }
 
     /// `f` given the id's text, spelled on the stack (no allocation for a hex id).
@@ -342,6 +349,10 @@ mod tests {
         assert!(matches!(ContentId::parse(&git), ContentId::Git(_)));
         assert!(ContentId::parse(&git).is_git_hex(&git[4..]));
         assert!(matches!(ContentId::parse(&stored.to_uppercase()), ContentId::Other(_)));
+        // Another spelling of a git reference still counts as one (never found in git).
+        let odd = ContentId::parse("git:0123456789ABCDEF0123456789abcdef01234567");
+        assert!(odd.is_git() && odd.git().is_none());
+        assert!(!ContentId::parse(&stored).is_git() && !ContentId::parse("obj7").is_git());
         // No heap string per file: a big tree's manifest holds one state per file.
         assert!(
             std::mem::size_of::<FileState>() <= 88,

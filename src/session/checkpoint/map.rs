@@ -125,6 +125,10 @@ impl Manifest {
             }
             self.gone = vec![0; self.sorted.len().div_ceil(64)];
         }
+        if i / 64 >= self.gone.len() {
+            // Entries were appended since the first removal.
+            self.gone.resize(self.sorted.len().div_ceil(64), 0);
+        }
         let bit = 1u64 << (i % 64);
         if gone {
             self.gone[i / 64] |= bit;
@@ -550,5 +554,22 @@ mod tests {
         assert_eq!(pushed.added.len(), 1);
         let order: Vec<(&str, u64)> = pushed.iter().map(|(p, s)| (p, s.size)).collect();
         assert_eq!(order, [("a", 1), ("b", 3), ("c", 4)]);
+    }
+
+    /// Entries appended after a removal (put back since) can be removed in their turn.
+    #[test]
+    fn an_entry_appended_after_a_removal_can_be_removed() {
+        let mut manifest: Manifest = [("a", 1), ("b", 2)]
+            .into_iter()
+            .map(|(p, n)| (p.to_owned(), state(n)))
+            .collect();
+        assert!(manifest.remove("a").is_some());
+        assert!(manifest.insert("a".to_owned(), state(3)).is_none());
+        for i in 0..200 {
+            manifest.push(&format!("c{i:03}"), state(i));
+        }
+        assert_eq!(manifest.remove("c150").map(|s| s.size), Some(150));
+        assert_eq!(manifest.len(), 2 + 199);
+        assert!(manifest.get("c150").is_none() && manifest.get("c151").is_some());
     }
 }
