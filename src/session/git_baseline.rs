@@ -25,7 +25,7 @@ use gix_object::{Exists, Find, FindHeader};
 use super::stat::Stat;
 
 /// The prefix of an id that names a git blob of the project's repository.
-pub const PREFIX: &str = "git:";
+pub const PREFIX: &str = super::objects::GIT_PREFIX;
 
 /// The git blob hex an id names, if it is a git reference.
 pub fn git_hex(id: &str) -> Option<&str> {
@@ -450,12 +450,12 @@ pub struct CleanBlob(gix_hash::ObjectId);
 
 impl CleanBlob {
     /// Its reference as a manifest records it: `git:` and the hex id.
-    pub fn reference(&self) -> super::checkpoint::ContentId {
-        super::checkpoint::ContentId::Git(raw_of(&self.0))
+    pub fn reference(&self) -> super::objects::ContentId {
+        super::objects::ContentId::Git(raw_of(&self.0))
     }
 
     /// Whether `id` is its reference.
-    pub fn is(&self, id: &super::checkpoint::ContentId) -> bool {
+    pub fn is(&self, id: &super::objects::ContentId) -> bool {
         id.git() == Some(&raw_of(&self.0))
     }
 }
@@ -740,7 +740,7 @@ impl GitBaseline {
 
     /// Whether the index records blob `id` (a `git:` id) for `rel`: a reference to it stays
     /// valid while the index holds it.
-    pub fn tracks(&self, rel: &str, id: &super::checkpoint::ContentId) -> bool {
+    pub fn tracks(&self, rel: &str, id: &super::objects::ContentId) -> bool {
         id.git()
             .is_some_and(|raw| self.entry(rel).is_some_and(|t| raw_of(&t.id) == *raw))
     }
@@ -926,12 +926,12 @@ pub fn secure_changes(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Runs git in `dir` (no system or global config); `None` when git is missing (a failure
     /// under CI).
-    fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    pub(crate) fn git(dir: &Path, args: &[&str]) -> Option<String> {
         let out = std::process::Command::new("git")
             .args(args)
             .current_dir(dir)
@@ -1080,7 +1080,7 @@ mod tests {
         let base = checked(root).unwrap();
         let id = base.clean("a.txt", &meta(root, "a.txt")).unwrap();
         assert_eq!(id, format!("git:{}", blob_hex(b"a\n")));
-        let id = crate::session::checkpoint::ContentId::parse(&id);
+        let id = crate::session::objects::ContentId::parse(&id);
         assert!(base.tracks("a.txt", &id) && !base.tracks("b.txt", &id));
         assert_eq!(base.clean("untracked", &meta(root, "a.txt")), None);
         // Touched: the stat data differ, so it is read; the hash says it is still the blob.

@@ -248,27 +248,10 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// git in `dir`, as the baseline's tests run it; `false` when git is missing (a failure
+    /// under CI).
     fn git(dir: &Path, args: &[&str]) -> bool {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output();
-        let Ok(out) = out else {
-            assert!(std::env::var_os("CI").is_none(), "git is needed for this test");
-            return false;
-        };
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        true
+        crate::session::git_baseline::tests::git(dir, args).is_some()
     }
 
     type Seen = (Vec<u8>, gix_hash::ObjectId, gix_index::entry::Stat, u32, u8, bool);

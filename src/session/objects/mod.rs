@@ -21,10 +21,12 @@
 //! one pack, [`fault`] lets tests fail writes.
 
 mod fault;
+mod id;
 mod pack;
 mod store;
 #[cfg(test)]
 mod tests;
 
+pub use id::{ContentId, GIT_PREFIX};
 pub use pack::PackWriter;
 pub use store::{MAX_LOOSE, MAX_PACKS, ObjectStore, hash};
