@@ -333,6 +333,10 @@ impl Conversation {
     /// the queue goes on, or is given back to the front end after an interrupt.
     fn finished(&mut self, agent: Box<super::Agent>, end: Option<TurnEnd>) {
         self.agent = Some(*agent);
+        if self.queue.is_empty() {
+            // Idle now: no process waits for a command that may be hours away.
+            crate::sandbox::spare::discard();
+        }
         for (id, response) in std::mem::take(&mut self.unclaimed) {
             self.answered(&id, response);
         }

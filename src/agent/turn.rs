@@ -200,6 +200,17 @@ impl super::Agent {
                     self.compact(None, false, &tools).await;
                 }
             }
+            // The sandbox of the turn's first command is made while the model answers. One
+            // spare a turn: a later command's start is lost in a round trip of the model, and a
+            // spare nobody takes costs a process.
+            let registry = self.executor.registry();
+            if iteration == 1
+                && tools
+                    .iter()
+                    .any(|t| registry.get(&t.name).is_some_and(|tool| tool.runs_commands()))
+            {
+                crate::tool::shell::prepare_spare(self.state.access());
+            }
             let sent_len = self.history.len();
             self.events.emit(Event::RequestStarted { iteration });
             let events = self.events.clone();

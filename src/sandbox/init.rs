@@ -10,6 +10,9 @@
 //!
 //! - The relay waits for the init and ends the way PROGRAM ended (same exit code, or killed by
 //!   the same signal), so the caller sees PROGRAM's status.
+//! - Started with `--spare` and a policy instead of a program, the init makes that policy's
+//!   namespaces, `/proc`, loopback and ptys, then reads PROGRAM, its policy, directory and
+//!   environment from stdin ([`super::spare`]) and goes on from there as a fresh init does.
 //! - The init dies with the relay (`PR_SET_PDEATHSIG`), and the kernel then kills every process
 //!   in the namespace. It forwards TERM/HUP/INT/QUIT to all of them, reaps orphans, and exits
 //!   when PROGRAM exits (which ends PROGRAM's background children, as a finished `shell` call
@@ -33,6 +36,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use super::INIT_ARG;
 use super::policy::Policy;
+use super::spare::{Request, Shape};
 
 pub use super::UNAVAILABLE;
 
@@ -58,19 +62,105 @@ pub fn dispatch() -> Option<u8> {
             }
         }
     }
+    if rest.first().is_some_and(|a| a == super::spare::SPARE_ARG) {
+        let (shape, _) = Policy::from_args(&rest[1..]);
+        return Some(start(&shape, Begin::OnRequest));
+    }
     let (policy, program) = Policy::from_args(&rest);
-    Some(run(&policy, program))
+    let Some(program) = to_cstrings(program) else {
+        eprintln!("brute sandbox: no program, or an argument holds a NUL byte");
+        return Some(127);
+    };
+    Some(start(&policy, Begin::Now(program)))
+}
+
+/// When the program is known: at once (a fresh init), or from a [`Request`] on stdin (a spare,
+/// see [`super::spare`]).
+enum Begin {
+    Now(Vec<CString>),
+    OnRequest,
+}
+
+/// A spare's request, applied: the policy and program it names, with the process's directory,
+/// environment and stdin set for the program. `policy` is the spare's, whose shape the
+/// request must have. `Err`: the exit code (nothing runs).
+fn take_request(shape: &Policy) -> Result<(Policy, Vec<CString>), u8> {
+    // SAFETY: fd 0 is the spare's stdin pipe; ManuallyDrop leaves it open.
+    let input = std::mem::ManuallyDrop::new(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(0) });
+    let request = match Request::read(&*input) {
+        Ok(request) => request,
+        // Discarded unused, or brute went away: nothing to run, nothing to say.
+        Err(super::spare::BadRequest::Ended) => return Err(0),
+        Err(error) => {
+            eprintln!("brute sandbox: {error}");
+            return Err(127);
+        }
+    };
+    let (policy, program) = request.policy();
+    if Shape::of(&policy) != Shape::of(shape) {
+        eprintln!("brute sandbox: the command's policy does not fit this init; the command did not run");
+        return Err(UNAVAILABLE);
+    }
+    let Some(program) = to_cstrings(program) else {
+        eprintln!("brute sandbox: no program, or an argument holds a NUL byte");
+        return Err(127);
+    };
+    if let Err(error) = std::env::set_current_dir(&request.cwd) {
+        eprintln!("brute sandbox: cannot enter {}: {error}", request.cwd.display());
+        return Err(127);
+    }
+    // SAFETY: single-threaded (the init runs before anything else in main); the strings are
+    // NUL-terminated copies that outlive each call (setenv copies them).
+    unsafe {
+        libc::clearenv();
+        for (key, value) in &request.env {
+            if let (Ok(key), Ok(value)) = (CString::new(key.as_bytes()), CString::new(value.as_bytes())) {
+                libc::setenv(key.as_ptr(), value.as_ptr(), 1);
+            }
+        }
+    }
+    if request.stdin_null && !stdin_from_null() {
+        eprintln!(
+            "brute sandbox: cannot open /dev/null: {}",
+            std::io::Error::last_os_error()
+        );
+        return Err(127);
+    }
+    Ok((policy, program))
+}
+
+/// Puts `/dev/null` on fd 0.
+fn stdin_from_null() -> bool {
+    // SAFETY: opening a device and moving it onto fd 0; the temporary fd is closed.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            return false;
+        }
+        let moved = null == 0 || libc::dup2(null, 0) == 0;
+        if null != 0 {
+            libc::close(null);
+        }
+        moved
+    }
 }
 
 /// Signals the init passes on to everything in its namespace.
 const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
 
-fn run(policy: &Policy, argv: &[OsString]) -> u8 {
-    let Some(program) = to_cstrings(argv) else {
-        eprintln!("brute sandbox: no program, or an argument holds a NUL byte");
-        return 127;
-    };
+/// Makes the namespaces and forks the init (PID 1 of them); this process stays as the relay.
+/// `policy`: the command's, or for a spare the one whose shape its namespaces take.
+fn start(policy: &Policy, begin: Begin) -> u8 {
     if !enter_namespaces(!policy.network, policy.confined()) {
+        // Where no namespace can be made, a spare ends as a fresh init would: a confined
+        // command does not run, an unconfined one runs directly.
+        let (policy, program) = match begin {
+            Begin::Now(program) => (policy.clone(), program),
+            Begin::OnRequest => match take_request(policy) {
+                Ok(taken) => taken,
+                Err(code) => return code,
+            },
+        };
         if policy.confined() {
             eprintln!("brute sandbox: cannot create namespaces here; the command did not run");
             return UNAVAILABLE;
@@ -100,11 +190,16 @@ fn run(policy: &Policy, argv: &[OsString]) -> u8 {
         0 => {
             // SAFETY: closing our copy of the read end.
             unsafe { libc::close(read_end) };
-            init(policy, &program, write_end)
+            init(policy, begin, write_end)
         }
         child => {
             // SAFETY: closing our copy of the write end.
             unsafe { libc::close(write_end) };
+            // A spare's request pipe is the init's alone: should the init die first, brute's
+            // write fails and a fresh init takes the command.
+            if matches!(begin, Begin::OnRequest) && !stdin_from_null() {
+                return 127;
+            }
             relay(child, read_end)
         }
     }
@@ -175,9 +270,10 @@ extern "C" fn forward(signal: libc::c_int) {
     unsafe { libc::kill(-1, signal) };
 }
 
-/// PID 1 of the new namespace: mounts a fresh `/proc`, enforces the policy, starts the
-/// program, reaps, and reports the program's wait status to the relay through `report`.
-fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
+/// PID 1 of the new namespace: mounts a fresh `/proc`, isolates what does not depend on the
+/// command (loopback, ptys), waits for the request when a spare, enforces the policy, starts
+/// the program, reaps, and reports the program's wait status to the relay through `report`.
+fn init(policy: &Policy, begin: Begin, report: libc::c_int) -> u8 {
     // SAFETY: plain syscalls with valid arguments; the strings are NUL-terminated literals.
     let private = unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
@@ -195,8 +291,16 @@ fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
         }
         private
     };
+    let own_ptys = policy.confined() && isolate(policy);
+    let (policy, program) = match begin {
+        Begin::Now(program) => (policy.clone(), program),
+        Begin::OnRequest => match take_request(policy) {
+            Ok(taken) => taken,
+            Err(code) => return code,
+        },
+    };
     if policy.confined()
-        && let Err(problem) = confine(policy, private).and_then(|()| super::harden::drop_privileges())
+        && let Err(problem) = confine(&policy, private, own_ptys).and_then(|()| super::harden::drop_privileges())
     {
         eprintln!("brute sandbox: {problem}; the command did not run");
         return UNAVAILABLE;
@@ -218,7 +322,7 @@ fn init(policy: &Policy, program: &[CString], report: libc::c_int) -> u8 {
         // A session of its own: no controlling terminal (brute's, or the person's shell's).
         // SAFETY: setsid has no memory effects; the child is not a group leader, so it cannot fail.
         unsafe { libc::setsid() };
-        exec(program);
+        exec(&program);
         // SAFETY: leaving the child without running the parent's destructors.
         unsafe { libc::_exit(127) };
     }
@@ -252,10 +356,21 @@ const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
+/// What a confined command gets whatever it is: without network, a loopback of its own and the
+/// local services' sockets hidden; a devpts instance of its own. Returns whether the ptys are
+/// its own.
+fn isolate(policy: &Policy) -> bool {
+    if !policy.network {
+        loopback_up();
+        hide_local_services();
+    }
+    private_ptys()
+}
+
 /// Enforces a confined policy on this process (and so on everything it starts): read-only bind
-/// mounts for `.git`/`.brute`, a loopback of its own, then Landlock. Any part that cannot be
-/// enforced is an error: a command never runs less confined than its policy says.
-fn confine(policy: &Policy, private_mounts: bool) -> Result<(), String> {
+/// mounts for `.git`/`.brute`, then Landlock. Any part that cannot be enforced is an error: a
+/// command never runs less confined than its policy says.
+fn confine(policy: &Policy, private_mounts: bool, own_ptys: bool) -> Result<(), String> {
     let read_only: Vec<&std::path::Path> = policy
         .read_only
         .iter()
@@ -268,11 +383,6 @@ fn confine(policy: &Policy, private_mounts: bool) -> Result<(), String> {
     for path in read_only {
         bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
     }
-    if !policy.network {
-        loopback_up();
-        hide_local_services();
-    }
-    let own_ptys = private_ptys();
     landlock(policy, own_ptys)
 }
 

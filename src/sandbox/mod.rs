@@ -26,6 +26,7 @@ pub mod harden;
 #[cfg(target_os = "linux")]
 pub mod init;
 pub mod policy;
+pub mod spare;
 
 /// The exit code of the init when a confined policy cannot be enforced (nothing ran).
 pub const UNAVAILABLE: u8 = 125;
@@ -367,18 +368,51 @@ fn spawner() -> &'static std::sync::Mutex<std::sync::mpsc::Sender<Job>> {
     })
 }
 
-/// Spawns `command` from the spawner thread (see [`spawner`]).
-pub async fn spawn(mut command: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+/// Runs `job` on the spawner thread, after the jobs sent before it. False when the thread is
+/// gone.
+fn on_spawner(job: Job) -> bool {
+    spawner().lock().unwrap_or_else(|e| e.into_inner()).send(job).is_ok()
+}
+
+/// Runs `f` on the spawner thread (inside this runtime) and returns what it returns.
+async fn on_spawner_for<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
         let _runtime = handle.enter();
-        let _ = tx.send(command.spawn());
+        let _ = tx.send(f());
     });
-    let sent = spawner().lock().unwrap_or_else(|e| e.into_inner()).send(job);
-    if sent.is_err() {
+    if !on_spawner(job) {
         return Err(std::io::Error::other("the spawner thread is gone"));
     }
     rx.await
-        .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread dropped the request")))
+        .map_err(|_| std::io::Error::other("the spawner thread dropped the request"))
+}
+
+/// Spawns `command` from the spawner thread (see [`spawner`]).
+pub async fn spawn(mut command: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    on_spawner_for(move || command.spawn()).await?
+}
+
+/// [`spawn`] for a command whose stdin, stdout and stderr are piped (the `shell` tool's):
+/// started in the session's [`spare`] init when one of its shape is ready, else under a fresh
+/// init. `stdin_null`: the program reads nothing (the caller then gets no stdin); else what the
+/// caller writes to the child's stdin reaches it.
+pub async fn spawn_spared(
+    mut command: tokio::process::Command,
+    stdin_null: bool,
+) -> std::io::Result<tokio::process::Child> {
+    let request = spare::Request::for_command(&command, stdin_null);
+    let Some(request) = request.filter(|_| spare::enabled()) else {
+        return spawn(command).await;
+    };
+    let shape = spare::Shape::of(&request.policy().0);
+    let started = on_spawner_for(move || match spare::take(shape) {
+        Some(child) => Ok((child, Some(command))),
+        None => command.spawn().map(|child| (child, None)),
+    });
+    match started.await?? {
+        (child, None) => Ok(child),
+        (child, Some(command)) => spare::hand_over(child, command, &request).await.map(|(child, _)| child),
+    }
 }

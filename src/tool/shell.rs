@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
 use super::capture::Capture;
+use super::state::Access;
 use super::{Keep, Params, Tool, ToolContext, ToolError, ToolOutput, str_arg};
 use crate::sandbox::group::{KILL_GRACE, kill_group, signal_group};
 
@@ -174,12 +175,31 @@ pub async fn run_process(
 /// approved to run unconfined (escalated, or approved because no sandbox is available here).
 pub fn command_policy(ctx: &ToolContext, unconfined: bool) -> crate::sandbox::Policy {
     let access = ctx.agent.access();
+    let can_confine = access.can_confine();
+    policy_under(access, unconfined, can_confine)
+}
+
+fn policy_under(access: Access, unconfined: bool, can_confine: bool) -> crate::sandbox::Policy {
     // While planning, a command runs read-only or not at all.
-    if (unconfined || !access.can_confine()) && !access.planning() {
-        crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, &ctx.root, &[], &[])
+    if (unconfined || !can_confine) && !access.planning() {
+        // A full-access policy names no path.
+        crate::sandbox::Policy::for_project(crate::sandbox::Mode::FullAccess, std::path::Path::new("/"), &[], &[])
     } else {
         access.policy
     }
+}
+
+/// Has a spare init made (see [`crate::sandbox::spare`]) for the next command under `access`,
+/// so that its sandbox is ready when the model's answer names one. (Whether commands can be
+/// confined here is found out first, on the spawner thread: a command would wait for it too.)
+pub fn prepare_spare(access: Access) {
+    crate::sandbox::spare::prepare(
+        move || {
+            let can_confine = access.can_confine();
+            Some(policy_under(access, false, can_confine))
+        },
+        &crate::secrets::key_vars(),
+    );
 }
 
 /// [`run_process`] under an explicit sandbox policy.
@@ -223,7 +243,7 @@ pub async fn run_prepared(
     for var in crate::secrets::key_vars() {
         spawn.env_remove(var);
     }
-    let mut child = crate::sandbox::spawn(spawn)
+    let mut child = crate::sandbox::spawn_spared(spawn, stdin.is_none())
         .await
         .map_err(|e| ToolError::io("cannot start the command", &e))?;
     let pid = child.id().unwrap_or(0);

@@ -36,6 +36,7 @@ mod reasoning;
 mod sandbox;
 mod sessions;
 mod skill_scripts;
+mod spare;
 mod strict_mock;
 mod text_calls;
 mod tools;
