@@ -291,6 +291,11 @@ fn init(policy: &Policy, begin: Begin, report: libc::c_int) -> u8 {
         }
         private
     };
+    // No mount of a confined command's may reach the host's namespace.
+    if policy.confined() && !private {
+        eprintln!("brute sandbox: cannot make mounts private; the command did not run");
+        return UNAVAILABLE;
+    }
     let own_ptys = policy.confined() && isolate(policy);
     let (policy, program) = match begin {
         Begin::Now(program) => (policy.clone(), program),
@@ -300,7 +305,9 @@ fn init(policy: &Policy, begin: Begin, report: libc::c_int) -> u8 {
         },
     };
     if policy.confined()
-        && let Err(problem) = confine(&policy, private, own_ptys).and_then(|()| super::harden::drop_privileges())
+        && let Err(problem) = confine(&policy, own_ptys)
+            .and_then(|()| reenter_working_dir())
+            .and_then(|()| super::harden::drop_privileges())
     {
         eprintln!("brute sandbox: {problem}; the command did not run");
         return UNAVAILABLE;
@@ -356,34 +363,37 @@ const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
-/// What a confined command gets whatever it is: without network, a loopback of its own and the
-/// local services' sockets hidden; a devpts instance of its own. Returns whether the ptys are
-/// its own.
+/// What a confined command gets whatever it is: without network, a loopback of its own; a
+/// devpts instance of its own. Returns whether the ptys are its own.
 fn isolate(policy: &Policy) -> bool {
     if !policy.network {
         loopback_up();
-        hide_local_services();
     }
     private_ptys()
 }
 
 /// Enforces a confined policy on this process (and so on everything it starts): read-only bind
-/// mounts for `.git`/`.brute`, then Landlock. Any part that cannot be enforced is an error: a
-/// command never runs less confined than its policy says.
-fn confine(policy: &Policy, private_mounts: bool, own_ptys: bool) -> Result<(), String> {
-    let read_only: Vec<&std::path::Path> = policy
-        .read_only
-        .iter()
-        .map(|p| p.as_path())
-        .filter(|p| p.exists())
-        .collect();
-    if !read_only.is_empty() && !private_mounts {
-        return Err("cannot make mounts private".to_owned());
-    }
-    for path in read_only {
+/// mounts for `.git`/`.brute`, the local services' sockets hidden (without network; looked for
+/// now, not when a spare started), then Landlock. Any part that cannot be enforced is an
+/// error: a command never runs less confined than its policy says. The mounts are private
+/// (checked by the caller).
+fn confine(policy: &Policy, own_ptys: bool) -> Result<(), String> {
+    for path in policy.read_only.iter().filter(|p| p.exists()) {
         bind_read_only(path).map_err(|e| format!("cannot make {} read-only: {e}", path.display()))?;
     }
+    if !policy.network {
+        hide_local_services();
+    }
     landlock(policy, own_ptys)
+}
+
+/// Enters the working directory again by its path, through the mounts just made: a directory
+/// entered before them (a command started in `.git`, or in the runtime dir now hidden) would
+/// otherwise keep writing below the read-only mount. Where the path no longer leads anywhere,
+/// the command does not run.
+fn reenter_working_dir() -> Result<(), String> {
+    let dir = std::env::current_dir().map_err(|e| format!("cannot tell the working directory: {e}"))?;
+    std::env::set_current_dir(&dir).map_err(|e| format!("cannot enter {} again after confining it: {e}", dir.display()))
 }
 
 /// A devpts instance of the command's own over `/dev/pts` (and its `ptmx` over `/dev/ptmx`):

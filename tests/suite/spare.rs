@@ -175,6 +175,32 @@ fn a_command_in_a_spare_runs_as_under_a_fresh_init() {
     assert!(listener.accept().is_err(), "the listener outside saw no connection");
 }
 
+/// A command started in `.git` (the model chose that `cwd`) writes there no more than one
+/// naming it by path: its directory is entered again through the read-only mount, fresh init
+/// or spare.
+#[test]
+fn a_command_started_inside_git_cannot_write_it() {
+    if !sandbox_ready() {
+        return;
+    }
+    let project = dir("spare-gitcwd");
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+    let policy = Policy::for_project(Mode::WorkspaceWrite, &project, &[], &[]);
+    let script = "echo hacked >> config 2>/dev/null || echo config-refused; \
+                  echo x > hooks/pre-commit 2>/dev/null || echo hook-refused";
+    let rt = runtime();
+    for spare in [None, Some(&policy)] {
+        let (ran, _) = rt.block_on(run(&policy, spare, &project.join(".git"), script, None));
+        assert_eq!(ran.stdout, "config-refused\nhook-refused\n", "{ran:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(project.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!project.join(".git/hooks/pre-commit").exists());
+}
+
 /// A spare made for one project runs a command under the command's policy: its project is
 /// writable, the spare's is not, and a read-only path the command's policy names (a nested
 /// `.git` found after the spare was made) is read-only.
