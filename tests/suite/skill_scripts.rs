@@ -12,18 +12,6 @@ use std::path::Path;
 use serde_json::Value;
 use support::{MockServer, Reply, Sandbox, openai_sse, tool_results};
 
-/// Whether the real sandbox is here (a missing one fails under CI).
-fn sandbox_ready() -> bool {
-    match brute::sandbox::available() {
-        Ok(()) => true,
-        Err(why) => {
-            assert!(std::env::var_os("CI").is_none(), "CI must run the sandbox tests: {why}");
-            eprintln!("skipping: {why}");
-            false
-        }
-    }
-}
-
 /// Writes a skill at `dir` (relative to `base`) with `front` matter lines and executable scripts.
 fn skill(base: &Path, dir: &str, front: &str, scripts: &[(&str, &str)]) {
     let dir = base.join(dir);
@@ -67,7 +55,7 @@ fn trusted_with_ceiling(sb: &Sandbox, ceiling: &str) {
 
 #[test]
 fn a_script_is_advertised_and_runs_with_shell_split_args() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let sb = Sandbox::new();
@@ -99,7 +87,7 @@ fn a_script_is_advertised_and_runs_with_shell_split_args() {
 
 #[test]
 fn writes_only_inside_the_granted_tree() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let sb = Sandbox::new();
@@ -142,7 +130,7 @@ fn writes_only_inside_the_granted_tree() {
 
 #[test]
 fn reads_outside_the_grant_fail() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let sb = Sandbox::new();
@@ -179,7 +167,7 @@ fn reads_outside_the_grant_fail() {
 
 #[test]
 fn a_socket_fails_without_network_and_the_listener_sees_nothing() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -236,7 +224,7 @@ fn processes_with(marker: &str) -> Vec<String> {
 
 #[test]
 fn a_timeout_kills_the_script_and_its_children() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let sb = Sandbox::new();
@@ -264,7 +252,7 @@ fn a_timeout_kills_the_script_and_its_children() {
 
 #[test]
 fn trust_core_is_honoured_for_user_skills_only() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let sb = Sandbox::new();

@@ -13,18 +13,6 @@ use brute::sandbox::spare::{self, Request, Spare};
 use brute::sandbox::{Mode, Policy};
 use support::{MockServer, Reply, Sandbox, openai_sse};
 
-/// Whether the real sandbox is here (a missing one fails under CI).
-fn sandbox_ready() -> bool {
-    match brute::sandbox::available() {
-        Ok(()) => true,
-        Err(why) => {
-            assert!(std::env::var_os("CI").is_none(), "CI must run the sandbox tests: {why}");
-            eprintln!("skipping: {why}");
-            false
-        }
-    }
-}
-
 /// A fresh directory outside /tmp (which workspace-write policies may write).
 fn dir(name: &str) -> PathBuf {
     let dir = tempfile::Builder::new()
@@ -110,7 +98,7 @@ async fn run(
 /// `.git`, and a connection to a listener outside are refused; its own loopback works).
 #[test]
 fn a_command_in_a_spare_runs_as_under_a_fresh_init() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let project = dir("spare-project");
@@ -180,7 +168,7 @@ fn a_command_in_a_spare_runs_as_under_a_fresh_init() {
 /// or spare.
 #[test]
 fn a_command_started_inside_git_cannot_write_it() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let project = dir("spare-gitcwd");
@@ -206,7 +194,7 @@ fn a_command_started_inside_git_cannot_write_it() {
 /// `.git` found after the spare was made) is read-only.
 #[test]
 fn a_spare_enforces_the_commands_policy_not_the_one_it_was_made_for() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let first = dir("spare-first");
@@ -238,7 +226,7 @@ fn a_spare_enforces_the_commands_policy_not_the_one_it_was_made_for() {
 /// written to a spare directly is refused by the init itself, running nothing.
 #[test]
 fn a_spare_of_another_shape_runs_nothing_for_the_command() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let project = dir("spare-shape");
@@ -273,7 +261,7 @@ fn a_spare_of_another_shape_runs_nothing_for_the_command() {
 /// whose pipe closes with no request (discarded, or brute gone) ends at once, quietly.
 #[test]
 fn a_dead_spare_hands_the_command_on_and_an_unused_one_ends_quietly() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     let project = dir("spare-dead");
@@ -315,7 +303,7 @@ fn a_dead_spare_hands_the_command_on_and_an_unused_one_ends_quietly() {
 /// run outlives it.
 #[test]
 fn a_runs_first_command_starts_in_its_spare() {
-    if !sandbox_ready() {
+    if !support::sandbox_ready() {
         return;
     }
     for spares in [true, false] {

@@ -1206,3 +1206,17 @@ pub fn python_driving_brute(sb: &Sandbox, server: &MockServer, script: &str) -> 
         .env("BRUTE_BASE_URL", server.url("/v1"));
     Some(cmd)
 }
+
+/// Whether the real sandbox (namespaces, Landlock) is here; a missing one fails under `CI`,
+/// elsewhere the caller skips, saying why.
+#[allow(dead_code)]
+pub fn sandbox_ready() -> bool {
+    match brute::sandbox::available() {
+        Ok(()) => true,
+        Err(why) => {
+            assert!(std::env::var_os("CI").is_none(), "CI must run the sandbox tests: {why}");
+            eprintln!("skipping: {why}");
+            false
+        }
+    }
+}
