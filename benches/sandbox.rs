@@ -1,7 +1,8 @@
 //! What the process sandbox costs per command: `bash -c true` started directly, through the
 //! init under `full-access` (new PID and mount namespaces with their own `/proc`), and under
 //! `workspace-write` (also Landlock, read-only `.git`, a network namespace), 100 runs each,
-//! interleaved, all spawned the way the `shell` tool does.
+//! interleaved, all spawned the way the `shell` tool does; and the `workspace-write` start with
+//! brute's own binary as the init instead of `brute-sandbox-init`.
 //!
 //! Run: `cargo bench --bench sandbox` (numbers go to BENCHMARKS.md by hand). With
 //! `BRUTE_BENCH_BASE=/path/to/an/older/brute`, the same `workspace-write` start through that
@@ -45,6 +46,7 @@ fn main() {
         kept
     };
     let mut based = Vec::new();
+    let mut in_brute = Vec::new();
     let (mut direct, mut unconfined, mut sandboxed) = (Vec::new(), Vec::new(), Vec::new());
     runtime.block_on(async {
         for _ in 0..100 {
@@ -63,11 +65,21 @@ fn main() {
                 assert!(child.wait().await.expect("wait").success());
                 samples.push(started.elapsed());
             }
+            let started = Instant::now();
+            let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_brute"));
+            command
+                .arg(brute::sandbox::INIT_ARG)
+                .args(confined.to_args())
+                .args(["--", "bash", "-c", "true"]);
+            let mut child = brute::sandbox::spawn(command).await.expect("init in brute");
+            assert!(child.wait().await.expect("wait").success());
+            in_brute.push(started.elapsed());
             if let Some(base) = &base {
                 let started = Instant::now();
                 let mut command = tokio::process::Command::new(base);
+                // An older brute's init argument names no build.
                 command
-                    .arg(brute::sandbox::INIT_ARG)
+                    .arg("__brute-sandbox-init")
                     .args(&base_args)
                     .args(["--", "bash", "-c", "true"]);
                 let mut child = brute::sandbox::spawn(command).await.expect("base init");
@@ -83,6 +95,12 @@ fn main() {
     println!("  init, full-access (PID+mount ns) {:>7.2} ms", ms(u));
     println!("  init, workspace-write (+Landlock, netns) {:>7.2} ms", ms(s));
     println!("  sandboxed vs unconfined shell call: +{:.2} ms", ms(s) - ms(u));
+    let own = median(in_brute);
+    println!(
+        "  workspace-write, init in brute's own binary {:>7.2} ms ({:+.2} ms)",
+        ms(own),
+        ms(own) - ms(s)
+    );
     if !based.is_empty() {
         let b = median(based);
         println!("  base binary, workspace-write     {:>7.2} ms", ms(b));

@@ -1,6 +1,7 @@
-//! The sandbox init: what `brute __brute-sandbox-init -- PROGRAM ARGS…` runs, before anything
-//! else in `main` (single-threaded, no runtime, none of brute's secrets in memory: it is a
-//! fresh `exec`).
+//! The sandbox init: what `brute-sandbox-init __brute-sandbox-init/… -- PROGRAM ARGS…` runs
+//! (or brute's own binary, given the same arguments; see [`super::exe`]), before anything else
+//! in `main` (single-threaded, no runtime, none of brute's secrets in memory: it is a fresh
+//! `exec`).
 //!
 //! ```text
 //! brute ──fork/exec──▶ relay (brute's PID namespace; ignores TERM/HUP/INT/QUIT)

@@ -1,8 +1,9 @@
 //! Every process brute starts for the model (`shell`, command tools) is started here, so that
 //! it cannot outlive brute and cannot see brute.
 //!
-//! A command runs under a small init (`brute __brute-sandbox-init -- PROGRAM ARGS…`, see
-//! [`init`]) that puts it into a new PID namespace with its own `/proc`:
+//! A command runs under a small init (`brute-sandbox-init __brute-sandbox-init/… -- PROGRAM
+//! ARGS…`, or brute's own binary as the init; see [`init`] and [`exe`]) that puts it into a new
+//! PID namespace with its own `/proc`:
 //!
 //! - **Nothing outlives brute.** The init holds `PR_SET_PDEATHSIG = SIGKILL` towards brute's
 //!   spawner thread, which lives as long as brute; when brute ends — SIGKILL included — the
@@ -19,6 +20,7 @@
 // The mechanism is Linux's (namespaces, Landlock, PR_SET_PDEATHSIG); other platforms get
 // their own module here. Elsewhere `available()` says no, so confined modes refuse to start
 // and `full-access` runs commands directly.
+pub mod exe;
 pub mod git_dirs;
 pub mod group;
 #[cfg(target_os = "linux")]
@@ -44,43 +46,34 @@ pub fn dispatch_init() -> Option<u8> {
     }
 }
 
+/// The whole of [`INIT_BINARY`]'s `main`: runs the init, or says why not (exit 125, nothing
+/// runs): it was started by another build of brute, or by hand.
+pub fn run_init_binary() -> u8 {
+    if let Some(code) = dispatch_init() {
+        return code;
+    }
+    let first = std::env::args_os().nth(1);
+    let first = first.as_deref().map(OsStr::to_string_lossy).unwrap_or_default();
+    if first.starts_with(exe::INIT_ARG_STEM) {
+        eprintln!(
+            "brute sandbox: {INIT_BINARY} is from another build of brute than the one that started it \
+             (it takes {INIT_ARG}, it was given {first}); install both binaries again. The command did not run."
+        );
+    } else {
+        eprintln!("{INIT_BINARY} is brute's sandbox init; brute starts it, one per command.");
+    }
+    UNAVAILABLE
+}
+
 use std::ffi::OsStr;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 pub use policy::{Mode, Policy};
 
-/// The argument that turns the `brute` binary into the sandbox init.
-pub const INIT_ARG: &str = "__brute-sandbox-init";
+pub use exe::{IN_BRUTE_VAR, INIT_ARG, INIT_BINARY, init_exe};
 
 /// The environment variable that forces commands to run without namespaces.
 pub const DISABLE_VAR: &str = "BRUTE_NO_SANDBOX";
-
-/// The brute binary that can act as the init, if there is one (Linux only): brute itself, or (for the test
-/// harnesses of this crate) the `brute` beside the test binaries. `None` when disabled.
-pub fn init_exe() -> Option<&'static PathBuf> {
-    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| {
-        if cfg!(not(target_os = "linux")) || std::env::var_os(DISABLE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
-            return None;
-        }
-        let exe = std::env::current_exe().ok()?;
-        let name = exe.file_name()?.to_string_lossy().into_owned();
-        let dir = exe.parent()?;
-        let in_deps = dir.file_name().is_some_and(|d| d == "deps");
-        if !in_deps && (name == "brute" || name.starts_with("brute ")) {
-            // Exec'ing /proc/self/exe works even when the binary was replaced on disk.
-            return Some(PathBuf::from("/proc/self/exe"));
-        }
-        let sibling = if in_deps {
-            dir.parent()?.join("brute")
-        } else {
-            dir.join("brute")
-        };
-        sibling.is_file().then_some(sibling)
-    })
-    .as_ref()
-}
 
 /// Whether commands get their own PID namespace (the init is available and not disabled).
 pub fn isolated() -> bool {

@@ -25,6 +25,7 @@ mod fixtures;
 mod git_baseline;
 mod hooks;
 mod hostile;
+mod init_binary;
 mod layers;
 mod mcp;
 mod network;

@@ -709,10 +709,15 @@ impl Sandbox {
 
     /// `brute` with no provider flags, as a plain process.
     pub fn std_command(&self) -> std::process::Command {
+        self.command_of(&assert_cmd::cargo::cargo_bin("brute"))
+    }
+
+    /// [`Sandbox::std_command`] with another `brute` binary (a copy elsewhere).
+    pub fn command_of(&self, brute: &std::path::Path) -> std::process::Command {
         let config = self.home.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
         std::fs::write(config.join("config.toml"), "retry_base_ms = 1\n").unwrap();
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("brute"));
+        let mut cmd = std::process::Command::new(brute);
         cmd.current_dir(self.project.path())
             .stdin(std::process::Stdio::null())
             .env("HOME", self.home.path())

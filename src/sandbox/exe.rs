@@ -1,0 +1,133 @@
+//! Which binary runs the sandbox init. brute's own binary can (`brute __brute-sandbox-init…`,
+//! see [`super::init`]), but starting brute's 25 MB again for every command costs about 1 ms
+//! and 300 page faults more than starting `brute-sandbox-init`: the same init code, built as a
+//! binary of its own (`src/bin/brute-sandbox-init.rs`) without the rest of brute, and installed
+//! beside it. brute uses that one when it is there and sound, else itself.
+//!
+//! - **Found beside brute's real path, then pinned.** The file is opened once and exec'd
+//!   through that descriptor (`/proc/self/fd/N`), so replacing it on disk later (an upgrade
+//!   while brute runs) changes nothing for this process, as with `/proc/self/exe`.
+//! - **Sound:** a regular file owned by brute's owner (or root) that no one else may write. Any
+//!   other file there is ignored, and brute runs the init itself.
+//! - **From this build only.** The init's first argument names brute's version and the init
+//!   protocol ([`INIT_ARG`]); an init from another build refuses it (exit 125, nothing runs)
+//!   instead of reading arguments it does not know.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The first argument of an init's command line: it turns a binary into the sandbox init, and
+/// says which build of brute asks. The number after the version changes whenever the init's
+/// arguments or a spare's request change.
+pub const INIT_ARG: &str = concat!("__brute-sandbox-init/", env!("CARGO_PKG_VERSION"), "/1");
+
+/// The first part of [`INIT_ARG`], the same in every build: an init that sees it with another
+/// build's ending says so.
+pub const INIT_ARG_STEM: &str = "__brute-sandbox-init";
+
+/// The init's own binary, installed beside `brute`.
+pub const INIT_BINARY: &str = "brute-sandbox-init";
+
+/// Set (to anything but `0`) to have brute's own binary run the init even when
+/// [`INIT_BINARY`] is there (to compare the two, or to rule the small one out).
+pub const IN_BRUTE_VAR: &str = "BRUTE_INIT_IN_BRUTE";
+
+/// The binary that runs the init, if there is one (Linux only): [`INIT_BINARY`] beside brute,
+/// else brute itself; for the test harnesses of this crate, the ones beside the test binaries.
+/// `None` when the sandbox is disabled ([`super::DISABLE_VAR`]).
+pub fn init_exe() -> Option<&'static PathBuf> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXE.get_or_init(|| {
+        if cfg!(not(target_os = "linux")) || set(super::DISABLE_VAR) {
+            return None;
+        }
+        let exe = std::env::current_exe().ok()?;
+        let name = exe.file_name()?.to_string_lossy().into_owned();
+        let dir = exe.parent()?;
+        let in_deps = dir.file_name().is_some_and(|d| d == "deps");
+        // "brute (deleted)": the binary was replaced on disk while it runs.
+        let is_brute = !in_deps && (name == "brute" || name.starts_with("brute "));
+        let bin_dir = if in_deps { dir.parent()? } else { dir };
+        let brute = if is_brute { exe.clone() } else { bin_dir.join("brute") };
+        if !set(IN_BRUTE_VAR)
+            && let Some(pinned) = pin(&bin_dir.join(INIT_BINARY), &brute)
+        {
+            return Some(pinned);
+        }
+        if is_brute {
+            // Exec'ing /proc/self/exe works even when the binary was replaced on disk.
+            return Some(PathBuf::from("/proc/self/exe"));
+        }
+        brute.is_file().then_some(brute)
+    })
+    .as_ref()
+}
+
+fn set(var: &str) -> bool {
+    std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Opens `init` for good when it is sound next to `brute` (see the module doc) and returns the
+/// path that execs what was opened. The descriptor stays open for the life of the process
+/// (close-on-exec: no command inherits it).
+fn pin(init: &Path, brute: &Path) -> Option<PathBuf> {
+    use std::os::fd::IntoRawFd;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let owner = std::fs::metadata(brute).ok()?.uid();
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(init)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    let mode = meta.permissions().mode();
+    let sound = meta.is_file() && (meta.uid() == owner || meta.uid() == 0) && mode & 0o022 == 0 && mode & 0o100 != 0;
+    if !sound {
+        tracing::info!(init = %init.display(), "not using this sandbox init: not a file of brute's owner that only its owner may change");
+        return None;
+    }
+    Some(PathBuf::from(format!("/proc/self/fd/{}", file.into_raw_fd())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn exe_file(dir: &Path, name: &str, mode: u32) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, b"\x7fELF").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    #[test]
+    fn only_a_sound_init_is_pinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let brute = exe_file(dir.path(), "brute", 0o755);
+        let init = exe_file(dir.path(), INIT_BINARY, 0o755);
+        let pinned = pin(&init, &brute).expect("a sound init is used");
+        // The path execs the very file that was opened, whatever happens to the name.
+        std::fs::remove_file(&init).unwrap();
+        assert_eq!(std::fs::read(&pinned).unwrap(), b"\x7fELF");
+        // Others may write it, or it cannot be run: not used.
+        for mode in [0o775, 0o757, 0o644] {
+            let init = exe_file(dir.path(), INIT_BINARY, mode);
+            assert!(pin(&init, &brute).is_none(), "mode {mode:o}");
+        }
+        // A link there is not followed; a directory or nothing is not an init.
+        std::fs::remove_file(dir.path().join(INIT_BINARY)).unwrap();
+        std::os::unix::fs::symlink(&brute, dir.path().join(INIT_BINARY)).unwrap();
+        assert!(pin(&dir.path().join(INIT_BINARY), &brute).is_none());
+        std::fs::remove_file(dir.path().join(INIT_BINARY)).unwrap();
+        std::fs::create_dir(dir.path().join(INIT_BINARY)).unwrap();
+        assert!(pin(&dir.path().join(INIT_BINARY), &brute).is_none());
+        assert!(pin(&dir.path().join("missing"), &brute).is_none());
+    }
+
+    #[test]
+    fn the_init_argument_names_this_build() {
+        assert!(INIT_ARG.starts_with(INIT_ARG_STEM));
+        assert!(INIT_ARG.contains(env!("CARGO_PKG_VERSION")));
+    }
+}
