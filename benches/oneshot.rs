@@ -1,5 +1,6 @@
 //! `brute -p` end to end against the mock provider with no added latency: a task of two
-//! model requests and three tool calls. Reports wall time and peak RSS of the real binary,
+//! model requests and three tool calls, its answers streamed one SSE event per chunk (and, in
+//! alternate runs, in the tests' 7-byte pieces). Reports wall time and peak RSS of the real binary,
 //! `brute --version` time, and the first request's size; and, from brute's own timestamps
 //! (`BRUTE_TIMINGS=1`), when the first request left and how long exit took after the last
 //! byte of the last answer.
@@ -71,19 +72,23 @@ fn summary(name: &str, mut times: Vec<Duration>, rss_kib: Option<i64>) {
     println!();
 }
 
-fn main() {
-    let sb = Sandbox::new();
-    sb.write("src/lib.rs", &"pub fn f() -> u32 { 1 }\n".repeat(200));
-    sb.write("src/config.rs", "pub const LIMIT: usize = 10;\n");
-    sb.write("README.md", "# bench project\n");
-    let server = MockServer::start();
+/// The two-answer task's numbers over its runs.
+#[derive(Default)]
+struct Task {
+    times: Vec<Duration>,
+    peak: i64,
+    first_request: Vec<Duration>,
+    after_last_byte: Vec<Duration>,
+}
 
-    let mut times = Vec::new();
-    let mut peak = 0;
-    let (mut first_request, mut after_last_byte) = (Vec::new(), Vec::new());
-    let timings = sb.home.path().join("timings.txt");
-    for _ in 0..RUNS {
-        server.push(Reply::sse(openai_sse(
+impl Task {
+    /// One run: a first answer with three tool calls, then a final one.
+    fn run(&mut self, sb: &Sandbox, server: &MockServer, timings: &std::path::Path, per_event: bool) {
+        let reply = |body: String| {
+            let reply = Reply::sse(body);
+            if per_event { reply.per_event() } else { reply }
+        };
+        server.push(reply(openai_sse(
             "Looking. ",
             &[
                 ("c1", "read", r#"{"file_path":"src/lib.rs"}"#),
@@ -91,27 +96,52 @@ fn main() {
                 ("c3", "shell", r#"{"command":"echo ok"}"#),
             ],
         )));
-        server.push(Reply::sse(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
-        let stderr = std::fs::File::create(&timings).expect("timings file");
+        server.push(reply(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
+        let stderr = std::fs::File::create(timings).expect("timings file");
         let (time, rss) = measure_to(
-            sb.std_brute(&server)
+            sb.std_brute(server)
                 .env(brute::timing::VAR, "1")
                 .args(["-p", "where is LIMIT defined?"]),
             Stdio::from(stderr),
         );
-        let text = std::fs::read_to_string(&timings).expect("timings");
+        let text = std::fs::read_to_string(timings).expect("timings");
         let line = text
             .lines()
             .find(|l| l.starts_with("brute timings:"))
             .expect("a timings line");
-        first_request.push(timing(line, "first_request_ms"));
-        after_last_byte.push(timing(line, "exit_after_last_byte_ms"));
-        times.push(time);
-        peak = peak.max(rss);
+        self.first_request.push(timing(line, "first_request_ms"));
+        self.after_last_byte.push(timing(line, "exit_after_last_byte_ms"));
+        self.times.push(time);
+        self.peak = self.peak.max(rss);
     }
-    summary("task: 2 requests, 3 tools", times, Some(peak));
-    summary("  start to first request", first_request, None);
-    summary("  last byte to exit", after_last_byte, None);
+
+    fn report(self, name: &str) {
+        summary(name, self.times, Some(self.peak));
+        summary("  start to first request", self.first_request, None);
+        summary("  last byte to exit", self.after_last_byte, None);
+    }
+}
+
+fn main() {
+    let sb = Sandbox::new();
+    sb.write("src/lib.rs", &"pub fn f() -> u32 { 1 }\n".repeat(200));
+    sb.write("src/config.rs", "pub const LIMIT: usize = 10;\n");
+    sb.write("README.md", "# bench project\n");
+    let server = MockServer::start();
+
+    // Each SSE event in a chunk of its own, as a provider streams a finished answer; and, in
+    // alternate runs, the tests' 7-byte pieces (every piece its own TCP segment), as this
+    // bench measured until the ninth session of issue 29.
+    let timings = sb.home.path().join("timings.txt");
+    let mut by_event = Task::default();
+    let mut by_7_bytes = Task::default();
+    for _ in 0..RUNS {
+        for (task, per_event) in [(&mut by_event, true), (&mut by_7_bytes, false)] {
+            task.run(&sb, &server, &timings, per_event);
+        }
+    }
+    by_event.report("task: 2 requests, 3 tools");
+    by_7_bytes.report("same, answers in 7-byte pieces");
 
     let mut times = Vec::new();
     let mut peak = 0;

@@ -400,6 +400,12 @@ pub async fn spawn_spared(
         return spawn(command).await;
     };
     let shape = spare::Shape::of(&request.policy().0);
+    // A spare already made is taken here: no new process, so no trip to the spawner thread.
+    // Else the spawner takes one whose making is queued there before this, or starts a fresh
+    // init.
+    if let Some(child) = spare::take(shape) {
+        return spare::hand_over(child, command, &request).await.map(|(child, _)| child);
+    }
     let started = on_spawner_for(move || match spare::take(shape) {
         Some(child) => Ok((child, Some(command))),
         None => command.spawn().map(|child| (child, None)),

@@ -307,8 +307,9 @@ pub async fn hand_over(
     Ok((child, true))
 }
 
-/// The session's spare, if one is ready. Only touched on the spawner thread, in order, so a
-/// command that follows a [`prepare`] finds its spare.
+/// The session's spare, if one is ready. Made on the spawner thread, in order, so a command
+/// that looks for it there after a [`prepare`] finds it; a command may take a ready one from
+/// any thread.
 static SPARE: Mutex<Option<Spare>> = Mutex::new(None);
 
 /// How many commands started in a spare.

@@ -798,3 +798,42 @@ fn the_mock_knows_models_from_their_names() {
     assert_eq!(claude_version("anthropic/claude-opus-4.6"), Some((4, 6)));
     assert_eq!(claude_version("claude-mythos-preview"), None);
 }
+
+/// A reply streamed per event arrives as one HTTP chunk per SSE event, whole, in order (the
+/// benchmarks' provider shape), where the tests' replies come in 7-byte pieces.
+#[test]
+fn a_reply_per_event_comes_one_event_per_chunk() {
+    use std::io::{Read, Write};
+    let server = MockServer::start();
+    let body = support::openai_sse("hello there", &[("c1", "read", r#"{"file_path":"a"}"#)]);
+    server.push(Reply::sse(body.clone()).per_event());
+    let request = serde_json::to_vec(&good_chat()).unwrap();
+    let url = server.url(CHAT);
+    let address = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    write!(
+        stream,
+        "POST {CHAT} HTTP/1.1\r\nhost: {address}\r\nauthorization: Bearer k\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        request.len()
+    )
+    .unwrap();
+    stream.write_all(&request).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, mut rest) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut chunks = Vec::new();
+    loop {
+        let (size, after) = rest.split_once("\r\n").unwrap();
+        let size = usize::from_str_radix(size, 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        chunks.push(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    let events: Vec<String> = body.split_inclusive("\n\n").map(str::to_owned).collect();
+    assert_eq!(chunks, events);
+    assert!(chunks.len() > 3, "{chunks:?}");
+}

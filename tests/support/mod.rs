@@ -29,6 +29,9 @@ pub struct Reply {
     pub body: Vec<u8>,
     /// Bytes per chunk written to the socket (each chunk is flushed separately).
     pub chunk: usize,
+    /// One chunk per SSE event instead (as a streaming provider sends them), see
+    /// [`Reply::per_event`].
+    pub per_event: bool,
     /// Stop after this many body bytes and drop the connection without finishing.
     pub cut_at: Option<usize>,
     /// After `cut_at`, keep the connection open and silent until the client hangs up.
@@ -87,6 +90,7 @@ impl Reply {
             headers: vec![("content-type".into(), "text/event-stream".into())],
             body: body.into(),
             chunk: 7,
+            per_event: false,
             cut_at: None,
             stall: false,
             gate: None,
@@ -100,6 +104,7 @@ impl Reply {
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.into(),
             chunk: 64,
+            per_event: false,
             cut_at: None,
             stall: false,
             gate: None,
@@ -115,6 +120,13 @@ impl Reply {
 
     pub fn chunked(mut self, bytes: usize) -> Self {
         self.chunk = bytes.max(1);
+        self
+    }
+
+    /// Writes each SSE event (up to and with its blank line) as one flushed chunk, as a
+    /// provider streaming a finished answer does, instead of the tests' 7-byte pieces.
+    pub fn per_event(mut self) -> Self {
+        self.per_event = true;
         self
     }
 
@@ -446,7 +458,21 @@ fn write_reply(mut writer: TcpStream, mut reader: BufReader<TcpStream>, reply: R
         return;
     }
     let limit = reply.cut_at.unwrap_or(reply.body.len()).min(reply.body.len());
-    for piece in reply.body[..limit].chunks(reply.chunk) {
+    let body = &reply.body[..limit];
+    let pieces: Vec<&[u8]> = if reply.per_event {
+        let mut events = Vec::new();
+        let mut start = 0;
+        for end in (1..body.len()).filter(|&i| body[i - 1] == b'\n' && body[i] == b'\n') {
+            events.push(&body[start..=end]);
+            start = end + 1;
+        }
+        events.push(&body[start..]);
+        events.retain(|e| !e.is_empty());
+        events
+    } else {
+        body.chunks(reply.chunk).collect()
+    };
+    for piece in pieces {
         let mut frame = format!("{:x}\r\n", piece.len()).into_bytes();
         frame.extend_from_slice(piece);
         frame.extend_from_slice(b"\r\n");
