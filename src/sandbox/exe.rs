@@ -4,11 +4,14 @@
 //! binary of its own (`src/bin/brute-sandbox-init.rs`) without the rest of brute, and installed
 //! beside it. brute uses that one when it is there and sound, else itself.
 //!
-//! - **Found beside brute's real path, then pinned.** The file is opened once and exec'd
-//!   through that descriptor (`/proc/self/fd/N`), so replacing it on disk later (an upgrade
-//!   while brute runs) changes nothing for this process, as with `/proc/self/exe`.
-//! - **Sound:** a regular file owned by brute's owner (or root) that no one else may write. Any
-//!   other file there is ignored, and brute runs the init itself.
+//! - **Copied once, sealed.** When brute first looks for its init (at start, before any
+//!   command runs) the file is read into a sealed `memfd` of brute's own, and every init is exec'd from that
+//!   copy (`/proc/self/fd/N`). Nothing a command does to the file later, replaced or rewritten
+//!   in place, reaches this process's inits: as with `/proc/self/exe`, the init is what brute
+//!   started with. (Whoever can change the file before brute starts can as well change `brute`
+//!   beside it.)
+//! - **Sound:** a regular file, not a link, owned by brute's owner (or root), that no one else
+//!   may write. Any other file there is ignored, and brute runs the init itself.
 //! - **From this build only.** The init's first argument names brute's version and the init
 //!   protocol ([`INIT_ARG`]); an init from another build refuses it (exit 125, nothing runs)
 //!   instead of reading arguments it does not know.
@@ -67,11 +70,23 @@ fn set(var: &str) -> bool {
     std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Opens `init` for good when it is sound next to `brute` (see the module doc) and returns the
-/// path that execs what was opened. The descriptor stays open for the life of the process
-/// (close-on-exec: no command inherits it).
+/// The file the init was copied from, as it was when copied (for [`super::available`]'s
+/// remembered probe, whose key names the init's binary).
+pub fn init_source() -> Option<&'static std::fs::Metadata> {
+    init_exe()?;
+    SOURCE.get()
+}
+
+static SOURCE: OnceLock<std::fs::Metadata> = OnceLock::new();
+
+/// The largest init copied (brute's release build's is about 400 KB; a debug build's 70 MB).
+const MAX_INIT_BYTES: u64 = 256 << 20;
+
+/// Copies `init` into a sealed `memfd` when it is sound next to `brute` (see the module doc)
+/// and returns the path that execs the copy. The copy's descriptor stays open for the life of
+/// the process (close-on-exec: no command inherits it).
 fn pin(init: &Path, brute: &Path) -> Option<PathBuf> {
-    use std::os::fd::IntoRawFd;
+    use std::os::fd::{FromRawFd, IntoRawFd};
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let owner = std::fs::metadata(brute).ok()?.uid();
     let file = std::fs::File::options()
@@ -82,12 +97,39 @@ fn pin(init: &Path, brute: &Path) -> Option<PathBuf> {
     let meta = file.metadata().ok()?;
     let mode = meta.permissions().mode();
     let sound = meta.is_file() && (meta.uid() == owner || meta.uid() == 0) && mode & 0o022 == 0 && mode & 0o100 != 0;
-    if !sound {
+    if !sound || meta.len() > MAX_INIT_BYTES {
         tracing::info!(init = %init.display(), "not using this sandbox init: not a file of brute's owner that only its owner may change");
         return None;
     }
-    Some(PathBuf::from(format!("/proc/self/fd/{}", file.into_raw_fd())))
+    let name = c"brute-sandbox-init";
+    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: a NUL-terminated name; memfd_create has no memory effects. MFD_EXEC (a kernel
+    // that would otherwise make the copy not executable) is unknown before Linux 6.3.
+    let fd = unsafe {
+        match libc::memfd_create(name.as_ptr(), flags | MFD_EXEC) {
+            -1 => libc::memfd_create(name.as_ptr(), flags),
+            fd => fd,
+        }
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: a descriptor just made and owned by nothing else.
+    let mut copy = unsafe { std::fs::File::from_raw_fd(fd) };
+    let copied = std::io::copy(&mut std::io::Read::take(&file, meta.len()), &mut copy).ok()?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl and fchmod on our own descriptor.
+    let sealed = copied == meta.len()
+        && unsafe { libc::fchmod(fd, 0o500) == 0 && libc::fcntl(fd, libc::F_ADD_SEALS, seals) == 0 };
+    if !sealed {
+        return None;
+    }
+    let _ = SOURCE.set(meta);
+    Some(PathBuf::from(format!("/proc/self/fd/{}", copy.into_raw_fd())))
 }
+
+/// `memfd_create`'s flag for an executable copy (Linux 6.3+).
+const MFD_EXEC: libc::c_uint = 0x10;
 
 #[cfg(test)]
 mod tests {
@@ -107,9 +149,15 @@ mod tests {
         let brute = exe_file(dir.path(), "brute", 0o755);
         let init = exe_file(dir.path(), INIT_BINARY, 0o755);
         let pinned = pin(&init, &brute).expect("a sound init is used");
-        // The path execs the very file that was opened, whatever happens to the name.
+        // The path execs a sealed copy, whatever happens to the file after.
+        std::fs::write(&init, b"changed in place").unwrap();
         std::fs::remove_file(&init).unwrap();
         assert_eq!(std::fs::read(&pinned).unwrap(), b"\x7fELF");
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&pinned)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"x"));
+        assert!(written.is_err(), "the copy is sealed");
         // Others may write it, or it cannot be run: not used.
         for mode in [0o775, 0o757, 0o644] {
             let init = exe_file(dir.path(), INIT_BINARY, mode);

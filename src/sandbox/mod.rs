@@ -293,7 +293,11 @@ static PROBE_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
 fn probe_key(exe: &std::path::Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let binary = std::fs::metadata(exe).ok()?;
+    // The init's own file: brute's binary, or the file its sealed copy was made from.
+    let binary = match exe::init_source() {
+        Some(source) => source.clone(),
+        None => std::fs::metadata(exe).ok()?,
+    };
     let settings: Vec<String> = [
         "/proc/sys/user/max_user_namespaces",
         "/proc/sys/kernel/unprivileged_userns_clone",

@@ -1,7 +1,8 @@
 //! `brute-sandbox-init`, brute's init as a binary of its own (`brute::sandbox::exe`), with the
-//! real binaries, namespaces and Landlock: commands run in it when it is installed beside brute
-//! and sound, in brute's own binary otherwise (or when asked), and confined the same either
-//! way; an init from another build runs nothing. Under `CI` a missing sandbox fails these
+//! real binaries, namespaces and Landlock: commands run in a sealed copy of it when it is
+//! installed beside brute and sound, in brute's own binary otherwise (or when asked), and
+//! confined the same either way; an init from another build runs nothing. (A command that
+//! rewrites the file: `sandbox::a_command_cannot_replace_the_init_the_next_command_starts_under`.) Under `CI` a missing sandbox fails these
 //! tests; elsewhere they skip, saying why.
 
 use crate::support;
@@ -76,8 +77,8 @@ fn init_line(result: &str) -> String {
         .to_owned()
 }
 
-/// The installed pair: commands run in `brute-sandbox-init`; with [`IN_BRUTE_VAR`], in brute's
-/// own binary; confined the same either way.
+/// The installed pair: commands run in a sealed copy of `brute-sandbox-init`; with
+/// [`IN_BRUTE_VAR`], in brute's own binary; confined the same either way.
 #[test]
 fn commands_run_in_the_init_binary_or_in_brute_confined_alike() {
     if !support::sandbox_ready() {
@@ -86,12 +87,13 @@ fn commands_run_in_the_init_binary_or_in_brute_confined_alike() {
     let brute = assert_cmd::cargo::cargo_bin("brute");
     let outside = dir("init-outside");
     let small = init_line(&run(&Sandbox::new(), &brute, &[], &outside));
-    assert!(small.ends_with(&format!("/{INIT_BINARY}")), "{small}");
+    assert!(small.contains(&format!("memfd:{INIT_BINARY}")), "{small}");
     let own = init_line(&run(&Sandbox::new(), &brute, &[(IN_BRUTE_VAR, "1")], &outside));
     assert!(own.ends_with("/brute"), "{own}");
 }
 
-/// brute copied elsewhere with an init beside it: a sound one is used; one others may write,
+/// brute copied elsewhere with an init beside it: a sound one is used (a copy of it); one
+/// others may write,
 /// or (as root) one of another owner, is passed over for brute's own binary.
 #[test]
 fn only_a_sound_init_beside_brute_is_used() {
@@ -106,10 +108,8 @@ fn only_a_sound_init_beside_brute_is_used() {
     let init = install.join(INIT_BINARY);
     std::fs::copy(assert_cmd::cargo::cargo_bin(INIT_BINARY), &init).unwrap();
     let outside = dir("init-outside");
-    assert_eq!(
-        init_line(&run(&Sandbox::new(), &brute, &[], &outside)),
-        init.to_string_lossy()
-    );
+    let sealed = init_line(&run(&Sandbox::new(), &brute, &[], &outside));
+    assert!(sealed.contains(&format!("memfd:{INIT_BINARY}")), "{sealed}");
     std::fs::set_permissions(&init, std::fs::Permissions::from_mode(0o775)).unwrap();
     assert_eq!(
         init_line(&run(&Sandbox::new(), &brute, &[], &outside)),

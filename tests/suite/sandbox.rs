@@ -555,8 +555,10 @@ fn with_program(cmd: &std::process::Command, program: &std::path::Path) -> std::
 
 /// brute's binary inside a tree commands may write (a checkout's `target/`, a release unpacked
 /// in /tmp, `~/.cargo/bin` in a project at `$HOME`): a command that puts its own program where
-/// brute's binary is, or beside it under any name an init could have, does not become the
-/// next command's init. The init is the running binary itself (`/proc/self/exe`), never a path.
+/// brute's binary is, or beside it under any name an init could have, or writes it into the
+/// init beside brute in place, does not become the next command's init. The init is the running
+/// binary itself (`/proc/self/exe`) or a sealed copy of `brute-sandbox-init` made at start,
+/// never a path.
 #[test]
 fn a_command_cannot_replace_the_init_the_next_command_starts_under() {
     let sb = Sandbox::new();
@@ -567,10 +569,16 @@ fn a_command_cannot_replace_the_init_the_next_command_starts_under() {
     if std::fs::hard_link(&brute, &lone_brute).is_err() {
         std::fs::copy(&brute, &lone_brute).unwrap();
     }
+    // A copy (it is written in place below), so the run's inits start from it.
+    std::fs::copy(
+        assert_cmd::cargo::cargo_bin(brute::sandbox::INIT_BINARY),
+        sb.path("bin/brute-sandbox-init"),
+    )
+    .unwrap();
     // An "init" that drops its arguments up to `--` and runs the command as it is.
     let evil = "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"\n";
     let plant = serde_json::json!({"command": format!(
-        "printf '%s' '{evil}' > evil && chmod +x evil && for name in brute-sandbox-init brute-init sandbox-init; do cp evil bin/$name; done && mv -f evil bin/brute && echo planted"
+        "printf '%s' '{evil}' > evil && chmod +x evil && cat evil > bin/brute-sandbox-init && for name in brute-init sandbox-init; do cp evil bin/$name; done && mv -f evil bin/brute && echo planted"
     )})
     .to_string();
     let escape =
