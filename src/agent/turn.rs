@@ -189,7 +189,12 @@ impl super::Agent {
             if let Some(allowed) = &scope.allowed_tools {
                 tools.retain(|t| allowed.contains(&t.name));
             }
-            self.learn_window().await;
+            // The window matters once there is history to compact: a conversation's first
+            // request does not wait for a local server's answer about it (`/props`,
+            // `/api/show`); the usage after the answer reports it.
+            if self.history.len() > 1 {
+                self.learn_window().await;
+            }
             if let Some(window) = self.compaction.window {
                 let estimate = self.meter.estimate(&self.history, self.fixed_bytes(&tools));
                 if estimate as f64 > window as f64 * self.compaction.at {
@@ -301,6 +306,7 @@ impl super::Agent {
             self.events.emit(Event::Usage {
                 usage: completion.usage,
             });
+            self.learn_window().await;
             self.events.emit(Event::ContextUsage {
                 tokens: completion.usage.input_tokens + completion.usage.output_tokens,
                 window: self.compaction.window,

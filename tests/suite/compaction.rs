@@ -452,3 +452,35 @@ fn an_oversized_window_report_is_ignored() {
     assert_eq!(usage["window"], Value::Null, "{usage}");
     assert!(server.probes().iter().any(|p| p.path == "/props"));
 }
+
+/// A conversation's first request does not wait for a local server's answer about its window
+/// (nothing is there to compact yet): it leaves while `/props` is still unanswered, and the
+/// usage after the answer reports the window all the same. Waiting for it would hold the
+/// request until the probe's 2 s timeout and lose the window.
+#[test]
+fn the_first_request_does_not_wait_for_the_window_probe() {
+    let sb = Sandbox::new();
+    let server = MockServer::start();
+    let props = support::Gate::default();
+    let chat = support::Gate::default();
+    server.route(
+        "/props",
+        Reply::json(200, r#"{"default_generation_settings":{"n_ctx":3000}}"#.to_owned()).after(&props),
+    );
+    server.push(Reply::sse(openai_sse("fine", &[])).after(&chat));
+    let mut cmd = sb.brute(&server);
+    cmd.args(["-p", "x", "--output-format", "events"]);
+    let run = std::thread::spawn(move || cmd.output().unwrap());
+    props.arrived();
+    chat.arrived();
+    props.release();
+    chat.release();
+    let output = run.join().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let usage = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "context_usage")
+        .expect("context usage");
+    assert_eq!(usage["window"], 3000, "{usage}");
+}
