@@ -11,13 +11,15 @@
 //!   started with. (Whoever can change the file before brute starts can as well change `brute`
 //!   beside it.)
 //! - **Sound:** a regular file, not a link, owned by brute's owner (or root), that no one else
-//!   may write. Any other file there is ignored, and brute runs the init itself.
+//!   may write. Any other file there is ignored, and brute runs the init itself. So it does
+//!   when the start's sandbox check cannot run the copy ([`demote`]).
 //! - **From this build only.** The init's first argument names brute's version and the init
 //!   protocol ([`INIT_ARG`]); an init from another build refuses it (exit 125, nothing runs)
 //!   instead of reading arguments it does not know.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The first argument of an init's command line: it turns a binary into the sandbox init, and
 /// says which build of brute asks. The number after the version changes whenever the init's
@@ -35,35 +37,59 @@ pub const INIT_BINARY: &str = "brute-sandbox-init";
 /// [`INIT_BINARY`] is there (to compare the two, or to rule the small one out).
 pub const IN_BRUTE_VAR: &str = "BRUTE_INIT_IN_BRUTE";
 
-/// The binary that runs the init, if there is one (Linux only): [`INIT_BINARY`] beside brute,
-/// else brute itself; for the test harnesses of this crate, the ones beside the test binaries.
-/// `None` when the sandbox is disabled ([`super::DISABLE_VAR`]).
+/// The binary that runs the init, if there is one (Linux only): a sealed copy of
+/// [`INIT_BINARY`] beside brute, else brute itself; for the test harnesses of this crate, the
+/// ones beside the test binaries. `None` when the sandbox is disabled ([`super::DISABLE_VAR`]).
 pub fn init_exe() -> Option<&'static PathBuf> {
-    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| {
-        if cfg!(not(target_os = "linux")) || set(super::DISABLE_VAR) {
-            return None;
-        }
-        let exe = std::env::current_exe().ok()?;
-        let name = exe.file_name()?.to_string_lossy().into_owned();
-        let dir = exe.parent()?;
-        let in_deps = dir.file_name().is_some_and(|d| d == "deps");
-        // "brute (deleted)": the binary was replaced on disk while it runs.
-        let is_brute = !in_deps && (name == "brute" || name.starts_with("brute "));
-        let bin_dir = if in_deps { dir.parent()? } else { dir };
-        let brute = if is_brute { exe.clone() } else { bin_dir.join("brute") };
-        if !set(IN_BRUTE_VAR)
-            && let Some(pinned) = pin(&bin_dir.join(INIT_BINARY), &brute)
-        {
-            return Some(pinned);
-        }
-        if is_brute {
+    let inits = inits()?;
+    match &inits.sealed {
+        Some(sealed) if !DEMOTED.load(Ordering::Relaxed) => Some(sealed),
+        _ => inits.own.as_ref(),
+    }
+}
+
+/// Stops using the sealed copy for good (it could not run here: an LSM refusing to run a
+/// memfd, say); brute's own binary is the init from now on. Whether there was a copy to stop.
+pub fn demote() -> bool {
+    let had = inits().is_some_and(|i| i.sealed.is_some());
+    had && !DEMOTED.swap(true, Ordering::Relaxed)
+}
+
+/// The two inits a process can have: the sealed copy, and brute's own binary.
+struct Inits {
+    sealed: Option<PathBuf>,
+    own: Option<PathBuf>,
+}
+
+static DEMOTED: AtomicBool = AtomicBool::new(false);
+
+fn inits() -> Option<&'static Inits> {
+    static INITS: OnceLock<Option<Inits>> = OnceLock::new();
+    INITS
+        .get_or_init(|| {
+            if cfg!(not(target_os = "linux")) || set(super::DISABLE_VAR) {
+                return None;
+            }
+            let exe = std::env::current_exe().ok()?;
+            let name = exe.file_name()?.to_string_lossy().into_owned();
+            let dir = exe.parent()?;
+            let in_deps = dir.file_name().is_some_and(|d| d == "deps");
+            // "brute (deleted)": the binary was replaced on disk while it runs.
+            let is_brute = !in_deps && (name == "brute" || name.starts_with("brute "));
+            let bin_dir = if in_deps { dir.parent()? } else { dir };
+            let brute = if is_brute { exe.clone() } else { bin_dir.join("brute") };
+            let sealed = (!set(IN_BRUTE_VAR))
+                .then(|| pin(&bin_dir.join(INIT_BINARY), &brute))
+                .flatten();
             // Exec'ing /proc/self/exe works even when the binary was replaced on disk.
-            return Some(PathBuf::from("/proc/self/exe"));
-        }
-        brute.is_file().then_some(brute)
-    })
-    .as_ref()
+            let own = if is_brute {
+                Some(PathBuf::from("/proc/self/exe"))
+            } else {
+                brute.is_file().then_some(brute)
+            };
+            (sealed.is_some() || own.is_some()).then_some(Inits { sealed, own })
+        })
+        .as_ref()
 }
 
 fn set(var: &str) -> bool {
@@ -73,7 +99,10 @@ fn set(var: &str) -> bool {
 /// The file the init was copied from, as it was when copied (for [`super::available`]'s
 /// remembered probe, whose key names the init's binary).
 pub fn init_source() -> Option<&'static std::fs::Metadata> {
-    init_exe()?;
+    inits()?.sealed.as_ref()?;
+    if DEMOTED.load(Ordering::Relaxed) {
+        return None;
+    }
     SOURCE.get()
 }
 

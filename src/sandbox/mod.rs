@@ -238,7 +238,22 @@ fn probe_once() -> Result<(), Unavailable> {
             {
                 return Ok(());
             }
-            let result = probe(exe);
+            let mut result = probe(exe);
+            // A sealed copy that cannot run here leaves brute's own binary as the init.
+            if let Err(why) = &result
+                && exe::demote()
+            {
+                tracing::warn!(%why, "the sandbox init beside brute cannot run here; brute runs it itself");
+                let Some(own) = init_exe() else {
+                    return result;
+                };
+                result = probe(own);
+                let remembered = probe_key(own).zip(PROBE_DIR.get().map(|d| d.join(PROBE_FILE)));
+                if let (Ok(()), Some((key, file))) = (&result, &remembered) {
+                    let _ = remember_pass(file, key.as_bytes());
+                }
+                return result;
+            }
             if let Some((key, file)) = &remembered {
                 let _ = match &result {
                     Ok(()) => remember_pass(file, key.as_bytes()),

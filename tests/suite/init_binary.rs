@@ -92,8 +92,8 @@ fn commands_run_in_the_init_binary_or_in_brute_confined_alike() {
     assert!(own.ends_with("/brute"), "{own}");
 }
 
-/// brute copied elsewhere with an init beside it: a sound one is used (a copy of it); one
-/// others may write,
+/// brute copied elsewhere with an init beside it: a sound one is used (a copy of it); one that
+/// cannot run, one others may write,
 /// or (as root) one of another owner, is passed over for brute's own binary.
 #[test]
 fn only_a_sound_init_beside_brute_is_used() {
@@ -116,6 +116,15 @@ fn only_a_sound_init_beside_brute_is_used() {
         brute.to_string_lossy()
     );
     std::fs::set_permissions(&init, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A sound file that cannot run (as where an LSM refuses to run a memfd): the start's check
+    // finds out, and brute is its own init.
+    let real = std::fs::read(&init).unwrap();
+    std::fs::write(&init, b"not a program\n").unwrap();
+    assert_eq!(
+        init_line(&run(&Sandbox::new(), &brute, &[], &outside)),
+        brute.to_string_lossy()
+    );
+    std::fs::write(&init, real).unwrap();
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         assert!(
