@@ -75,6 +75,29 @@ pub fn dispatch() -> Option<u8> {
     Some(start(&policy, Begin::Now(program)))
 }
 
+/// [`super::INIT_BINARY`]'s `main`: the init, or why not (exit 125, nothing runs): it was
+/// started by another build of brute, or by hand.
+pub fn run_binary() -> u8 {
+    if let Some(code) = dispatch() {
+        return code;
+    }
+    let first = std::env::args_os().nth(1);
+    let first = first
+        .as_deref()
+        .map(std::ffi::OsStr::to_string_lossy)
+        .unwrap_or_default();
+    let binary = super::INIT_BINARY;
+    if first.starts_with(super::exe::INIT_ARG_STEM) {
+        eprintln!(
+            "brute sandbox: {binary} is from another build of brute than the one that started it \
+             (it takes {INIT_ARG}, it was given {first}); install both binaries again. The command did not run."
+        );
+    } else {
+        eprintln!("{binary} is brute's sandbox init; brute starts it, one per command.");
+    }
+    UNAVAILABLE
+}
+
 /// When the program is known: at once (a fresh init), or from a [`Request`] on stdin (a spare,
 /// see [`super::spare`]).
 enum Begin {

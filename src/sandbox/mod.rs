@@ -49,20 +49,14 @@ pub fn dispatch_init() -> Option<u8> {
 /// The whole of [`INIT_BINARY`]'s `main`: runs the init, or says why not (exit 125, nothing
 /// runs): it was started by another build of brute, or by hand.
 pub fn run_init_binary() -> u8 {
-    if let Some(code) = dispatch_init() {
-        return code;
+    #[cfg(target_os = "linux")]
+    {
+        init::run_binary()
     }
-    let first = std::env::args_os().nth(1);
-    let first = first.as_deref().map(OsStr::to_string_lossy).unwrap_or_default();
-    if first.starts_with(exe::INIT_ARG_STEM) {
-        eprintln!(
-            "brute sandbox: {INIT_BINARY} is from another build of brute than the one that started it \
-             (it takes {INIT_ARG}, it was given {first}); install both binaries again. The command did not run."
-        );
-    } else {
-        eprintln!("{INIT_BINARY} is brute's sandbox init; brute starts it, one per command.");
+    #[cfg(not(target_os = "linux"))]
+    {
+        UNAVAILABLE
     }
-    UNAVAILABLE
 }
 
 use std::ffi::OsStr;
