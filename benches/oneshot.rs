@@ -5,7 +5,10 @@
 //! (`BRUTE_TIMINGS=1`), when the first request left and how long exit took after the last
 //! byte of the last answer.
 //!
-//! Run: `cargo bench --bench oneshot` (numbers go to BENCHMARKS.md by hand).
+//! Run: `cargo bench --bench oneshot` (numbers go to BENCHMARKS.md by hand). With
+//! `BRUTE_BENCH_BASE=/path/to/an/older/brute`, every run of the task is paired with one of that
+//! binary (in a project and data dir of its own; each goes first in every other pair), for a
+//! before/after on the same machine state.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -83,7 +86,7 @@ struct Task {
 
 impl Task {
     /// One run: a first answer with three tool calls, then a final one.
-    fn run(&mut self, sb: &Sandbox, server: &MockServer, timings: &std::path::Path, per_event: bool) {
+    fn run(&mut self, sb: &Sandbox, brute: &std::path::Path, server: &MockServer, per_event: bool) {
         let reply = |body: String| {
             let reply = Reply::sse(body);
             if per_event { reply.per_event() } else { reply }
@@ -97,14 +100,15 @@ impl Task {
             ],
         )));
         server.push(reply(openai_sse("LIMIT is 10, defined in src/config.rs.", &[])));
-        let stderr = std::fs::File::create(timings).expect("timings file");
+        let timings = sb.home.path().join("timings.txt");
+        let stderr = std::fs::File::create(&timings).expect("timings file");
         let (time, rss) = measure_to(
-            sb.std_brute(server)
+            sb.std_brute_of(server, brute)
                 .env(brute::timing::VAR, "1")
                 .args(["-p", "where is LIMIT defined?"]),
             Stdio::from(stderr),
         );
-        let text = std::fs::read_to_string(timings).expect("timings");
+        let text = std::fs::read_to_string(&timings).expect("timings");
         let line = text
             .lines()
             .find(|l| l.starts_with("brute timings:"))
@@ -122,26 +126,51 @@ impl Task {
     }
 }
 
-fn main() {
+/// The bench's project: a crate of three files.
+fn project() -> Sandbox {
     let sb = Sandbox::new();
     sb.write("src/lib.rs", &"pub fn f() -> u32 { 1 }\n".repeat(200));
     sb.write("src/config.rs", "pub const LIMIT: usize = 10;\n");
     sb.write("README.md", "# bench project\n");
+    sb
+}
+
+fn main() {
+    let sb = project();
     let server = MockServer::start();
+    let brute = std::path::PathBuf::from(env!("CARGO_BIN_EXE_brute"));
+    let base = std::env::var_os("BRUTE_BENCH_BASE").map(|b| (std::path::PathBuf::from(b), project()));
 
     // Each SSE event in a chunk of its own, as a provider streams a finished answer; and, in
     // alternate runs, the tests' 7-byte pieces (every piece its own TCP segment), as this
     // bench measured until the ninth session of issue 29.
-    let timings = sb.home.path().join("timings.txt");
     let mut by_event = Task::default();
     let mut by_7_bytes = Task::default();
-    for _ in 0..RUNS {
-        for (task, per_event) in [(&mut by_event, true), (&mut by_7_bytes, false)] {
-            task.run(&sb, &server, &timings, per_event);
+    let mut base_by_event = Task::default();
+    let mut base_by_7_bytes = Task::default();
+    for round in 0..RUNS {
+        for (task, base_task, per_event) in [
+            (&mut by_event, &mut base_by_event, true),
+            (&mut by_7_bytes, &mut base_by_7_bytes, false),
+        ] {
+            // A run's process teardown (and the kernel's cleanup of its sandbox's namespaces)
+            // spills into the next: the base goes first every other round.
+            let base_first = round % 2 == 1;
+            if base_first && let Some((base, base_sb)) = &base {
+                base_task.run(base_sb, base, &server, per_event);
+            }
+            task.run(&sb, &brute, &server, per_event);
+            if !base_first && let Some((base, base_sb)) = &base {
+                base_task.run(base_sb, base, &server, per_event);
+            }
         }
     }
     by_event.report("task: 2 requests, 3 tools");
     by_7_bytes.report("same, answers in 7-byte pieces");
+    if base.is_some() {
+        base_by_event.report("BASE task: 2 requests, 3 tools");
+        base_by_7_bytes.report("BASE same, 7-byte pieces");
+    }
 
     let mut times = Vec::new();
     let mut peak = 0;

@@ -721,7 +721,12 @@ impl Sandbox {
 
     /// The same as [`Sandbox::brute`], as a plain process (for signal tests).
     pub fn std_brute(&self, server: &MockServer) -> std::process::Command {
-        let mut cmd = self.std_command();
+        self.std_brute_of(server, &assert_cmd::cargo::cargo_bin("brute"))
+    }
+
+    /// [`Sandbox::std_brute`] with another `brute` binary (an older build, to compare).
+    pub fn std_brute_of(&self, server: &MockServer, brute: &std::path::Path) -> std::process::Command {
+        let mut cmd = self.command_of(brute);
         cmd.args([
             "--provider",
             "openai",
