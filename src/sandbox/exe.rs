@@ -5,8 +5,8 @@
 //! beside it. brute uses that one when it is there and sound, else itself.
 //!
 //! - **Copied once, sealed.** When brute first looks for its init (at start, before any
-//!   command runs) the file is read into a sealed `memfd` of brute's own, and every init is exec'd from that
-//!   copy (`/proc/self/fd/N`). Nothing a command does to the file later, replaced or rewritten
+//!   command runs) the file is read into a sealed `memfd` of brute's own, and every init is
+//!   exec'd from that copy (`/proc/self/fd/N`). Nothing a command does to the file later, replaced or rewritten
 //!   in place, reaches this process's inits: as with `/proc/self/exe`, the init is what brute
 //!   started with. (Whoever can change the file before brute starts can as well change `brute`
 //!   beside it.)
@@ -79,7 +79,7 @@ fn inits() -> Option<&'static Inits> {
             let bin_dir = if in_deps { dir.parent()? } else { dir };
             let brute = if is_brute { exe.clone() } else { bin_dir.join("brute") };
             let sealed = (!set(IN_BRUTE_VAR))
-                .then(|| pin(&bin_dir.join(INIT_BINARY), &brute))
+                .then(|| sealed_copy(&bin_dir.join(INIT_BINARY), &brute))
                 .flatten();
             // Exec'ing /proc/self/exe works even when the binary was replaced on disk.
             let own = if is_brute {
@@ -114,7 +114,7 @@ const MAX_INIT_BYTES: u64 = 256 << 20;
 /// Copies `init` into a sealed `memfd` when it is sound next to `brute` (see the module doc)
 /// and returns the path that execs the copy. The copy's descriptor stays open for the life of
 /// the process (close-on-exec: no command inherits it).
-fn pin(init: &Path, brute: &Path) -> Option<PathBuf> {
+fn sealed_copy(init: &Path, brute: &Path) -> Option<PathBuf> {
     use std::os::fd::{FromRawFd, IntoRawFd};
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let owner = std::fs::metadata(brute).ok()?.uid();
@@ -173,33 +173,49 @@ mod tests {
     }
 
     #[test]
-    fn only_a_sound_init_is_pinned() {
+    fn only_a_sound_init_is_copied() {
         let dir = tempfile::tempdir().unwrap();
         let brute = exe_file(dir.path(), "brute", 0o755);
         let init = exe_file(dir.path(), INIT_BINARY, 0o755);
-        let pinned = pin(&init, &brute).expect("a sound init is used");
+        let copy = sealed_copy(&init, &brute).expect("a sound init is used");
         // The path execs a sealed copy, whatever happens to the file after.
         std::fs::write(&init, b"changed in place").unwrap();
         std::fs::remove_file(&init).unwrap();
-        assert_eq!(std::fs::read(&pinned).unwrap(), b"\x7fELF");
+        assert_eq!(std::fs::read(&copy).unwrap(), b"\x7fELF");
         let written = std::fs::OpenOptions::new()
             .write(true)
-            .open(&pinned)
+            .open(&copy)
             .and_then(|mut f| std::io::Write::write_all(&mut f, b"x"));
         assert!(written.is_err(), "the copy is sealed");
         // Others may write it, or it cannot be run: not used.
         for mode in [0o775, 0o757, 0o644] {
             let init = exe_file(dir.path(), INIT_BINARY, mode);
-            assert!(pin(&init, &brute).is_none(), "mode {mode:o}");
+            assert!(sealed_copy(&init, &brute).is_none(), "mode {mode:o}");
         }
         // A link there is not followed; a directory or nothing is not an init.
         std::fs::remove_file(dir.path().join(INIT_BINARY)).unwrap();
         std::os::unix::fs::symlink(&brute, dir.path().join(INIT_BINARY)).unwrap();
-        assert!(pin(&dir.path().join(INIT_BINARY), &brute).is_none());
+        assert!(sealed_copy(&dir.path().join(INIT_BINARY), &brute).is_none());
         std::fs::remove_file(dir.path().join(INIT_BINARY)).unwrap();
         std::fs::create_dir(dir.path().join(INIT_BINARY)).unwrap();
-        assert!(pin(&dir.path().join(INIT_BINARY), &brute).is_none());
-        assert!(pin(&dir.path().join("missing"), &brute).is_none());
+        assert!(sealed_copy(&dir.path().join(INIT_BINARY), &brute).is_none());
+        assert!(sealed_copy(&dir.path().join("missing"), &brute).is_none());
+        // A FIFO put there neither blocks the start nor is used.
+        std::fs::remove_dir(dir.path().join(INIT_BINARY)).unwrap();
+        let fifo = std::ffi::CString::new(dir.path().join(INIT_BINARY).as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o755) }, 0);
+        assert!(sealed_copy(&dir.path().join(INIT_BINARY), &brute).is_none());
+        // Past the size cap (a sparse 300 MB file): not copied.
+        std::fs::remove_file(dir.path().join(INIT_BINARY)).unwrap();
+        let big = exe_file(dir.path(), INIT_BINARY, 0o755);
+        std::fs::File::options()
+            .write(true)
+            .open(&big)
+            .unwrap()
+            .set_len(300 << 20)
+            .unwrap();
+        assert!(sealed_copy(&big, &brute).is_none());
     }
 
     #[test]

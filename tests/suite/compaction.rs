@@ -326,11 +326,7 @@ fn a_local_server_on_anthropic_messages_reports_its_window() {
         .args(["-p", "x", "--output-format", "events"]);
     let output = cmd.output().unwrap();
     assert!(output.status.success(), "{output:?}");
-    let usage = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|e| e["type"] == "context_usage")
-        .expect("context usage");
+    let usage = first_context_usage(&output.stdout);
     assert_eq!(usage["window"], 3000, "{usage}");
     assert!(server.probes().iter().any(|p| p.method == "GET" && p.path == "/props"));
 }
@@ -444,11 +440,7 @@ fn an_oversized_window_report_is_ignored() {
         .output()
         .unwrap();
     assert!(output.status.success());
-    let usage = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|e| e["type"] == "context_usage")
-        .expect("context usage");
+    let usage = first_context_usage(&output.stdout);
     assert_eq!(usage["window"], Value::Null, "{usage}");
     assert!(server.probes().iter().any(|p| p.path == "/props"));
 }
@@ -477,10 +469,15 @@ fn the_first_request_does_not_wait_for_the_window_probe() {
     chat.release();
     let output = run.join().unwrap();
     assert!(output.status.success(), "{output:?}");
-    let usage = String::from_utf8_lossy(&output.stdout)
+    let usage = first_context_usage(&output.stdout);
+    assert_eq!(usage["window"], 3000, "{usage}");
+}
+
+/// The first `context_usage` event of a run's `--output-format events` output.
+fn first_context_usage(stdout: &[u8]) -> Value {
+    String::from_utf8_lossy(stdout)
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .find(|e| e["type"] == "context_usage")
-        .expect("context usage");
-    assert_eq!(usage["window"], 3000, "{usage}");
+        .expect("context usage")
 }

@@ -16,12 +16,7 @@ use support::{MockServer, Reply, Sandbox, openai_sse};
 
 /// A fresh directory outside /tmp (which workspace-write policies may write).
 fn dir(name: &str) -> PathBuf {
-    let dir = tempfile::Builder::new()
-        .prefix(name)
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-        .keep();
-    std::fs::canonicalize(dir).unwrap()
+    support::dir_outside_tmp(name)
 }
 
 /// The command the model runs: which binary is PID 1 (the init), a write in the project and
@@ -40,16 +35,8 @@ fn run(sb: &Sandbox, brute: &Path, env: &[(&str, &str)], outside: &Path) -> Stri
     let arguments = serde_json::json!({ "command": probe_command(outside) }).to_string();
     server.push(Reply::sse(openai_sse("", &[("c", "shell", &arguments)])));
     server.push(Reply::sse(openai_sse("done", &[])));
-    let mut cmd = sb.command_of(brute);
-    cmd.args([
-        "--provider",
-        "openai",
-        "--model",
-        "mock-model",
-        "--base-url",
-        &server.url("/v1"),
-    ])
-    .args(["-p", "go"]);
+    let mut cmd = sb.std_brute_of(&server, brute);
+    cmd.args(["-p", "go"]);
     for (key, value) in env {
         cmd.env(key, value);
     }
@@ -141,6 +128,24 @@ fn only_a_sound_init_beside_brute_is_used() {
     );
 }
 
+/// The init binary given `first` as its first argument, to run `script` unconfined (full
+/// access, network on).
+fn init_running(first: &str, script: &str) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin(INIT_BINARY));
+    command.args([
+        first,
+        "--mode",
+        "full-access",
+        "--net",
+        "on",
+        "--",
+        "bash",
+        "-c",
+        script,
+    ]);
+    command
+}
+
 /// An init given another build's first argument, or started by hand, says why and runs
 /// nothing.
 #[test]
@@ -149,20 +154,7 @@ fn an_init_from_another_build_runs_nothing() {
     let marker = work.join("ran");
     let touch = format!("touch {}", marker.display());
     let other = INIT_ARG.replace(env!("CARGO_PKG_VERSION"), "0.0.0-other");
-    let output = Command::new(assert_cmd::cargo::cargo_bin(INIT_BINARY))
-        .args([
-            other.as_str(),
-            "--mode",
-            "full-access",
-            "--net",
-            "on",
-            "--",
-            "bash",
-            "-c",
-            &touch,
-        ])
-        .output()
-        .unwrap();
+    let output = init_running(other.as_str(), &touch).output().unwrap();
     assert_eq!(output.status.code(), Some(i32::from(UNAVAILABLE)));
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -176,20 +168,7 @@ fn an_init_from_another_build_runs_nothing() {
     assert_eq!(by_hand.status.code(), Some(i32::from(UNAVAILABLE)));
     assert!(String::from_utf8_lossy(&by_hand.stderr).contains("brute starts it"));
     // The same arguments from this build run the program.
-    let ours = Command::new(assert_cmd::cargo::cargo_bin(INIT_BINARY))
-        .args([
-            INIT_ARG,
-            "--mode",
-            "full-access",
-            "--net",
-            "on",
-            "--",
-            "bash",
-            "-c",
-            &touch,
-        ])
-        .output()
-        .unwrap();
+    let ours = init_running(INIT_ARG, &touch).output().unwrap();
     assert!(ours.status.success(), "{ours:?}");
     assert!(marker.exists());
 }

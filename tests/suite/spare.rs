@@ -15,12 +15,7 @@ use support::{MockServer, Reply, Sandbox, openai_sse};
 
 /// A fresh directory outside /tmp (which workspace-write policies may write).
 fn dir(name: &str) -> PathBuf {
-    let dir = tempfile::Builder::new()
-        .prefix(name)
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-        .keep();
-    std::fs::canonicalize(dir).unwrap()
+    support::dir_outside_tmp(name)
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -1256,3 +1256,15 @@ pub fn sandbox_ready() -> bool {
         }
     }
 }
+
+/// A fresh directory outside /tmp (which `workspace-write` policies may write), in the build's
+/// own temporary dir, resolved (the sandbox compares real paths).
+#[allow(dead_code)]
+pub fn dir_outside_tmp(prefix: &str) -> PathBuf {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+        .keep();
+    std::fs::canonicalize(dir).unwrap()
+}
