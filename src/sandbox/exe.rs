@@ -48,6 +48,12 @@ pub fn init_exe() -> Option<&'static PathBuf> {
     }
 }
 
+/// brute's own binary as the init (`/proc/self/exe`, or `brute` beside a test binary), whether
+/// or not this process uses the sealed copy.
+pub fn own_init() -> Option<&'static PathBuf> {
+    inits()?.own.as_ref()
+}
+
 /// Stops using the sealed copy for good (it could not run here: an LSM refusing to run a
 /// memfd, say); brute's own binary is the init from now on. Whether there was a copy to stop.
 pub fn demote() -> bool {

@@ -218,7 +218,8 @@ pub fn available() -> Result<(), Unavailable> {
 
 /// Runs `true` under a workspace-write policy once per process (a few milliseconds): where
 /// namespaces are restricted by other means (e.g. AppArmor), the cheap checks pass but the init
-/// cannot confine anything.
+/// cannot confine anything. A pass is remembered (see [`PROBE_FILE`]), and so is a sealed copy
+/// that could not run where brute's own binary could: later starts go straight to brute's own.
 fn probe_once() -> Result<(), Unavailable> {
     static RESULT: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     RESULT
@@ -226,11 +227,21 @@ fn probe_once() -> Result<(), Unavailable> {
             let Some(exe) = init_exe() else {
                 return Err(Unavailable("brute's own binary cannot be found".to_owned()));
             };
-            let remembered = probe_key(exe).zip(PROBE_DIR.get().map(|d| d.join(PROBE_FILE)));
-            if let Some((key, file)) = &remembered
-                && remembered_line(file).is_some_and(|known| known == key.as_bytes())
-            {
-                return Ok(());
+            let file = PROBE_DIR.get().map(|d| d.join(PROBE_FILE));
+            let known = file.as_deref().and_then(remembered_line);
+            let key = probe_key(exe);
+            // Both keys of a copy that could not run: what the copy was made from, and brute.
+            let unrunnable = exe::init_source()
+                .and(key.as_ref())
+                .zip(own_probe_key())
+                .map(|(sealed, own)| format!("unrunnable {sealed}{own}"));
+            if let Some(known) = &known {
+                if key.as_ref().is_some_and(|key| known == key.as_bytes()) {
+                    return Ok(());
+                }
+                if unrunnable.as_ref().is_some_and(|line| known == line.as_bytes()) && exe::demote() {
+                    return Ok(());
+                }
             }
             let mut result = probe(exe);
             // A sealed copy that cannot run here leaves brute's own binary as the init.
@@ -242,13 +253,12 @@ fn probe_once() -> Result<(), Unavailable> {
                     return result;
                 };
                 result = probe(own);
-                let remembered = probe_key(own).zip(PROBE_DIR.get().map(|d| d.join(PROBE_FILE)));
-                if let (Ok(()), Some((key, file))) = (&result, &remembered) {
-                    let _ = remember_pass(file, key.as_bytes());
+                if let (Ok(()), Some(file), Some(line)) = (&result, &file, &unrunnable) {
+                    let _ = remember_pass(file, line.as_bytes());
                 }
                 return result;
             }
-            if let Some((key, file)) = &remembered {
+            if let (Some(key), Some(file)) = (&key, &file) {
                 let _ = match &result {
                     Ok(()) => remember_pass(file, key.as_bytes()),
                     Err(_) => std::fs::remove_file(file),
@@ -263,6 +273,8 @@ fn probe_once() -> Result<(), Unavailable> {
 /// a few milliseconds before its first request, and its answer holds until the machine
 /// restarts, brute's binary changes or a namespace setting does (see [`probe_key`]). Should
 /// it go stale all the same, confined commands fail at their init; none runs unconfined.
+/// After a sealed copy of the init failed where brute's own binary passed, the line says so
+/// (`unrunnable`, then both keys), and later starts skip the copy.
 const PROBE_FILE: &str = "sandbox-probe";
 
 /// The line in `file`, when it is a regular file (not followed when a link; a FIFO or a device
@@ -297,16 +309,25 @@ fn remember_pass(file: &std::path::Path, line: &[u8]) -> std::io::Result<()> {
 /// The directory [`PROBE_FILE`] is kept in, when the caller named one.
 static PROBE_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
 
-/// What a passed probe depends on, in one line: this boot of the kernel, the user, brute's
-/// binary (device, inode, size, mtime) and the kernel's settings for user namespaces.
+/// What a passed probe of `exe` depends on (see [`key_for`]); for a sealed copy, the file it
+/// was made from is the binary.
 fn probe_key(exe: &std::path::Path) -> Option<String> {
+    match exe::init_source() {
+        Some(source) => key_for(source),
+        None => key_for(&std::fs::metadata(exe).ok()?),
+    }
+}
+
+/// [`probe_key`] for brute's own binary as the init, whichever init this process uses now.
+fn own_probe_key() -> Option<String> {
+    key_for(&std::fs::metadata(exe::own_init()?).ok()?)
+}
+
+/// What a passed probe depends on, in one line: this boot of the kernel, the user, the init's
+/// binary (device, inode, size, mtime) and the kernel's settings for user namespaces.
+fn key_for(binary: &std::fs::Metadata) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    // The init's own file: brute's binary, or the file its sealed copy was made from.
-    let binary = match exe::init_source() {
-        Some(source) => source.clone(),
-        None => std::fs::metadata(exe).ok()?,
-    };
     let settings: Vec<String> = [
         "/proc/sys/user/max_user_namespaces",
         "/proc/sys/kernel/unprivileged_userns_clone",

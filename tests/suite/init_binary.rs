@@ -128,6 +128,38 @@ fn only_a_sound_init_beside_brute_is_used() {
     );
 }
 
+/// An init beside brute that cannot run here is tried once: the start that finds out remembers
+/// it (with brute's own binary, which passed), and later starts in the same data directory run
+/// the init in brute without trying the copy again (each try costs a start a few milliseconds).
+#[test]
+fn an_init_that_cannot_run_is_not_tried_again() {
+    if !support::sandbox_ready() {
+        return;
+    }
+    let install = dir("init-unrunnable");
+    let brute = install.join("brute");
+    std::fs::hard_link(assert_cmd::cargo::cargo_bin("brute"), &brute).unwrap();
+    // A sound file whose every run is counted, then fails (as an init an LSM refuses would):
+    // a script whose interpreter line runs the counter.
+    let tries = install.join("tries");
+    let counter = install.join("count.sh");
+    std::fs::write(&counter, format!("echo tried >> {}\nexit 1\n", tries.display())).unwrap();
+    let init = install.join(INIT_BINARY);
+    std::fs::write(&init, format!("#!/bin/sh {}\n", counter.display())).unwrap();
+    std::fs::set_permissions(&init, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let outside = dir("init-outside");
+    let sb = Sandbox::new();
+    for _ in 0..3 {
+        assert_eq!(init_line(&run(&sb, &brute, &[], &outside)), brute.to_string_lossy());
+    }
+    assert_eq!(std::fs::read_to_string(&tries).unwrap(), "tried\n");
+    // A new init there (another file) is tried again, and used once it runs.
+    std::fs::remove_file(&init).unwrap();
+    std::fs::copy(assert_cmd::cargo::cargo_bin(INIT_BINARY), &init).unwrap();
+    let sealed = init_line(&run(&sb, &brute, &[], &outside));
+    assert!(sealed.contains(&format!("memfd:{INIT_BINARY}")), "{sealed}");
+}
+
 /// The init binary given `first` as its first argument, to run `script` unconfined (full
 /// access, network on).
 fn init_running(first: &str, script: &str) -> Command {
