@@ -325,15 +325,14 @@ pub fn enabled() -> bool {
 /// The environment variable that turns spares off.
 pub const DISABLE_VAR: &str = "BRUTE_NO_SPARE_INIT";
 
-/// Makes a spare for the next command unless one of its shape is ready: `policy` says under
-/// which policy that command would run (it may wait, e.g. for the sandbox check; `None`: no
-/// spare), `scrub` are the variables kept out of the spare's environment (brute's keys).
+/// Makes a spare for the next command unless one of its shape is ready (and has the nested
+/// repositories its init will make read-only found: [`super::git_dirs::prefetch`]): `policy`
+/// says under which policy that command would run (it may wait, e.g. for the sandbox check;
+/// `None`: no spare), `scrub` are the variables kept out of the spare's environment (brute's
+/// keys).
 /// Returns at once: the work is done on the spawner thread, before any command spawned after
 /// this call. Nothing without the init, or outside a tokio runtime.
 pub fn prepare(policy: impl FnOnce() -> Option<Policy> + Send + 'static, scrub: &[&str]) {
-    if !enabled() {
-        return;
-    }
     let Some(exe) = super::init_exe() else {
         return;
     };
@@ -346,6 +345,14 @@ pub fn prepare(policy: impl FnOnce() -> Option<Policy> + Send + 'static, scrub: 
         let Some(policy) = policy() else {
             return;
         };
+        // The nested repositories the command's init makes read-only, found beside the spare
+        // (on a thread of their own) rather than by the command.
+        if policy.confined() {
+            super::git_dirs::prefetch(&policy.git_roots);
+        }
+        if !enabled() {
+            return;
+        }
         let mut slot = SPARE.lock().unwrap_or_else(|e| e.into_inner());
         if slot.as_mut().is_some_and(|spare| spare.fits(Shape::of(&policy))) {
             return;

@@ -296,7 +296,8 @@ impl Middleware for KeepAfterCommands {
 
 /// Keeps the boundaries of [`super::guard`] for every tool that names a path it changes: the
 /// project root, its parents, `$HOME` and `/` are never the target, and special files
-/// (FIFOs, sockets, devices) are refused. Added to every tool by the registry, so no tool
+/// (FIFOs, sockets, devices) are refused; a path through a `.git` has the sandbox find the
+/// nested repositories again before the next command ([`crate::sandbox::git_dirs::changed`]). Added to every tool by the registry, so no tool
 /// shape can skip it.
 pub struct GuardPaths;
 
@@ -312,6 +313,9 @@ impl Middleware for GuardPaths {
                 let path = ctx.resolve(&shown);
                 super::guard::check_destructive(&ctx.root, &path, &shown)?;
                 super::guard::refuse_special(&path, &shown)?;
+                // A `.git` it makes (approved) is read-only to the next command too.
+                crate::sandbox::git_dirs::changed(&path);
+                crate::sandbox::git_dirs::changed(&super::guard::real_path(&path));
             }
             next.run(args, ctx).await
         })
@@ -404,5 +408,61 @@ impl Tool for FnTool {
     }
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         (self.handler)(args, ctx.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use futures_util::future::BoxFuture;
+    use serde_json::{Value, json};
+
+    use super::GuardPaths;
+    use crate::protocol::EventSink;
+    use crate::sandbox::git_dirs;
+    use crate::tool::state::AgentState;
+    use crate::tool::{Pipeline, Tool, ToolContext, ToolError, ToolOutput};
+
+    /// A tool that names the path it changes and changes nothing.
+    struct Changes;
+
+    impl Tool for Changes {
+        fn name(&self) -> &str {
+            "changes"
+        }
+        fn description(&self) -> &str {
+            "changes a file"
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object", "properties": {"file_path": {"type": "string"}}})
+        }
+        fn mutated_path(&self, args: &Value) -> Option<String> {
+            args["file_path"].as_str().map(str::to_owned)
+        }
+        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::text("done")) })
+        }
+    }
+
+    /// A call that changes a path through a `.git` (as an approved write may) has the next
+    /// command find the nested repositories again; one elsewhere keeps the list.
+    #[tokio::test]
+    async fn a_change_through_a_git_has_the_nested_repositories_found_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let provider = Arc::new(crate::provider::replay::ReplayProvider::from_script("").unwrap());
+        let agent = Arc::new(AgentState::new(provider, "m".into(), 100, root.clone()));
+        let ctx = ToolContext::standalone(agent, EventSink::channel().0);
+        let guarded = Pipeline::new(Arc::new(Changes)).layer(GuardPaths);
+        assert!(git_dirs::below(&root).is_empty());
+        std::fs::create_dir_all(root.join("sub/.git")).unwrap();
+        guarded.call(json!({"file_path": "src/main.rs"}), &ctx).await.unwrap();
+        assert!(git_dirs::below(&root).is_empty(), "kept until a change through a .git");
+        guarded
+            .call(json!({"file_path": "sub/.git/config"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(*git_dirs::below(&root), vec![root.join("sub/.git")]);
     }
 }
