@@ -309,15 +309,19 @@ impl Middleware for GuardPaths {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            if let Some(shown) = next.tool().mutated_path(&args) {
-                let path = ctx.resolve(&shown);
-                super::guard::check_destructive(&ctx.root, &path, &shown)?;
-                super::guard::refuse_special(&path, &shown)?;
-                // A `.git` it makes (approved) is read-only to the next command too.
-                crate::sandbox::git_dirs::changed(&path);
-                crate::sandbox::git_dirs::changed(&super::guard::real_path(&path));
-            }
-            next.run(args, ctx).await
+            let Some(shown) = next.tool().mutated_path(&args) else {
+                return next.run(args, ctx).await;
+            };
+            let path = ctx.resolve(&shown);
+            super::guard::check_destructive(&ctx.root, &path, &shown)?;
+            super::guard::refuse_special(&path, &shown)?;
+            // A `.git` it makes (approved) is read-only to the next command too: said before
+            // the call and again after it, so a list found in between is not kept either.
+            let through_git = [path.clone(), super::guard::real_path(&path)];
+            through_git.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
+            let result = next.run(args, ctx).await;
+            through_git.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
+            result
         })
     }
 }
