@@ -10,10 +10,13 @@
 //! model reads the output. A command that starts meanwhile waits for that walk, never uses a list
 //! from before the last command ran, nor from before a built-in tool changed a path with a `.git`
 //! in it below the root (approved: [`changed`]); such a change makes the next command walk again.
+//!
+//! Each root counts those events (its *epoch*); a walk is stamped with the epoch it started in,
+//! a command takes only a list of the current epoch, and a walk that ends after a newer one
+//! does not replace it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// The most directory entries one walk reads (the default checkpoint budget): past this the
@@ -23,15 +26,23 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 pub const MAX_ENTRIES: usize = 500_000;
 
 /// A root's kept list and what waits on it.
-#[derive(Default)]
 struct Kept {
-    /// The list, with the count of [`changed`] calls its walk started after: `None` while a
-    /// walk runs.
-    walked: Mutex<Option<(u64, Arc<Vec<PathBuf>>)>>,
+    state: Mutex<State>,
     ready: Condvar,
-    /// Moves on whenever a built-in tool changes a path with a `.git` in it below the root
-    /// ([`changed`]): a list walked before is walked again before a command uses it.
-    changes: AtomicU64,
+    /// The root resolved (links, `..`), when the slot was made: [`changed`] matches a path
+    /// against both forms.
+    real: PathBuf,
+}
+
+#[derive(Default)]
+struct State {
+    /// Moves on when a confined command in the root ends ([`command_ended`]) or a built-in tool
+    /// changes a path through a `.git` below it ([`changed`]).
+    epoch: u64,
+    /// The newest list published, with the epoch its walk started in.
+    list: Option<(u64, Arc<Vec<PathBuf>>)>,
+    /// The epoch of the walk under way, if one is.
+    walking: Option<u64>,
 }
 
 type Slot = Arc<Kept>;
@@ -39,6 +50,21 @@ type Slot = Arc<Kept>;
 fn slots() -> &'static Mutex<HashMap<PathBuf, Slot>> {
     static SLOTS: OnceLock<Mutex<HashMap<PathBuf, Slot>>> = OnceLock::new();
     SLOTS.get_or_init(Mutex::default)
+}
+
+/// The slot of `root`, made (with nothing kept) the first time; and whether it was made now.
+fn slot_of(root: &Path) -> (Slot, bool) {
+    let mut slots = slots().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(slot) = slots.get(root) {
+        return (slot.clone(), false);
+    }
+    let slot = Arc::new(Kept {
+        state: Mutex::default(),
+        ready: Condvar::new(),
+        real: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+    });
+    slots.insert(root.to_path_buf(), slot.clone());
+    (slot, true)
 }
 
 /// Every `.git` entry (directory or file) below `root`, `root/.git` included: links are not
@@ -75,104 +101,53 @@ pub fn find(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The `.git` entries below `root`, from the kept list (waiting for a walk in progress), or
-/// walked now: the first time, or when a built-in tool changed a `.git` since the list's walk.
+/// The `.git` entries below `root`: the kept list when it is of the root's current epoch,
+/// else the one a walk under way finds (waited for), else walked now.
 pub fn below(root: &Path) -> Arc<Vec<PathBuf>> {
-    let slot = {
-        let mut slots = slots().lock().unwrap_or_else(|e| e.into_inner());
-        match slots.get(root) {
-            Some(slot) => slot.clone(),
-            None => {
-                // Walking: a command starting meanwhile in another task waits for this list.
-                let slot = Slot::default();
-                slots.insert(root.to_path_buf(), slot.clone());
-                drop(slots);
-                walk_into(&slot, root, None);
-                slot
-            }
-        }
-    };
-    let mut walked = slot.walked.lock().unwrap_or_else(|e| e.into_inner());
+    let (slot, _) = slot_of(root);
+    let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
-        match walked.as_ref() {
-            Some((changes, list)) if *changes == slot.changes.load(Ordering::SeqCst) => return list.clone(),
-            Some(_) => {
-                // Older than a `.git` a built-in tool changed: walked again here, what was known
-                // kept as `command_ended` keeps it.
-                let known = walked.take().map(|(_, list)| list);
-                drop(walked);
-                walk_into(&slot, root, known);
-                walked = slot.walked.lock().unwrap_or_else(|e| e.into_inner());
-            }
-            None => walked = slot.ready.wait(walked).unwrap_or_else(|e| e.into_inner()),
+        if let Some((epoch, list)) = &state.list
+            && *epoch == state.epoch
+        {
+            return list.clone();
         }
+        if state.walking == Some(state.epoch) {
+            state = slot.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        let walk = begin(&mut state);
+        drop(state);
+        walk.run(&slot, root);
+        state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
     }
 }
 
-/// Finds each root's list on a thread of its own, unless it is kept or being found: called when
-/// a turn that may run a command sends its request, so the first command does not walk a big
-/// tree while the person waits.
+/// Finds each root's list on a thread of its own the first time: called when a turn that may
+/// run a command sends its request, so the first command does not walk a big tree while the
+/// person waits.
 pub fn prefetch(roots: &[PathBuf]) {
     for root in roots {
-        let slot = {
-            let mut slots = slots().lock().unwrap_or_else(|e| e.into_inner());
-            if slots.contains_key(root) {
-                continue;
-            }
-            let slot = Slot::default();
-            slots.insert(root.clone(), slot.clone());
-            slot
-        };
-        on_thread(slot, root.clone(), None);
+        let (slot, made) = slot_of(root);
+        if made {
+            let walk = begin(&mut slot.state.lock().unwrap_or_else(|e| e.into_inner()));
+            walk.on_thread(slot, root.clone());
+        }
     }
 }
 
-/// Says a built-in tool is about to change `path` (absolute): a path with a `.git` in it (which
-/// the person approved) may make a repository, so the lists of the roots it lies in are walked
-/// again before the next command uses them.
+/// Says a built-in tool is about to change, or has changed, `path` (absolute): a path with a
+/// `.git` in it (which the person approved) may make a repository, so the lists of the roots it
+/// lies in are found again before the next command uses them.
 pub fn changed(path: &Path) {
     if !path.components().any(|c| c.as_os_str() == ".git") {
         return;
     }
     let slots = slots().lock().unwrap_or_else(|e| e.into_inner());
     for (root, slot) in slots.iter() {
-        if path.starts_with(root) {
-            slot.changes.fetch_add(1, Ordering::SeqCst);
+        if path.starts_with(root) || path.starts_with(&slot.real) {
+            slot.state.lock().unwrap_or_else(|e| e.into_inner()).epoch += 1;
         }
-    }
-}
-
-/// Walks `root` and publishes the list in `slot`, with what was `known` before and is still a
-/// `.git` of its own (a directory made unreadable, or a tree grown past the budget, cannot hide
-/// it from the next walk).
-fn walk_into(slot: &Slot, root: &Path, known: Option<Arc<Vec<PathBuf>>>) {
-    let changes = slot.changes.load(Ordering::SeqCst);
-    let mut list = find(root);
-    for old in known.iter().flat_map(|k| k.iter()) {
-        if std::fs::symlink_metadata(old).is_ok_and(|m| !m.file_type().is_symlink()) && !list.contains(old) {
-            list.push(old.clone());
-        }
-    }
-    list.sort();
-    publish(slot, changes, list);
-}
-
-/// [`walk_into`] on a thread of its own (here, when no thread can start: the list is made
-/// rather than never).
-fn on_thread(slot: Slot, root: PathBuf, known: Option<Arc<Vec<PathBuf>>>) {
-    let work = Arc::new(Mutex::new(Some((slot, root, known))));
-    let run = work.clone();
-    let started = std::thread::Builder::new()
-        .name("brute-git-dirs".into())
-        .spawn(move || {
-            if let Some((slot, root, known)) = run.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                walk_into(&slot, &root, known);
-            }
-        });
-    if started.is_err()
-        && let Some((slot, root, known)) = work.lock().unwrap_or_else(|e| e.into_inner()).take()
-    {
-        walk_into(&slot, &root, known);
     }
 }
 
@@ -180,26 +155,96 @@ fn on_thread(slot: Slot, root: PathBuf, known: Option<Arc<Vec<PathBuf>>>) {
 /// so each root's list is found again (on a thread; [`below`] waits for it).
 pub fn command_ended(roots: &[PathBuf]) {
     for root in roots {
-        let slot = {
-            let slots = slots().lock().unwrap_or_else(|e| e.into_inner());
-            match slots.get(root) {
-                Some(slot) => slot.clone(),
-                None => continue,
-            }
+        let slot = match slots().lock().unwrap_or_else(|e| e.into_inner()).get(root) {
+            Some(slot) => slot.clone(),
+            None => continue,
         };
-        // What was known stays known while it is still a `.git` of its own.
-        let known = slot
-            .walked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .map(|(_, list)| list);
-        on_thread(slot, root.clone(), known);
+        let walk = {
+            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.epoch += 1;
+            begin(&mut state)
+        };
+        walk.on_thread(slot, root.clone());
     }
 }
 
-fn publish(slot: &Slot, changes: u64, list: Vec<PathBuf>) {
-    *slot.walked.lock().unwrap_or_else(|e| e.into_inner()) = Some((changes, Arc::new(list)));
+/// A walk of a root, begun in `epoch`, keeping what was `known`.
+struct Walk {
+    epoch: u64,
+    known: Option<Arc<Vec<PathBuf>>>,
+}
+
+/// Marks a walk of the current epoch under way.
+fn begin(state: &mut State) -> Walk {
+    state.walking = Some(state.epoch);
+    Walk {
+        epoch: state.epoch,
+        known: state.list.as_ref().map(|(_, list)| list.clone()),
+    }
+}
+
+impl Walk {
+    /// Walks `root` and publishes the list, with what was known before and is still a `.git`
+    /// of its own (a directory made unreadable, or a tree grown past the budget, cannot hide
+    /// it from the next walk). A walk that fails to finish (a panic) still ends its turn, so no
+    /// command waits for it forever.
+    fn run(self, slot: &Slot, root: &Path) {
+        let mut unfinished = Unfinished(Some((slot.clone(), self.epoch)));
+        let mut list = find(root);
+        for old in self.known.iter().flat_map(|k| k.iter()) {
+            if std::fs::symlink_metadata(old).is_ok_and(|m| !m.file_type().is_symlink()) && !list.contains(old) {
+                list.push(old.clone());
+            }
+        }
+        list.sort();
+        unfinished.0 = None;
+        publish(slot, self.epoch, list);
+    }
+
+    /// [`Walk::run`] on a thread of its own (here, when no thread can start: the list is made
+    /// rather than never).
+    fn on_thread(self, slot: Slot, root: PathBuf) {
+        let work = Arc::new(Mutex::new(Some((self, slot, root))));
+        let run = work.clone();
+        let started = std::thread::Builder::new()
+            .name("brute-git-dirs".into())
+            .spawn(move || {
+                if let Some((walk, slot, root)) = run.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    walk.run(&slot, &root);
+                }
+            });
+        if started.is_err()
+            && let Some((walk, slot, root)) = work.lock().unwrap_or_else(|e| e.into_inner()).take()
+        {
+            walk.run(&slot, &root);
+        }
+    }
+}
+
+/// Ends a walk that did not publish (it panicked): the next caller walks again.
+struct Unfinished(Option<(Slot, u64)>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some((slot, epoch)) = self.0.take() {
+            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.walking == Some(epoch) {
+                state.walking = None;
+            }
+            slot.ready.notify_all();
+        }
+    }
+}
+
+/// Keeps `list` unless a list of a newer walk is kept already.
+fn publish(slot: &Slot, epoch: u64, list: Vec<PathBuf>) {
+    let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+    if state.list.as_ref().is_none_or(|(kept, _)| *kept <= epoch) {
+        state.list = Some((epoch, Arc::new(list)));
+    }
+    if state.walking == Some(epoch) {
+        state.walking = None;
+    }
     slot.ready.notify_all();
 }
 
@@ -235,36 +280,65 @@ mod tests {
     /// The list a prefetch made, waiting for its walk; `None` when none was made.
     fn kept(root: &Path) -> Option<Arc<Vec<PathBuf>>> {
         let slot = slots().lock().unwrap_or_else(|e| e.into_inner()).get(root)?.clone();
-        let mut walked = slot.walked.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some((_, list)) = walked.as_ref() {
+            if let Some((_, list)) = state.list.as_ref() {
                 return Some(list.clone());
             }
-            walked = slot.ready.wait(walked).unwrap_or_else(|e| e.into_inner());
+            state = slot.ready.wait(state).unwrap_or_else(|e| e.into_inner());
         }
     }
 
     /// A prefetch walks on a thread of its own and keeps the list for the first command; a
-    /// `.git` a built-in tool makes below the root has the next command walk again, and one
-    /// made elsewhere does not.
+    /// `.git` a built-in tool makes below the root (named by the root's resolved path too) has
+    /// the next command walk again, and one made elsewhere does not.
     #[test]
     fn a_prefetched_list_is_walked_again_after_a_tool_changed_a_git_below_the_root() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        std::fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        let real = dir.path().join("p");
+        std::fs::create_dir_all(real.join("vendor/lib/.git")).unwrap();
+        // The root as a command names it: through a link.
+        let root = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &root).unwrap();
         prefetch(std::slice::from_ref(&root));
         let expected = vec![root.join("vendor/lib/.git")];
         assert_eq!(kept(&root).as_deref(), Some(&expected));
         // Kept: a repository made by the person meanwhile waits for the next command's end.
-        std::fs::create_dir_all(root.join("mine/.git")).unwrap();
+        std::fs::create_dir_all(real.join("mine/.git")).unwrap();
         changed(&root.join("src/main.rs"));
         changed(&dir.path().join("elsewhere/.git/config"));
         assert_eq!(*below(&root), expected);
-        // A tool (approved) writes into a `.git` below the root: the next command walks.
-        std::fs::create_dir_all(root.join("new/.git")).unwrap();
-        changed(&root.join("new/.git/config"));
+        // A tool (approved) writes into a `.git` below the root, named by its real path: the
+        // next command walks.
+        std::fs::create_dir_all(real.join("new/.git")).unwrap();
+        changed(&real.join("new/.git/config"));
         let walked = below(&root);
         assert!(walked.contains(&root.join("new/.git")), "{walked:?}");
         assert!(walked.contains(&root.join("mine/.git")), "{walked:?}");
+    }
+
+    /// A walk that began before a command ended is not what the next command gets, even when
+    /// it ends after the command's; and a newer list is not replaced by it.
+    #[test]
+    fn a_list_from_before_a_command_ended_is_never_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("a/.git")).unwrap();
+        let (slot, _) = slot_of(&root);
+        // A walk begins, and a command makes a repository and ends before it publishes.
+        let older = begin(&mut slot.state.lock().unwrap());
+        std::fs::create_dir_all(root.join("b/.git")).unwrap();
+        slot.state.lock().unwrap().epoch += 1;
+        publish(&slot, older.epoch, vec![root.join("a/.git")]);
+        let both = vec![root.join("a/.git"), root.join("b/.git")];
+        assert_eq!(*below(&root), both);
+        // The older walk's list arriving late replaces nothing.
+        publish(&slot, older.epoch, vec![root.join("a/.git")]);
+        assert_eq!(*below(&root), both);
+        // A walk that panics ends its turn: the next command walks again instead of waiting.
+        slot.state.lock().unwrap().epoch += 1;
+        let walk = begin(&mut slot.state.lock().unwrap());
+        drop(Unfinished(Some((slot.clone(), walk.epoch))));
+        assert_eq!(*below(&root), both);
     }
 }

@@ -316,13 +316,33 @@ impl Middleware for GuardPaths {
             super::guard::check_destructive(&ctx.root, &path, &shown)?;
             super::guard::refuse_special(&path, &shown)?;
             // A `.git` it makes (approved) is read-only to the next command too: said before
-            // the call and again after it, so a list found in between is not kept either.
-            let through_git = [path.clone(), super::guard::real_path(&path)];
-            through_git.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
-            let result = next.run(args, ctx).await;
-            through_git.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
-            result
+            // the call and again when it ends (or is dropped), so a list found in between is
+            // not kept either. The path as given, as resolved, and where the tool acts.
+            let forms = vec![
+                path.clone(),
+                super::guard::real_path(&path),
+                super::place::target(ctx, &path, next.tool().follows_links()),
+            ];
+            let _after = ThroughGit::said(forms);
+            next.run(args, ctx).await
         })
+    }
+}
+
+/// Says a change to these paths to the sandbox's list of nested repositories
+/// ([`crate::sandbox::git_dirs::changed`]) now and again when dropped.
+struct ThroughGit(Vec<std::path::PathBuf>);
+
+impl ThroughGit {
+    fn said(forms: Vec<std::path::PathBuf>) -> Self {
+        forms.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
+        Self(forms)
+    }
+}
+
+impl Drop for ThroughGit {
+    fn drop(&mut self) {
+        self.0.iter().for_each(|p| crate::sandbox::git_dirs::changed(p));
     }
 }
 
@@ -444,8 +464,16 @@ mod tests {
         fn mutated_path(&self, args: &Value) -> Option<String> {
             args["file_path"].as_str().map(str::to_owned)
         }
-        fn call<'a>(&'a self, _: Value, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-            Box::pin(async { Ok(ToolOutput::text("done")) })
+        /// With `make`, a list is found during the call (as by a command running beside it)
+        /// before the directory `make` is made.
+        fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async move {
+                if let Some(make) = args["make"].as_str() {
+                    git_dirs::below(&ctx.root);
+                    std::fs::create_dir_all(ctx.root.join(make)).unwrap();
+                }
+                Ok(ToolOutput::text("done"))
+            })
         }
     }
 
@@ -468,5 +496,9 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(*git_dirs::below(&root), vec![root.join("sub/.git")]);
+        // A list found while the call ran, before it made a repository, is not kept.
+        let call = json!({"file_path": "other/.git/config", "make": "other/.git"});
+        guarded.call(call, &ctx).await.unwrap();
+        assert!(git_dirs::below(&root).contains(&root.join("other/.git")));
     }
 }
