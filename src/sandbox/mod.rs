@@ -230,18 +230,26 @@ fn probe_once() -> Result<(), Unavailable> {
             let file = PROBE_DIR.get().map(|d| d.join(PROBE_FILE));
             let known = file.as_deref().and_then(remembered_line);
             let key = probe_key(exe);
-            // Both keys of a copy that could not run: what the copy was made from, and brute.
+            if key
+                .as_ref()
+                .zip(known.as_ref())
+                .is_some_and(|(key, known)| known == key.as_bytes())
+            {
+                return Ok(());
+            }
+            // Both keys of a copy that could not run: what the copy was made from, and brute
+            // (read only when a pass of this copy is not what was remembered).
             let unrunnable = exe::init_source()
                 .and(key.as_ref())
                 .zip(own_probe_key())
                 .map(|(sealed, own)| format!("unrunnable {sealed}{own}"));
-            if let Some(known) = &known {
-                if key.as_ref().is_some_and(|key| known == key.as_bytes()) {
-                    return Ok(());
-                }
-                if unrunnable.as_ref().is_some_and(|line| known == line.as_bytes()) && exe::demote() {
-                    return Ok(());
-                }
+            if known
+                .as_ref()
+                .zip(unrunnable.as_ref())
+                .is_some_and(|(known, line)| known == line.as_bytes())
+                && exe::demote()
+            {
+                return Ok(());
             }
             let mut result = probe(exe);
             // A sealed copy that cannot run here leaves brute's own binary as the init.
