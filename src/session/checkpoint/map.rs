@@ -404,7 +404,49 @@ impl FromIterator<(String, FileState)> for Manifest {
         let mut entries: Vec<(String, FileState)> = entries.into_iter().collect();
         // Stable: of equal paths the last given stays last, and is the one kept.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut manifest = Manifest::with_capacity(entries.len(), entries.iter().map(|(p, _)| p.len()).sum());
+        Manifest::from_sorted(entries)
+    }
+}
+
+impl Manifest {
+    /// The manifest of `entries`, sorted by path, a path given twice keeping its last state.
+    /// The paths are copied into one buffer first; then the states move into the entries'
+    /// own room (collected in place), so a big tree's first manifest is built beside its
+    /// paths, not beside a second list of every state.
+    fn from_sorted(entries: Vec<(String, FileState)>) -> Self {
+        let mut text = String::with_capacity(entries.iter().map(|(p, _)| p.len()).sum());
+        let mut ends = Vec::with_capacity(entries.len());
+        // Entries followed by one of the same path, in order.
+        let mut repeated = Vec::new();
+        for (i, (path, _)) in entries.iter().enumerate() {
+            if entries.get(i + 1).is_some_and(|(next, _)| next == path) {
+                repeated.push(i);
+                continue;
+            }
+            text.push_str(path);
+            let Ok(end) = u32::try_from(text.len()) else {
+                // More path bytes than a sorted list addresses: what does not fit is added.
+                return Manifest::pushed(entries);
+            };
+            ends.push(end);
+        }
+        let mut repeated = repeated.into_iter().peekable();
+        let mut states: Vec<FileState> = entries
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| repeated.next_if_eq(i).is_none())
+            .map(|(_, (_, state))| state)
+            .collect();
+        states.shrink_to_fit();
+        Manifest {
+            sorted: Sorted { text, ends, states },
+            ..Manifest::default()
+        }
+    }
+
+    /// [`Manifest::from_sorted`] one entry at a time.
+    fn pushed(entries: Vec<(String, FileState)>) -> Self {
+        let mut manifest = Manifest::new();
         let mut entries = entries.into_iter().peekable();
         while let Some((path, state)) = entries.next() {
             if entries.peek().is_some_and(|(next, _)| *next == path) {
@@ -546,6 +588,14 @@ mod tests {
             .collect();
         assert_eq!(manifest.len(), 2);
         assert_eq!(manifest["b"].size, 3);
+        // Runs of one path anywhere (first, last, three long): the last of each is kept.
+        let given = [("b", 1), ("a", 2), ("b", 3), ("a", 4), ("c", 5), ("a", 6), ("c", 7)];
+        let manifest: Manifest = given.into_iter().map(|(p, n)| (p.to_owned(), state(n))).collect();
+        let kept: Vec<(&str, u64)> = manifest.iter().map(|(p, s)| (p, s.size)).collect();
+        assert_eq!(kept, [("a", 6), ("b", 3), ("c", 7)]);
+        let mut sorted = given.map(|(p, n)| (p.to_owned(), state(n))).to_vec();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(Manifest::pushed(sorted), manifest, "the fallback for huge trees agrees");
         let mut pushed = Manifest::with_capacity(3, 8);
         pushed.push("a", state(1));
         pushed.push("c", state(2));

@@ -433,7 +433,7 @@ impl Scanner {
                 Some(crate::session::stat::Stat::of(&meta))
             })?;
             let seen = match seen {
-                Seen::Read(file) => read_file(&ctx, &file)?,
+                Seen::Read(file) => read_file(&ctx, file)?,
                 seen => seen.owned(ctx.previous),
             };
             if let Seen::Entry(rel, state) = seen {
@@ -815,7 +815,9 @@ impl Scanner {
         let stored = self.stored.take();
         let previous = std::mem::take(&mut self.previous);
         let (manifest, changes) = updated(previous, same, entries);
-        self.walk_changes = Some((stored, changes));
+        // Found against nothing, every entry is a change: the manifest is stored whole.
+        let stored = stored.filter(|_| changes.is_some());
+        self.walk_changes = Some((stored, changes.unwrap_or_default()));
         Ok(Scan {
             manifest: Arc::new(manifest),
             skipped,
@@ -827,14 +829,23 @@ impl Scanner {
 /// The manifest a full walk found: `previous` with the entries it found unchanged (`same`)
 /// kept, those it found new or changed (`changed`) set, and every other path gone. Updated in
 /// place when nothing else holds `previous` (a big tree's walk then holds one manifest, not
-/// two); a walk with no previous manifest builds it from `changed` in one pass.
-fn updated(previous: Arc<Manifest>, mut same: Unchanged, mut changed: Vec<(String, FileState)>) -> (Manifest, Changes) {
+/// two); a walk with no previous manifest builds it from `changed` in one pass. No changes
+/// (`None`) when `previous` is empty and the manifest is not: all of it is new, and listing
+/// it again as changes would hold a second copy of a big tree's first manifest.
+fn updated(
+    previous: Arc<Manifest>,
+    mut same: Unchanged,
+    mut changed: Vec<(String, FileState)>,
+) -> (Manifest, Option<Changes>) {
     changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     if same.count == 0 {
         // Sorted input: the manifest is built in one pass.
         let manifest: Manifest = changed.into_iter().collect();
+        if previous.is_empty() && !manifest.is_empty() {
+            return (manifest, None);
+        }
         let changes = Changes::between(&previous, &manifest);
-        return (manifest, changes);
+        return (manifest, Some(changes));
     }
     // Every path the walk saw is reported once, as unchanged (always a path of `previous`)
     // or as found: when these cover every path of `previous`, none is gone, and the unchanged
@@ -869,7 +880,7 @@ fn updated(previous: Arc<Manifest>, mut same: Unchanged, mut changed: Vec<(Strin
             manifest.insert(path, state);
         }
     }
-    (manifest, Changes { set, del: gone })
+    (manifest, Some(Changes { set, del: gone }))
 }
 
 /// The directory `dir` (relative, `""` for the root) if the manifest has it as a directory,
@@ -1050,7 +1061,14 @@ mod tests {
             let (manifest, changes) = updated(previous, unchanged, changed);
             rounds_with_gone[usize::from(!fresh.del.is_empty())] += 1;
             assert_eq!(manifest, expected, "round {round}");
-            assert_eq!((changes.set, changes.del), (fresh.set, fresh.del), "round {round}");
+            match changes {
+                Some(changes) => assert_eq!((changes.set, changes.del), (fresh.set, fresh.del), "round {round}"),
+                // Only against nothing: every entry is new, and the manifest is stored whole.
+                None => assert!(
+                    before.is_empty() && !expected.is_empty() && fresh.set == expected,
+                    "round {round}"
+                ),
+            }
             if let Some(holder) = holder {
                 assert_eq!(*holder, before, "a shared manifest is left as it was");
             }

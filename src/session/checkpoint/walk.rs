@@ -94,60 +94,81 @@ impl WalkCtx<'_> {
     }
 }
 
+/// Files a reader takes from the lists at a time.
+const READ_CHUNK: usize = 256;
+
 /// Reads the files the listing left to read (see [`Seen::Read`]) on up to `threads` threads
-/// (this one for a few), within the walk's time budget.
+/// (this one for a few), within the walk's time budget. A big tree's first walk reads every
+/// file: the listing's lists are taken chunk by chunk as they are (never copied into one),
+/// each file's path moves into its entry, and the entries gather in one list sized once for
+/// all of them (threads growing lists of their own would hold up to twice as much).
 pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
-    let pending: Vec<Pending> = {
+    let lists: Vec<Vec<Pending>> = {
         let mut collected = ctx.collected.lock().unwrap_or_else(|e| e.into_inner());
         collected
             .iter_mut()
-            .flat_map(|l| std::mem::take(&mut l.pending))
+            .map(|l| std::mem::take(&mut l.pending))
+            .filter(|list| !list.is_empty())
             .collect()
     };
-    let next = AtomicUsize::new(0);
+    let total: usize = lists.iter().map(Vec::len).sum();
+    let lists = std::sync::Mutex::new(lists);
+    let mut gathered = Local::default();
+    gathered.entries.reserve_exact(total);
+    let gathered = std::sync::Mutex::new(gathered);
     let work = || {
         let mut local = Local::default();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(file) = pending.get(i) else {
+        while let Some(chunk) = take_chunk(&lists) {
+            if let Some(message) = ctx.overtime() {
+                ctx.stop(Stop::Budget(message));
+            }
+            if ctx.stopped() {
                 break;
-            };
-            if i.is_multiple_of(256) {
-                if let Some(message) = ctx.overtime() {
-                    ctx.stop(Stop::Budget(message));
-                }
-                if ctx.stopped() {
-                    break;
+            }
+            for file in chunk {
+                match read_file(ctx, file) {
+                    Ok(seen) => local.add(seen),
+                    Err(error) => {
+                        ctx.stop(Stop::Failed(error));
+                        break;
+                    }
                 }
             }
-            match read_file(ctx, file) {
-                Ok(seen) => local.add(seen),
-                Err(error) => {
-                    ctx.stop(Stop::Failed(error));
-                    break;
-                }
-            }
+            gathered.lock().unwrap_or_else(|e| e.into_inner()).take_from(&mut local);
         }
-        local
     };
-    let threads = threads.min(pending.len() / 64).max(1);
+    let threads = threads.min(total / 64).max(1);
     if threads == 1 {
-        return work();
-    }
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut all = work();
-        for helper in helpers {
-            match helper.join() {
-                Ok(local) => all.absorb(local),
-                // Its files would be missing from the manifest (as if the turn made them).
-                Err(_) => ctx.stop(Stop::Failed(std::io::Error::other(
-                    "a checkpoint reader thread panicked",
-                ))),
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            work();
+            for helper in helpers {
+                if helper.join().is_err() {
+                    // Its files would be missing from the manifest (as if the turn made them).
+                    ctx.stop(Stop::Failed(std::io::Error::other(
+                        "a checkpoint reader thread panicked",
+                    )));
+                }
             }
-        }
-        all
-    })
+        });
+    }
+    gathered.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Up to [`READ_CHUNK`] files from the end of the last list; a list taken whole is dropped,
+/// and one taken mostly gives its room back, so what was read stops holding memory.
+fn take_chunk(lists: &std::sync::Mutex<Vec<Vec<Pending>>>) -> Option<Vec<Pending>> {
+    let mut lists = lists.lock().unwrap_or_else(|e| e.into_inner());
+    let list = lists.last_mut()?;
+    let chunk = list.split_off(list.len().saturating_sub(READ_CHUNK));
+    if list.is_empty() {
+        lists.pop();
+    } else if list.len() < list.capacity() / 2 {
+        list.shrink_to_fit();
+    }
+    Some(chunk)
 }
 
 /// One walker thread's findings, handed over when the thread is done.
@@ -199,12 +220,26 @@ impl Unchanged {
 }
 
 impl Local {
-    /// Takes in another thread's findings.
-    pub(super) fn absorb(&mut self, other: Local) {
-        self.entries.extend(other.entries);
+    /// Takes in another thread's findings. The smaller list of entries is moved into the
+    /// bigger one, which grows by exactly that much: a first walk's read files are most of a
+    /// big tree, and doubling their list's room for a few directories would cost megabytes.
+    pub(super) fn absorb(&mut self, mut other: Local) {
+        if other.entries.capacity() > self.entries.capacity() {
+            std::mem::swap(&mut self.entries, &mut other.entries);
+        }
+        self.entries.reserve_exact(other.entries.len());
+        self.entries.append(&mut other.entries);
         self.same.absorb(other.same);
         self.skipped.extend(other.skipped);
         self.pending.extend(other.pending);
+    }
+
+    /// Moves what `other` holds into this one, leaving `other` empty with its room kept.
+    fn take_from(&mut self, other: &mut Local) {
+        self.entries.append(&mut other.entries);
+        self.same.absorb(std::mem::take(&mut other.same));
+        self.skipped.append(&mut other.skipped);
+        self.pending.append(&mut other.pending);
     }
 
     pub(super) fn add(&mut self, seen: Seen) {
@@ -309,8 +344,10 @@ impl Kept {
 
 /// A file the listing found changed (or new): read after the listing.
 pub(super) struct Pending {
+    /// The path under the root, spelled as the manifest spells it (the file is
+    /// [`relpath::under`](crate::session::relpath::under) the root: a second copy of every
+    /// path would cost a big tree's first walk megabytes).
     pub(super) rel: String,
-    pub(super) path: PathBuf,
     pub(super) mode: u32,
     pub(super) mtime_ns: u64,
     pub(super) ctime_ns: u64,
@@ -320,7 +357,7 @@ pub(super) struct Pending {
 /// (walks of a few directories).
 pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry, stat: &mut DirStat) -> std::io::Result<Seen> {
     match observe(ctx, entry, stat)? {
-        Seen::Read(file) => read_file(ctx, &file),
+        Seen::Read(file) => read_file(ctx, file),
         seen => Ok(seen.owned(ctx.previous)),
     }
 }
@@ -486,7 +523,6 @@ pub(super) fn observe_path(
     }
     Ok(Seen::Read(Pending {
         rel,
-        path: path.to_path_buf(),
         mode,
         mtime_ns: mtime,
         ctime_ns: ctime,
@@ -495,16 +531,15 @@ pub(super) fn observe_path(
 
 /// Reads a file [`observe`] left to read, and stores its content, or references it as git's
 /// blob when it is exactly the index's.
-pub(super) fn read_file(ctx: &WalkCtx<'_>, file: &Pending) -> std::io::Result<Seen> {
+pub(super) fn read_file(ctx: &WalkCtx<'_>, file: Pending) -> std::io::Result<Seen> {
     let Pending {
         rel,
-        path,
         mode,
-        mtime_ns,
-        ctime_ns,
+        mtime_ns: mtime,
+        ctime_ns: ctime,
     } = file;
-    let (rel, mode, mtime, ctime) = (rel.clone(), *mode, *mtime_ns, *ctime_ns);
-    let bytes = match ctx.deep.read(path) {
+    let path = crate::session::relpath::under(ctx.root, &rel);
+    let bytes = match ctx.deep.read(&path) {
         Ok(bytes) => bytes,
         Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
     };
