@@ -30,13 +30,33 @@ pub(super) struct Delta {
     pub(super) del: Vec<String>,
 }
 
-/// `manifest`, whole.
+/// `manifest`, whole, in memory (what [`write_whole`] writes).
+#[cfg(test)]
 pub(super) fn encode_whole(manifest: &Manifest) -> Vec<u8> {
     let mut out = Vec::with_capacity(WHOLE.len() + manifest.len() * 48);
     out.extend_from_slice(WHOLE);
-    entries(&mut out, manifest);
+    // Into memory: nothing to write out, nothing to fail.
+    let _ = entries(&mut out, manifest, &mut |_| Ok(()));
     out
 }
+
+/// [`encode_whole`] written to `to` a piece at a time (a big tree's manifest is tens of
+/// megabytes encoded).
+pub(super) fn write_whole(to: &mut dyn std::io::Write, manifest: &Manifest) -> std::io::Result<()> {
+    let mut out = Vec::with_capacity(PIECE + 4096);
+    out.extend_from_slice(WHOLE);
+    entries(&mut out, manifest, &mut |out| {
+        if out.len() >= PIECE {
+            to.write_all(out)?;
+            out.clear();
+        }
+        Ok(())
+    })?;
+    to.write_all(&out)
+}
+
+/// What [`write_whole`] gathers before each write.
+const PIECE: usize = 64 << 10;
 
 /// The changes `delta` holds.
 pub(super) fn encode_delta(delta: &Delta) -> Vec<u8> {
@@ -45,7 +65,8 @@ pub(super) fn encode_delta(delta: &Delta) -> Vec<u8> {
     text(&mut out, delta.base.as_bytes());
     varint(&mut out, u64::from(delta.depth));
     varint(&mut out, delta.entries.map_or(0, |e| e.saturating_add(1)));
-    entries(&mut out, &delta.set);
+    // Into memory: nothing to write out, nothing to fail.
+    let _ = entries(&mut out, &delta.set, &mut |_| Ok(()));
     varint(&mut out, delta.del.len() as u64);
     let mut last: &str = "";
     for path in &delta.del {
@@ -100,14 +121,22 @@ pub(super) fn decode_delta(mut bytes: &[u8]) -> Result<Delta, Damaged> {
 #[error("not a readable manifest: {0}")]
 pub struct Damaged(&'static str);
 
-fn entries(out: &mut Vec<u8>, manifest: &Manifest) {
+/// Encodes the entries into `out`, handing it to `spill` after each (which may write it out
+/// and empty it).
+fn entries(
+    out: &mut Vec<u8>,
+    manifest: &Manifest,
+    spill: &mut dyn FnMut(&mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     varint(out, manifest.len() as u64);
     let mut last: &str = "";
     for (path, state) in manifest {
         shared_path(out, last, path);
         last = path;
         entry(out, state);
+        spill(out)?;
     }
+    Ok(())
 }
 
 fn entry(out: &mut Vec<u8>, state: &FileState) {

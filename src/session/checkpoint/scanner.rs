@@ -815,6 +815,9 @@ impl Scanner {
         let stored = self.stored.take();
         let previous = std::mem::take(&mut self.previous);
         let (manifest, changes) = updated(previous, same, entries);
+        if manifest.len() > SMALL_TREE {
+            give_back_freed_memory();
+        }
         // Found against nothing, every entry is a change: the manifest is stored whole.
         let stored = stored.filter(|_| changes.is_some());
         self.walk_changes = Some((stored, changes.unwrap_or_default()));
@@ -823,6 +826,18 @@ impl Scanner {
             skipped,
             hashed: hashed.into_inner(),
         })
+    }
+}
+
+/// Returns to the system what a big walk freed: its threads' paths, lists and read buffers
+/// sit free in the allocator's arenas, where they would count toward the run's peak memory
+/// for the rest of it (glibc's `malloc_trim` gives back every free page, not only the heap's
+/// top).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator brute uses.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -378,7 +378,7 @@ pub fn manifest_chain_until(objects: &ObjectStore, id: &str, known: impl Fn(&str
 
 /// Stores a manifest as an object; returns its id.
 pub fn save_manifest(objects: &ObjectStore, manifest: &Manifest) -> std::io::Result<String> {
-    objects.put(&encoding::encode_whole(manifest))
+    objects.put_written(|to| encoding::write_whole(to, manifest))
 }
 
 /// Loads a stored manifest (following the changes it is stored as, if any).
@@ -550,6 +550,10 @@ mod tests {
             .map(|i| (format!("f{i:05}"), file(&format!("{i:064}"))))
             .collect();
         let bytes = encoding::encode_whole(&m);
+        // Written in pieces, the same bytes (3,000 entries take several pieces).
+        let mut written = Vec::new();
+        encoding::write_whole(&mut written, &m).unwrap();
+        assert!(written == bytes && bytes.len() > 2 * 64 * 1024, "{}", bytes.len());
         let body = &bytes[encoding::WHOLE.len()..];
         let whole = decode_whole_noting(Failing(body), body.len() as u64).unwrap();
         assert!(whole.unwrap() == m);

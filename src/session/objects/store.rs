@@ -58,6 +58,35 @@ pub fn hash(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The bytes [`Hashing`] gathers before each write to its file.
+const WRITTEN_PIECE: usize = 64 << 10;
+
+/// A writer to an object's temporary file that hashes what passes (see
+/// [`ObjectStore::put_written`]).
+struct Hashing<'a> {
+    file: &'a mut std::fs::File,
+    faults: &'a fault::Budget,
+    hasher: Sha256,
+    pending: Vec<u8>,
+}
+
+impl std::io::Write for Hashing<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.hasher.update(bytes);
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= WRITTEN_PIECE {
+            self.flush()?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.faults.write_all(self.file, &self.pending);
+        self.pending.clear();
+        result
+    }
+}
+
 /// Whether `id` is a whole object id: 64 hex digits, or a copied git blob's `git:` and 40.
 fn is_id(id: &str) -> bool {
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
@@ -231,6 +260,37 @@ impl ObjectStore {
         self.faults
             .write_all(temp.as_file_mut(), bytes)
             .map_err(at_path(&path))?;
+        temp.as_file().sync_all().map_err(at_path(&path))?;
+        temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
+        self.loose_written.fetch_add(1, Ordering::Relaxed);
+        Ok(id)
+    }
+
+    /// [`ObjectStore::put`] for an object `write` makes a piece at a time: hashed as it goes
+    /// to the temporary file, so a big one (a big tree's manifest, tens of megabytes) is never
+    /// held whole in memory. The same bytes get the same id as through `put`.
+    pub fn put_written(
+        &self,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> std::io::Result<String> {
+        std::fs::create_dir_all(&self.dir).map_err(at_path(&self.dir))?;
+        let mut temp = tempfile::NamedTempFile::new_in(&self.dir).map_err(at_path(&self.dir))?;
+        let mut out = Hashing {
+            file: temp.as_file_mut(),
+            faults: &self.faults,
+            hasher: Sha256::new(),
+            pending: Vec::with_capacity(WRITTEN_PIECE),
+        };
+        write(&mut out)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .map_err(at_path(&self.dir))?;
+        let id: String = out.hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        if self.contains(&id) {
+            return Ok(id);
+        }
+        let path = self.path(&id);
+        let dir = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(dir).map_err(at_path(dir))?;
         temp.as_file().sync_all().map_err(at_path(&path))?;
         temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
         self.loose_written.fetch_add(1, Ordering::Relaxed);

@@ -157,6 +157,32 @@ fn a_failed_write_anywhere_leaves_nothing_and_the_store_works_after() {
     assert_eq!(store.get(&kept).unwrap(), b"there before");
 }
 
+/// An object written a piece at a time gets the id and bytes `put` gives the same bytes, is
+/// not written twice, and a write failing at any point leaves nothing behind.
+#[test]
+fn an_object_written_in_pieces_is_the_object_put_whole() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = ObjectStore::new(dir.path().to_path_buf());
+    let bytes: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let pieces = |to: &mut dyn Write| bytes.chunks(7919).try_for_each(|piece| to.write_all(piece));
+    let before = files(dir.path());
+    for budget in (0..bytes.len()).step_by(65_537) {
+        store.fail_writes_after(Some(budget));
+        let error = store.put_written(pieces).unwrap_err();
+        store.fail_writes_after(None);
+        assert!(error.to_string().contains("Input/output error"), "{error}");
+        assert_eq!(files(dir.path()), before, "nothing is left at budget {budget}");
+    }
+    let id = store.put_written(pieces).unwrap();
+    assert_eq!(id, hash(&bytes));
+    assert_eq!(store.get(&id).unwrap(), bytes);
+    let stored = files(dir.path());
+    assert_eq!(store.put_written(pieces).unwrap(), id);
+    assert_eq!(store.put(&bytes).unwrap(), id);
+    assert_eq!(files(dir.path()), stored, "stored once, no temporary file left");
+}
+
 /// A truncated pack, a missing one and a cut index line make those objects absent, not
 /// present and unreadable: the next pack stores them again and they read back.
 #[test]
