@@ -40,7 +40,7 @@ pub(super) fn encode_whole(manifest: &Manifest) -> Vec<u8> {
     out
 }
 
-/// [`encode_whole`] written to `to` a piece at a time (a big tree's manifest is tens of
+/// `manifest`, whole, written to `to` a piece at a time (a big tree's manifest is tens of
 /// megabytes encoded).
 pub(super) fn write_whole(to: &mut dyn std::io::Write, manifest: &Manifest) -> std::io::Result<()> {
     let mut out = Vec::with_capacity(PIECE + 4096);

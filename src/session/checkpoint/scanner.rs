@@ -1019,13 +1019,16 @@ mod tests {
     #[test]
     fn a_walk_updates_the_last_manifest_as_a_fresh_build_would() {
         let mut rounds_with_gone = [0; 2];
+        let mut rounds_against_nothing = 0;
         let mut seed = 7u64;
         let mut next = move || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             seed >> 33
         };
         for round in 0..200 {
-            let mut previous: Manifest = (0..next() % 40).map(|i| (format!("p{:03}", i * 2), state(i))).collect();
+            // Every eighth round walks against nothing, as a first walk does.
+            let kept = if round % 8 == 0 { 0 } else { next() % 40 };
+            let mut previous: Manifest = (0..kept).map(|i| (format!("p{:03}", i * 2), state(i))).collect();
             // Some rounds' last manifest has entries set and removed since it was sorted (a
             // walk then finds some unchanged ones by path, not by place).
             if round % 3 == 0 {
@@ -1076,6 +1079,9 @@ mod tests {
             let (manifest, changes) = updated(previous, unchanged, changed);
             rounds_with_gone[usize::from(!fresh.del.is_empty())] += 1;
             assert_eq!(manifest, expected, "round {round}");
+            let against_nothing = before.is_empty() && !expected.is_empty();
+            rounds_against_nothing += usize::from(against_nothing);
+            assert_eq!(changes.is_none(), against_nothing, "round {round}");
             match changes {
                 Some(changes) => assert_eq!((changes.set, changes.del), (fresh.set, fresh.del), "round {round}"),
                 // Only against nothing: every entry is new, and the manifest is stored whole.
@@ -1089,5 +1095,6 @@ mod tests {
             }
         }
         assert!(rounds_with_gone.iter().all(|n| *n > 40), "{rounds_with_gone:?}");
+        assert!(rounds_against_nothing >= 20, "{rounds_against_nothing}");
     }
 }

@@ -54,18 +54,18 @@ pub struct ObjectStore {
 
 /// The hex SHA-256 of `bytes`.
 pub fn hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut hasher = Sha256::new();
+    hasher.update(bytes);
+    hex(hasher)
 }
 
 /// The bytes [`Hashing`] gathers before each write to its file.
 const WRITTEN_PIECE: usize = 64 << 10;
 
-/// A writer to an object's temporary file that hashes what passes (see
-/// [`ObjectStore::put_written`]).
+/// A writer that hashes what passes, and gathers it for the object's temporary file when it
+/// has one (see [`ObjectStore::put_written`]).
 struct Hashing<'a> {
-    file: &'a mut std::fs::File,
-    faults: &'a fault::Budget,
+    file: Option<(&'a mut std::fs::File, &'a fault::Budget)>,
     hasher: Sha256,
     pending: Vec<u8>,
 }
@@ -73,18 +73,28 @@ struct Hashing<'a> {
 impl std::io::Write for Hashing<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.hasher.update(bytes);
-        self.pending.extend_from_slice(bytes);
-        if self.pending.len() >= WRITTEN_PIECE {
-            self.flush()?;
+        if self.file.is_some() {
+            self.pending.extend_from_slice(bytes);
+            if self.pending.len() >= WRITTEN_PIECE {
+                self.flush()?;
+            }
         }
         Ok(bytes.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        let result = self.faults.write_all(self.file, &self.pending);
+        let Some((file, faults)) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let result = faults.write_all(file, &self.pending);
         self.pending.clear();
         result
     }
+}
+
+/// A finished SHA-256 as lowercase hex (an object's id).
+fn hex(hasher: Sha256) -> String {
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether `id` is a whole object id: 64 hex digits, or a copied git blob's `git:` and 40.
@@ -266,31 +276,42 @@ impl ObjectStore {
         Ok(id)
     }
 
-    /// [`ObjectStore::put`] for an object `write` makes a piece at a time: hashed as it goes
-    /// to the temporary file, so a big one (a big tree's manifest, tens of megabytes) is never
-    /// held whole in memory. The same bytes get the same id as through `put`.
+    /// [`ObjectStore::put`] for an object `write` makes a piece at a time, so a big one (a big
+    /// tree's manifest, tens of megabytes) is never held whole in memory. `write` runs twice:
+    /// once for the id (an object already stored is not written again, nor does it need room
+    /// on the disk), then into a temporary file beside where the object goes, hashed again so
+    /// the stored bytes are exactly the id's. The same bytes get the same id as through `put`.
     pub fn put_written(
         &self,
-        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+        write: impl Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> std::io::Result<String> {
-        std::fs::create_dir_all(&self.dir).map_err(at_path(&self.dir))?;
-        let mut temp = tempfile::NamedTempFile::new_in(&self.dir).map_err(at_path(&self.dir))?;
-        let mut out = Hashing {
-            file: temp.as_file_mut(),
-            faults: &self.faults,
+        let mut hashed = Hashing {
+            file: None,
             hasher: Sha256::new(),
-            pending: Vec::with_capacity(WRITTEN_PIECE),
+            pending: Vec::new(),
         };
-        write(&mut out)
-            .and_then(|()| std::io::Write::flush(&mut out))
-            .map_err(at_path(&self.dir))?;
-        let id: String = out.hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        write(&mut hashed)?;
+        let id = hex(hashed.hasher);
         if self.contains(&id) {
             return Ok(id);
         }
         let path = self.path(&id);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir).map_err(at_path(dir))?;
+        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
+        let mut out = Hashing {
+            file: Some((temp.as_file_mut(), &self.faults)),
+            hasher: Sha256::new(),
+            pending: Vec::with_capacity(WRITTEN_PIECE),
+        };
+        write(&mut out)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .map_err(at_path(&path))?;
+        if hex(out.hasher) != id {
+            return Err(at_path(&path)(std::io::Error::other(
+                "the object came out differently the second time",
+            )));
+        }
         temp.as_file().sync_all().map_err(at_path(&path))?;
         temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
         self.loose_written.fetch_add(1, Ordering::Relaxed);

@@ -158,7 +158,8 @@ fn a_failed_write_anywhere_leaves_nothing_and_the_store_works_after() {
 }
 
 /// An object written a piece at a time gets the id and bytes `put` gives the same bytes, is
-/// not written twice, and a write failing at any point leaves nothing behind.
+/// not written when it is already stored, and a write failing at any point (or a writer whose
+/// second pass differs) leaves nothing behind.
 #[test]
 fn an_object_written_in_pieces_is_the_object_put_whole() {
     use std::io::Write;
@@ -178,9 +179,22 @@ fn an_object_written_in_pieces_is_the_object_put_whole() {
     assert_eq!(id, hash(&bytes));
     assert_eq!(store.get(&id).unwrap(), bytes);
     let stored = files(dir.path());
+    // Already there: not written again, so a disk that takes nothing more is no matter.
+    store.fail_writes_after(Some(0));
     assert_eq!(store.put_written(pieces).unwrap(), id);
+    store.fail_writes_after(None);
     assert_eq!(store.put(&bytes).unwrap(), id);
     assert_eq!(files(dir.path()), stored, "stored once, no temporary file left");
+    // A writer that says something else the second time stores nothing under the first's id.
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let error = store
+        .put_written(|to| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            to.write_all(format!("call {n}").as_bytes())
+        })
+        .unwrap_err();
+    assert!(error.to_string().contains("differently"), "{error}");
+    assert_eq!(files(dir.path()), stored, "nothing stored, no temporary file left");
 }
 
 /// A truncated pack, a missing one and a cut index line make those objects absent, not
