@@ -259,21 +259,7 @@ impl ObjectStore {
     /// file that is renamed into place only once complete and synced: a full disk or an I/O
     /// error leaves no object, never a cut one under the name of a whole one.
     pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
-        let id = hash(bytes);
-        if self.contains(&id) {
-            return Ok(id);
-        }
-        let path = self.path(&id);
-        let dir = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(dir).map_err(at_path(dir))?;
-        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
-        self.faults
-            .write_all(temp.as_file_mut(), bytes)
-            .map_err(at_path(&path))?;
-        temp.as_file().sync_all().map_err(at_path(&path))?;
-        temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
-        self.loose_written.fetch_add(1, Ordering::Relaxed);
-        Ok(id)
+        self.put_loose(hash(bytes), |file| self.faults.write_all(file, bytes))
     }
 
     /// [`ObjectStore::put`] for an object `write` makes a piece at a time, so a big one (a big
@@ -292,6 +278,27 @@ impl ObjectStore {
         };
         write(&mut hashed)?;
         let id = hex(hashed.hasher);
+        self.put_loose(id.clone(), |file| {
+            let mut out = Hashing {
+                file: Some((file, &self.faults)),
+                hasher: Sha256::new(),
+                pending: Vec::with_capacity(WRITTEN_PIECE),
+            };
+            write(&mut out).and_then(|()| std::io::Write::flush(&mut out))?;
+            match hex(out.hasher) == id {
+                true => Ok(()),
+                false => Err(std::io::Error::other("the object came out differently the second time")),
+            }
+        })
+    }
+
+    /// Stores object `id` loose unless it is there: `fill` writes it into a temporary file
+    /// beside its place, which is renamed into place only once complete and synced.
+    fn put_loose(
+        &self,
+        id: String,
+        fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+    ) -> std::io::Result<String> {
         if self.contains(&id) {
             return Ok(id);
         }
@@ -299,19 +306,7 @@ impl ObjectStore {
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir).map_err(at_path(dir))?;
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(at_path(dir))?;
-        let mut out = Hashing {
-            file: Some((temp.as_file_mut(), &self.faults)),
-            hasher: Sha256::new(),
-            pending: Vec::with_capacity(WRITTEN_PIECE),
-        };
-        write(&mut out)
-            .and_then(|()| std::io::Write::flush(&mut out))
-            .map_err(at_path(&path))?;
-        if hex(out.hasher) != id {
-            return Err(at_path(&path)(std::io::Error::other(
-                "the object came out differently the second time",
-            )));
-        }
+        fill(temp.as_file_mut()).map_err(at_path(&path))?;
         temp.as_file().sync_all().map_err(at_path(&path))?;
         temp.persist(&path).map_err(|e| at_path(&path)(e.error))?;
         self.loose_written.fetch_add(1, Ordering::Relaxed);
