@@ -1,9 +1,10 @@
 //! [`Manifest`]: path → [`FileState`] in path order, held compactly. A big tree's manifest is
 //! loaded at the start of every run and updated by every walk: as a `BTreeMap<String, _>` it
 //! took a heap string per path and B-tree nodes, and building one from a stored manifest held a
-//! second list of every entry. Here the paths are one buffer and the states one vector, both in
-//! path order, filled in one pass from a sorted source; the few paths set or removed later are
-//! kept beside them until they are many.
+//! second list of every entry. Here the paths are one buffer and the states one vector, with
+//! a span per entry, in path order: filled in one pass from a sorted source, or sorted in
+//! place from a walk's [`Found`] entries (its buffer becomes the manifest's); the few paths
+//! set or removed later are kept beside them until they are many.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +13,8 @@ use super::manifest::FileState;
 /// Path (relative, `/`-separated) → state, iterated in path (byte) order.
 #[derive(Clone, Default)]
 pub struct Manifest {
-    sorted: Sorted,
+    /// Entries in path order.
+    sorted: Table,
     /// Which of `sorted`'s entries were removed since (one bit each; empty when none).
     gone: Vec<u64>,
     removed: usize,
@@ -20,25 +22,42 @@ pub struct Manifest {
     added: BTreeMap<String, FileState>,
 }
 
-/// Entries in path order: path `i` is `text[ends[i - 1]..ends[i]]`.
+/// Where one path lies in a [`Table`]'s text.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+/// Entries with their paths in one buffer: path `i` is `text[spans[i]]`. A manifest's are in
+/// path order; their text need not be (a walk's paths are sorted by moving their spans, not
+/// their bytes: see [`Table::sort`]).
 #[derive(Clone, Default)]
-struct Sorted {
+struct Table {
     text: String,
-    ends: Vec<u32>,
+    spans: Vec<Span>,
     states: Vec<FileState>,
 }
 
-impl Sorted {
+impl Table {
+    fn with_capacity(entries: usize, path_bytes: usize) -> Self {
+        Table {
+            text: String::with_capacity(path_bytes),
+            spans: Vec::with_capacity(entries),
+            states: Vec::with_capacity(entries),
+        }
+    }
+
     fn len(&self) -> usize {
         self.states.len()
     }
 
     fn path(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
+        let Span { start, end } = self.spans[i];
+        &self.text[start as usize..end as usize]
     }
 
-    /// Where `path` is, or where it would go.
+    /// Where `path` is, or where it would go (the entries being in path order).
     fn search(&self, path: &str) -> Result<usize, usize> {
         let (mut low, mut high) = (0, self.len());
         while low < high {
@@ -52,17 +71,181 @@ impl Sorted {
         Err(low)
     }
 
-    /// Appends `path` when it sorts after every path held and fits the buffer; gives the
-    /// entry back otherwise.
-    fn push(&mut self, path: &str, state: FileState) -> Result<(), FileState> {
-        let after_last = self.states.is_empty() || self.path(self.len() - 1) < path;
-        let Some(end) = u32::try_from(self.text.len() + path.len()).ok().filter(|_| after_last) else {
+    /// Appends an entry when the text stays within `limit` bytes (what a span addresses);
+    /// gives the state back otherwise.
+    fn append(&mut self, limit: usize, path: &str, state: FileState) -> Result<(), FileState> {
+        let (Ok(start), Some(end)) = (
+            u32::try_from(self.text.len()),
+            Some(self.text.len() + path.len())
+                .filter(|end| *end <= limit)
+                .and_then(|end| u32::try_from(end).ok()),
+        ) else {
             return Err(state);
         };
         self.text.push_str(path);
-        self.ends.push(end);
+        self.spans.push(Span { start, end });
         self.states.push(state);
         Ok(())
+    }
+
+    /// Appends `path` when it sorts after every path held and fits the buffer; gives the
+    /// entry back otherwise.
+    fn push(&mut self, path: &str, state: FileState) -> Result<(), FileState> {
+        if self.states.is_empty() || self.path(self.len() - 1) < path {
+            self.append(SPAN_LIMIT, path, state)
+        } else {
+            Err(state)
+        }
+    }
+
+    /// Sorts the entries by path; of equal paths only the one appended last stays. Places
+    /// are sorted first (four bytes each), then the spans and states move along the
+    /// permutation's cycles: a big tree's first walk is sorted without a second copy of its
+    /// states or its paths.
+    fn sort(&mut self) {
+        let Ok(len) = u32::try_from(self.len()) else {
+            // Not reached: a span's text holds fewer paths than places a u32 numbers.
+            return;
+        };
+        let mut order: Vec<u32> = (0..len).collect();
+        // Of equal paths the later place sorts last: the one kept.
+        order.sort_unstable_by(|a, b| self.path(*a as usize).cmp(self.path(*b as usize)).then(a.cmp(b)));
+        // Place `i` takes what is at `order[i]`: each cycle by swaps; a place done points at itself.
+        for first in 0..order.len() {
+            let mut at = first;
+            loop {
+                let from = order[at] as usize;
+                order[at] = at as u32;
+                if from == first {
+                    break;
+                }
+                self.spans.swap(at, from);
+                self.states.swap(at, from);
+                at = from;
+            }
+        }
+        drop(order);
+        // Equal paths are neighbours now: each run keeps its last.
+        let mut kept = 0;
+        for i in 0..self.len() {
+            if i + 1 < self.len() && self.path(i) == self.path(i + 1) {
+                continue;
+            }
+            self.spans.swap(kept, i);
+            self.states.swap(kept, i);
+            kept += 1;
+        }
+        self.spans.truncate(kept);
+        self.states.truncate(kept);
+    }
+}
+
+/// The most path bytes a [`Table`] holds (what its spans address).
+const SPAN_LIMIT: usize = u32::MAX as usize;
+
+/// Entries in the order a walk found them, their paths in one buffer (no heap string per
+/// path): a [`Manifest`] once sorted, by [`Manifest::from`]. A big tree's first walk finds
+/// every entry new, and this is the only list of them it holds.
+#[derive(Default)]
+pub struct Found {
+    table: Table,
+    /// What came after the buffer was full, in order (more path bytes than a span addresses).
+    overflow: Vec<(String, FileState)>,
+}
+
+impl Found {
+    /// Room for `entries` whose paths take `path_bytes` in all (what a walk knows it will add).
+    pub fn reserve_exact(&mut self, entries: usize, path_bytes: usize) {
+        self.table.text.reserve_exact(path_bytes);
+        self.table.spans.reserve_exact(entries);
+        self.table.states.reserve_exact(entries);
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len() + self.overflow.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of all the paths held.
+    pub fn path_bytes(&self) -> usize {
+        self.table.text.len() + self.overflow.iter().map(|(path, _)| path.len()).sum::<usize>()
+    }
+
+    /// The entries there is room for (of lists to gather, the one to gather into).
+    pub fn capacity(&self) -> usize {
+        self.table.states.capacity()
+    }
+
+    pub fn push(&mut self, path: &str, state: FileState) {
+        self.push_within(SPAN_LIMIT, path, state);
+    }
+
+    fn push_within(&mut self, limit: usize, path: &str, state: FileState) {
+        let state = if self.overflow.is_empty() {
+            match self.table.append(limit, path, state) {
+                Ok(()) => return,
+                Err(state) => state,
+            }
+        } else {
+            state
+        };
+        self.overflow.push((path.to_owned(), state));
+    }
+
+    /// Moves `other`'s entries in after these, leaving `other` empty with its room kept.
+    pub fn append(&mut self, other: &mut Found) {
+        self.append_within(SPAN_LIMIT, other);
+    }
+
+    fn append_within(&mut self, limit: usize, other: &mut Found) {
+        let base = self.table.text.len();
+        let fits = self.overflow.is_empty()
+            && base
+                .checked_add(other.table.text.len())
+                .is_some_and(|end| end <= limit && u32::try_from(end).is_ok());
+        if fits {
+            let shift = base as u32;
+            self.table.text.push_str(&other.table.text);
+            self.table.spans.extend(other.table.spans.iter().map(|span| Span {
+                start: span.start + shift,
+                end: span.end + shift,
+            }));
+            self.table.states.append(&mut other.table.states);
+        } else {
+            for i in 0..other.table.len() {
+                let state = std::mem::take(&mut other.table.states[i]);
+                let path = other.table.path(i);
+                self.push_within(limit, path, state);
+            }
+        }
+        other.table.text.clear();
+        other.table.spans.clear();
+        other.table.states.clear();
+        for (path, state) in other.overflow.drain(..) {
+            self.push_within(limit, &path, state);
+        }
+    }
+}
+
+impl From<Found> for Manifest {
+    /// Sorted by path; a path given twice keeps its last state (as a map's `insert` would).
+    fn from(found: Found) -> Manifest {
+        let Found { mut table, overflow } = found;
+        table.sort();
+        table.text.shrink_to_fit();
+        table.spans.shrink_to_fit();
+        table.states.shrink_to_fit();
+        let mut manifest = Manifest {
+            sorted: table,
+            ..Manifest::default()
+        };
+        for (path, state) in overflow {
+            manifest.insert(path, state);
+        }
+        manifest
     }
 }
 
@@ -78,11 +261,7 @@ impl Manifest {
     /// stored manifest says it holds).
     pub fn with_capacity(entries: usize, path_bytes: usize) -> Self {
         Self {
-            sorted: Sorted {
-                text: String::with_capacity(path_bytes),
-                ends: Vec::with_capacity(entries),
-                states: Vec::with_capacity(entries),
-            },
+            sorted: Table::with_capacity(entries, path_bytes),
             ..Self::default()
         }
     }
@@ -102,7 +281,7 @@ impl Manifest {
     /// Gives back the room reserved and not filled (a stored manifest's size is a guess).
     pub fn shrink_to_fit(&mut self) {
         self.sorted.text.shrink_to_fit();
-        self.sorted.ends.shrink_to_fit();
+        self.sorted.spans.shrink_to_fit();
         self.sorted.states.shrink_to_fit();
     }
 
@@ -225,11 +404,10 @@ impl Manifest {
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &mut FileState) -> bool) {
         self.added.retain(|path, state| keep(path, state));
         let mut dropped = Vec::new();
-        let Sorted { text, ends, states } = &mut self.sorted;
-        for (i, state) in states.iter_mut().enumerate() {
+        let Table { text, spans, states } = &mut self.sorted;
+        for (i, (state, span)) in states.iter_mut().zip(spans.iter()).enumerate() {
             let gone = self.gone.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0);
-            let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-            if !gone && !keep(&text[start..ends[i] as usize], state) {
+            if !gone && !keep(&text[span.start as usize..span.end as usize], state) {
                 *state = FileState::default();
                 dropped.push(i);
             }
@@ -242,11 +420,7 @@ impl Manifest {
 
     /// Folds what was set and removed since into the sorted entries.
     fn merge(&mut self) {
-        let mut merged = Sorted {
-            text: String::with_capacity(self.sorted.text.len()),
-            ends: Vec::with_capacity(self.len()),
-            states: Vec::with_capacity(self.len()),
-        };
+        let mut merged = Table::with_capacity(self.len(), self.sorted.text.len());
         let old = std::mem::take(self);
         let mut spill = BTreeMap::new();
         for (path, state) in old.into_iter() {
@@ -383,10 +557,14 @@ impl IntoIterator for Manifest {
         let is_gone = |i: usize| gone.get(i / 64).is_some_and(|word| word & (1 << (i % 64)) != 0);
         let mut paths = Vec::with_capacity(sorted.len());
         let mut states = Vec::with_capacity(sorted.len());
-        for (i, state) in sorted.states.into_iter().enumerate() {
+        let Table {
+            text,
+            spans,
+            states: all,
+        } = sorted;
+        for (i, (state, span)) in all.into_iter().zip(spans).enumerate() {
             if !is_gone(i) {
-                let start = if i == 0 { 0 } else { sorted.ends[i - 1] as usize };
-                paths.push(sorted.text[start..sorted.ends[i] as usize].to_owned());
+                paths.push(text[span.start as usize..span.end as usize].to_owned());
                 states.push(state);
             }
         }
@@ -401,60 +579,11 @@ impl IntoIterator for Manifest {
 impl FromIterator<(String, FileState)> for Manifest {
     /// In any order; a path given twice keeps its last state (as a map's `insert` would).
     fn from_iter<I: IntoIterator<Item = (String, FileState)>>(entries: I) -> Self {
-        let mut entries: Vec<(String, FileState)> = entries.into_iter().collect();
-        // Stable: of equal paths the last given stays last, and is the one kept.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        Manifest::from_sorted(entries)
-    }
-}
-
-impl Manifest {
-    /// The manifest of `entries`, sorted by path, a path given twice keeping its last state.
-    /// The paths are copied into one buffer first; then the states move into the entries'
-    /// own room (collected in place), so a big tree's first manifest is built beside its
-    /// paths, not beside a second list of every state.
-    fn from_sorted(entries: Vec<(String, FileState)>) -> Self {
-        let mut text = String::with_capacity(entries.iter().map(|(p, _)| p.len()).sum());
-        let mut ends = Vec::with_capacity(entries.len());
-        // Entries followed by one of the same path, in order.
-        let mut repeated = Vec::new();
-        for (i, (path, _)) in entries.iter().enumerate() {
-            if entries.get(i + 1).is_some_and(|(next, _)| next == path) {
-                repeated.push(i);
-                continue;
-            }
-            text.push_str(path);
-            let Ok(end) = u32::try_from(text.len()) else {
-                // More path bytes than a sorted list addresses: what does not fit is added.
-                return Manifest::pushed(entries);
-            };
-            ends.push(end);
+        let mut found = Found::default();
+        for (path, state) in entries {
+            found.push(&path, state);
         }
-        let mut repeated = repeated.into_iter().peekable();
-        let mut states: Vec<FileState> = entries
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| repeated.next_if_eq(i).is_none())
-            .map(|(_, (_, state))| state)
-            .collect();
-        states.shrink_to_fit();
-        Manifest {
-            sorted: Sorted { text, ends, states },
-            ..Manifest::default()
-        }
-    }
-
-    /// [`Manifest::from_sorted`] one entry at a time.
-    fn pushed(entries: Vec<(String, FileState)>) -> Self {
-        let mut manifest = Manifest::new();
-        let mut entries = entries.into_iter().peekable();
-        while let Some((path, state)) = entries.next() {
-            if entries.peek().is_some_and(|(next, _)| *next == path) {
-                continue;
-            }
-            manifest.push(&path, state);
-        }
-        manifest
+        Manifest::from(found)
     }
 }
 
@@ -593,9 +722,6 @@ mod tests {
         let manifest: Manifest = given.into_iter().map(|(p, n)| (p.to_owned(), state(n))).collect();
         let kept: Vec<(&str, u64)> = manifest.iter().map(|(p, s)| (p, s.size)).collect();
         assert_eq!(kept, [("a", 6), ("b", 3), ("c", 7)]);
-        let mut sorted = given.map(|(p, n)| (p.to_owned(), state(n))).to_vec();
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
-        assert_eq!(Manifest::pushed(sorted), manifest, "the fallback for huge trees agrees");
         let mut pushed = Manifest::with_capacity(3, 8);
         pushed.push("a", state(1));
         pushed.push("c", state(2));
@@ -621,5 +747,68 @@ mod tests {
         assert_eq!(manifest.remove("c150").map(|s| s.size), Some(150));
         assert_eq!(manifest.len(), 2 + 199);
         assert!(manifest.get("c150").is_none() && manifest.get("c151").is_some());
+    }
+
+    /// A walk's entries, in any order and with paths given more than once, sorted into a
+    /// manifest: the map that inserting them one by one makes, whether they came in one list
+    /// or in lists appended together, and whether or not their paths pass what a span
+    /// addresses (tried with small limits: past it, entries are kept beside the buffer).
+    #[test]
+    fn found_entries_sort_into_the_map_inserting_them_makes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..40 {
+            let count = (next() % 3000) as usize;
+            let spread = 1 + next() % 4000;
+            let given: Vec<(String, FileState)> = (0..count)
+                .map(|i| (format!("d{}/\u{e9}{}", next() % 5, next() % spread), state(i as u64)))
+                .collect();
+            let mut model = BTreeMap::new();
+            for (path, state) in &given {
+                model.insert(path.clone(), state.clone());
+            }
+            let limit = match round % 4 {
+                0 => SPAN_LIMIT,
+                1 => 0,
+                _ => (next() % (count as u64 * 12 + 1)) as usize,
+            };
+            let mut whole = Found::default();
+            for (path, state) in &given {
+                whole.push_within(limit, path, state.clone());
+            }
+            assert_eq!(whole.len(), count);
+            assert_eq!(
+                whole.overflow.is_empty(),
+                given.iter().map(|(p, _)| p.len()).sum::<usize>() <= limit
+            );
+            // The same entries in lists of random lengths, appended in order.
+            let mut appended = Found::default();
+            let mut rest = given.as_slice();
+            while !rest.is_empty() {
+                let take = 1 + (next() as usize) % rest.len();
+                let mut part = Found::default();
+                for (path, state) in &rest[..take] {
+                    part.push_within(if next() % 2 == 0 { limit } else { SPAN_LIMIT }, path, state.clone());
+                }
+                appended.append_within(limit, &mut part);
+                assert!(part.is_empty());
+                rest = &rest[take..];
+            }
+            assert_eq!(appended.len(), count);
+            let expected: Vec<(&str, &FileState)> = model.iter().map(|(p, s)| (p.as_str(), s)).collect();
+            for found in [whole, appended] {
+                let manifest = Manifest::from(found);
+                assert_eq!(manifest.len(), model.len());
+                assert!(manifest.iter().eq(expected.iter().copied()), "round {round}");
+                for (path, state) in &model {
+                    assert_eq!(manifest.get(path), Some(state));
+                }
+            }
+        }
     }
 }

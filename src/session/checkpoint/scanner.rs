@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use super::deep::{Deep, DeepTouched, reachable, too_long, walk_deep};
 use super::manifest::{FileState, Manifest};
+use super::map::Found;
 use super::store::{Base, Chain, Changes, load_with_depth, save_changes, save_manifest_after};
 use super::walk::{
     Collector, Local, Seen, Stop, Unchanged, WalkCtx, observe_now, observe_path, read_file, read_pending,
@@ -433,7 +434,7 @@ impl Scanner {
                 Some(crate::session::stat::Stat::of(&meta))
             })?;
             let seen = match seen {
-                Seen::Read(file) => read_file(&ctx, file)?,
+                Seen::Read(file) => read_file(&ctx, &file.rel, file.seen)?,
                 seen => seen.owned(ctx.previous),
             };
             if let Seen::Entry(rel, state) = seen {
@@ -799,10 +800,7 @@ impl Scanner {
             None => {}
         }
         pack.into_inner().unwrap_or_else(|e| e.into_inner()).finish()?;
-        let mut all = Local::default();
-        for local in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            all.absorb(local);
-        }
+        let all = Local::gather(collected.into_inner().unwrap_or_else(|e| e.into_inner()));
         let Local {
             entries,
             same,
@@ -847,40 +845,35 @@ fn give_back_freed_memory() {
 /// two); a walk with no previous manifest builds it from `changed` in one pass. No changes
 /// (`None`) when `previous` is empty and the manifest is not: all of it is new, and listing
 /// it again as changes would hold a second copy of a big tree's first manifest.
-fn updated(
-    previous: Arc<Manifest>,
-    mut same: Unchanged,
-    mut changed: Vec<(String, FileState)>,
-) -> (Manifest, Option<Changes>) {
-    changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+fn updated(previous: Arc<Manifest>, mut same: Unchanged, changed: Found) -> (Manifest, Option<Changes>) {
+    // Sorted, one state per path: a first walk's list becomes its manifest in place.
+    let changed = Manifest::from(changed);
     if same.count == 0 {
-        // Sorted input: the manifest is built in one pass.
-        let manifest: Manifest = changed.into_iter().collect();
-        if previous.is_empty() && !manifest.is_empty() {
-            return (manifest, None);
+        if previous.is_empty() && !changed.is_empty() {
+            return (changed, None);
         }
-        let changes = Changes::between(&previous, &manifest);
-        return (manifest, Some(changes));
+        let changes = Changes::between(&previous, &changed);
+        return (changed, Some(changes));
     }
     // Every path the walk saw is reported once, as unchanged (always a path of `previous`)
     // or as found: when these cover every path of `previous`, none is gone, and the unchanged
     // ones need not be matched. (A directory changed while it is listed may have a name
     // listed twice and another not at all; that is a change during the walk, which the next
     // checkpoint sees: no checkpoint is exact about what changes while it is taken.)
-    let changed_known = changed.iter().filter(|(path, _)| previous.contains_key(path)).count();
+    let changed_known = changed.keys().filter(|path| previous.contains_key(path)).count();
     let none_gone = same.count + changed_known == previous.len();
     let mut manifest = Arc::unwrap_or_clone(previous);
     let gone: Vec<String> = if none_gone {
         Vec::new()
     } else {
         same.paths.sort_unstable();
-        let mut changed = changed.iter().peekable();
+        let mut changed = changed.keys().peekable();
         manifest
             .unseen(&same.at, &same.paths)
             .into_iter()
             .filter(|path| {
-                while changed.next_if(|(p, _)| p < path).is_some() {}
-                changed.peek().map(|(p, _)| p) != Some(path)
+                while changed.next_if(|p| *p < path.as_str()).is_some() {}
+                changed.peek() != Some(&path.as_str())
             })
             .collect()
     };
@@ -1076,7 +1069,11 @@ mod tests {
                 let (at, _) = previous.locate(&path).expect("a path of the last manifest");
                 unchanged.add(super::super::walk::Kept::of(path, at));
             }
-            let (manifest, changes) = updated(previous, unchanged, changed);
+            let mut found = Found::default();
+            for (path, state) in changed {
+                found.push(&path, state);
+            }
+            let (manifest, changes) = updated(previous, unchanged, found);
             rounds_with_gone[usize::from(!fresh.del.is_empty())] += 1;
             assert_eq!(manifest, expected, "round {round}");
             let against_nothing = before.is_empty() && !expected.is_empty();

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use super::deep::{Deep, too_long_to_list};
 use super::manifest::{ContentId, FileState, Manifest};
+use super::map::Found;
 use super::scanner::Budget;
 use crate::session::objects::ObjectStore;
 use crate::session::stat::{DirStat, Stat};
@@ -100,21 +101,30 @@ const READ_CHUNK: usize = 256;
 /// Reads the files the listing left to read (see [`Seen::Read`]) on up to `threads` threads
 /// (this one for a few), within the walk's time budget. A big tree's first walk reads every
 /// file: the listing's lists are taken chunk by chunk as they are (never copied into one),
-/// each file's path moves into its entry, and the entries gather in one list sized once for
-/// all of them (threads growing lists of their own would hold up to twice as much).
+/// and the entries gather in one list sized once for all of them, with the paths moved from
+/// one buffer to the other (threads growing lists of their own would hold up to twice as
+/// much, and a heap string per path a third more).
 pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
-    let lists: Vec<Vec<Pending>> = {
+    // Room for the entries the listing found too: they are gathered into this list after
+    // (see [`Local::gather`]), and growing a list this big would copy it.
+    let (lists, listed, listed_bytes): (Vec<ToRead>, usize, usize) = {
         let mut collected = ctx.collected.lock().unwrap_or_else(|e| e.into_inner());
-        collected
+        let listed = collected.iter().map(|l| l.entries.len()).sum();
+        let listed_bytes = collected.iter().map(|l| l.entries.path_bytes()).sum();
+        let lists = collected
             .iter_mut()
             .map(|l| std::mem::take(&mut l.pending))
-            .filter(|list| !list.is_empty())
-            .collect()
+            .filter(|list| !list.files.is_empty())
+            .collect();
+        (lists, listed, listed_bytes)
     };
-    let total: usize = lists.iter().map(Vec::len).sum();
+    let total: usize = lists.iter().map(|list| list.files.len()).sum();
+    let path_bytes: usize = lists.iter().map(|list| list.text.len()).sum();
     let lists = std::sync::Mutex::new(lists);
     let mut gathered = Local::default();
-    gathered.entries.reserve_exact(total);
+    gathered
+        .entries
+        .reserve_exact(total + listed, path_bytes + listed_bytes);
     let gathered = std::sync::Mutex::new(gathered);
     let work = || {
         let mut local = Local::default();
@@ -125,8 +135,8 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
             if ctx.stopped() {
                 break;
             }
-            for file in chunk {
-                match read_file(ctx, file) {
+            for (rel, file) in chunk.iter() {
+                match read_file(ctx, rel, file) {
                     Ok(seen) => local.add(seen),
                     Err(error) => {
                         ctx.stop(Stop::Failed(error));
@@ -159,29 +169,83 @@ pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
 
 /// Up to [`READ_CHUNK`] files from the end of the last list; a list taken whole is dropped,
 /// and one taken mostly gives its room back, so what was read stops holding memory.
-fn take_chunk(lists: &std::sync::Mutex<Vec<Vec<Pending>>>) -> Option<Vec<Pending>> {
+fn take_chunk(lists: &std::sync::Mutex<Vec<ToRead>>) -> Option<ToRead> {
     let mut lists = lists.lock().unwrap_or_else(|e| e.into_inner());
     let list = lists.last_mut()?;
-    let chunk = list.split_off(list.len().saturating_sub(READ_CHUNK));
-    if list.is_empty() {
+    let chunk = list.split_off(list.files.len().saturating_sub(READ_CHUNK));
+    if list.files.is_empty() {
         lists.pop();
-    } else if list.len() < list.capacity() / 2 {
-        list.shrink_to_fit();
+    } else if list.files.len() < list.files.capacity() / 2 {
+        list.files.shrink_to_fit();
+        list.text.shrink_to_fit();
     }
     Some(chunk)
+}
+
+/// Files the listing found changed (or new), read after it: their paths, spelled as the
+/// manifest spells them, in one buffer (the file is
+/// [`relpath::under`](crate::session::relpath::under) the root). A big tree's first walk
+/// lists every file here, and a heap string per path would cost it megabytes.
+#[derive(Default)]
+pub(super) struct ToRead {
+    text: String,
+    files: Vec<PendingFile>,
+}
+
+/// What the listing saw of a file to read: its path's length in [`ToRead`]'s text, and the
+/// metadata its entry records.
+#[derive(Clone, Copy)]
+pub(super) struct PendingFile {
+    len: u32,
+    mode: u32,
+    mtime_ns: u64,
+    ctime_ns: u64,
+}
+
+impl ToRead {
+    fn push(&mut self, rel: &str, file: PendingFile) {
+        // [`observe_path`] gives no file to read whose path a u32 does not measure.
+        let Ok(len) = u32::try_from(rel.len()) else { return };
+        self.text.push_str(rel);
+        self.files.push(PendingFile { len, ..file });
+    }
+
+    fn append(&mut self, other: &mut ToRead) {
+        self.text.push_str(&other.text);
+        self.files.append(&mut other.files);
+        other.text.clear();
+    }
+
+    /// The files from place `at` on, taken out of this list (whose room is kept).
+    fn split_off(&mut self, at: usize) -> ToRead {
+        let files = self.files.split_off(at);
+        let bytes: usize = files.iter().map(|file| file.len as usize).sum();
+        let text = self.text.split_off(self.text.len() - bytes);
+        ToRead { text, files }
+    }
+
+    /// Each file's path and what the listing saw, in the order listed.
+    fn iter(&self) -> impl Iterator<Item = (&str, PendingFile)> {
+        self.files.iter().scan(0usize, |start, file| {
+            let end = *start + file.len as usize;
+            let rel = self.text.get(*start..end).unwrap_or_default();
+            *start = end;
+            Some((rel, *file))
+        })
+    }
 }
 
 /// One walker thread's findings, handed over when the thread is done.
 #[derive(Default)]
 pub(super) struct Local {
     /// Entries new or changed since the previous manifest.
-    pub(super) entries: Vec<(String, FileState)>,
+    pub(super) entries: Found,
     /// Entries of the previous manifest found unchanged: only where they are is kept (a big
     /// tree's walk would otherwise hold a second copy of every path it found unchanged).
     pub(super) same: Unchanged,
     pub(super) skipped: Vec<(String, u64)>,
     /// Files to read once the listing is complete.
-    pub(super) pending: Vec<Pending>,
+    pub(super) pending: ToRead,
 }
 
 /// The previous manifest's entries a walk found unchanged: a bit per sorted place, and the
@@ -220,18 +284,23 @@ impl Unchanged {
 }
 
 impl Local {
-    /// Takes in another thread's findings. The smaller list of entries is moved into the
-    /// bigger one, which grows by exactly that much: a first walk's read files are most of a
-    /// big tree, and doubling their list's room for a few directories would cost megabytes.
-    pub(super) fn absorb(&mut self, mut other: Local) {
-        if other.entries.capacity() > self.entries.capacity() {
-            std::mem::swap(&mut self.entries, &mut other.entries);
+    /// All of `locals`' findings in one: gathered into the one whose list of entries has the
+    /// most room, grown once by what the others add (a first walk's read files are most of
+    /// a big tree, and doubling their list's room for a few directories would cost megabytes).
+    pub(super) fn gather(locals: Vec<Local>) -> Local {
+        let mut locals = locals;
+        let Some(biggest) = (0..locals.len()).max_by_key(|i| locals[*i].entries.capacity()) else {
+            return Local::default();
+        };
+        let mut all = locals.swap_remove(biggest);
+        let (entries, path_bytes) = locals.iter().fold((0, 0), |(n, bytes), l| {
+            (n + l.entries.len(), bytes + l.entries.path_bytes())
+        });
+        all.entries.reserve_exact(entries, path_bytes);
+        for mut local in locals {
+            all.take_from(&mut local);
         }
-        self.entries.reserve_exact(other.entries.len());
-        self.entries.append(&mut other.entries);
-        self.same.absorb(other.same);
-        self.skipped.extend(other.skipped);
-        self.pending.extend(other.pending);
+        all
     }
 
     /// Moves what `other` holds into this one, leaving `other` empty with its room kept.
@@ -244,10 +313,10 @@ impl Local {
 
     pub(super) fn add(&mut self, seen: Seen) {
         match seen {
-            Seen::Entry(rel, state) => self.entries.push((rel, state)),
+            Seen::Entry(rel, state) => self.entries.push(&rel, state),
             Seen::Same(kept) => self.same.add(kept),
             Seen::TooLarge(rel, size) => self.skipped.push((rel, size)),
-            Seen::Read(file) => self.pending.push(file),
+            Seen::Read(file) => self.pending.push(&file.rel, file.seen),
             Seen::Nothing => {}
         }
     }
@@ -344,20 +413,16 @@ impl Kept {
 
 /// A file the listing found changed (or new): read after the listing.
 pub(super) struct Pending {
-    /// The path under the root, spelled as the manifest spells it (the file is
-    /// [`relpath::under`](crate::session::relpath::under) the root: a second copy of every
-    /// path would cost a big tree's first walk megabytes).
+    /// The path under the root, spelled as the manifest spells it.
     pub(super) rel: String,
-    pub(super) mode: u32,
-    pub(super) mtime_ns: u64,
-    pub(super) ctime_ns: u64,
+    pub(super) seen: PendingFile,
 }
 
 /// [`observe`], with a file that needs reading read at once and an unchanged entry copied
 /// (walks of a few directories).
 pub(super) fn observe_now(ctx: &WalkCtx<'_>, entry: &ignore::DirEntry, stat: &mut DirStat) -> std::io::Result<Seen> {
     match observe(ctx, entry, stat)? {
-        Seen::Read(file) => read_file(ctx, file),
+        Seen::Read(file) => read_file(ctx, &file.rel, file.seen),
         seen => Ok(seen.owned(ctx.previous)),
     }
 }
@@ -521,24 +586,30 @@ pub(super) fn observe_path(
     {
         return Ok(Seen::Same(Kept::of(rel, at)));
     }
+    let Ok(len) = u32::try_from(rel.len()) else {
+        return Ok(Seen::Nothing); // a path of 4 GiB: not a tree anyone can checkpoint
+    };
     Ok(Seen::Read(Pending {
         rel,
-        mode,
-        mtime_ns: mtime,
-        ctime_ns: ctime,
+        seen: PendingFile {
+            len,
+            mode,
+            mtime_ns: mtime,
+            ctime_ns: ctime,
+        },
     }))
 }
 
 /// Reads a file [`observe`] left to read, and stores its content, or references it as git's
 /// blob when it is exactly the index's.
-pub(super) fn read_file(ctx: &WalkCtx<'_>, file: Pending) -> std::io::Result<Seen> {
-    let Pending {
-        rel,
+pub(super) fn read_file(ctx: &WalkCtx<'_>, rel: &str, file: PendingFile) -> std::io::Result<Seen> {
+    let PendingFile {
         mode,
         mtime_ns: mtime,
         ctime_ns: ctime,
+        ..
     } = file;
-    let path = crate::session::relpath::under(ctx.root, &rel);
+    let path = crate::session::relpath::under(ctx.root, rel);
     let bytes = match ctx.deep.read(&path) {
         Ok(bytes) => bytes,
         Err(_) => return Ok(Seen::Nothing), // vanished or unreadable: not part of this checkpoint
@@ -549,7 +620,7 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, file: Pending) -> std::io::Result<See
         let id = ctx.pack.lock().unwrap_or_else(|e| e.into_inner()).add_bytes(bytes)?;
         Ok(ContentId::parse(&id))
     };
-    let (id, git_blob) = match ctx.git.as_ref().map(|g| g.after_read(&rel, &bytes)) {
+    let (id, git_blob) = match ctx.git.as_ref().map(|g| g.after_read(rel, &bytes)) {
         Some(read) if read.in_index => (
             ContentId::parse(&format!("{}{}", crate::session::git_baseline::PREFIX, read.blob)),
             String::new(),
@@ -559,7 +630,7 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, file: Pending) -> std::io::Result<See
     };
     ctx.hashed.fetch_add(1, Ordering::Relaxed);
     Ok(Seen::Entry(
-        rel,
+        rel.to_owned(),
         FileState {
             id,
             size: bytes.len() as u64,
