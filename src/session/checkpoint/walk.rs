@@ -648,6 +648,48 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, rel: &str, file: PendingFile) -> std:
 mod tests {
     use super::*;
 
+    /// Files to read, listed by several threads and taken chunk by chunk from the end: every
+    /// file comes out once, with its own path and metadata.
+    #[test]
+    fn files_to_read_are_taken_whole_whichever_way_their_lists_are_cut() {
+        let file = |n: u64| PendingFile {
+            len: 0,
+            mode: 0o100644,
+            mtime_ns: n,
+            ctime_ns: n + 1,
+        };
+        let mut lists: Vec<ToRead> = Vec::new();
+        let mut expected = Vec::new();
+        for list in 0..4u64 {
+            let mut part = ToRead::default();
+            let mut other = ToRead::default();
+            for i in 0..(list * 300 + 7) {
+                let rel = format!("d{list}/{}{i}", "\u{e9}".repeat((i % 5) as usize));
+                let into = if i % 3 == 0 { &mut other } else { &mut part };
+                into.push(&rel, file(list * 10_000 + i));
+            }
+            // What one thread listed, then another's appended after it.
+            for (rel, seen) in part.iter().chain(other.iter()) {
+                expected.push((rel.to_owned(), seen.mtime_ns, seen.ctime_ns));
+            }
+            part.append(&mut other);
+            assert!(other.files.is_empty() && other.text.is_empty());
+            lists.push(part);
+        }
+        let lists = std::sync::Mutex::new(lists);
+        let mut taken = Vec::new();
+        while let Some(chunk) = take_chunk(&lists) {
+            assert!(!chunk.files.is_empty() && chunk.files.len() <= READ_CHUNK);
+            for (rel, seen) in chunk.iter() {
+                assert_eq!(seen.len as usize, rel.len());
+                taken.push((rel.to_owned(), seen.mtime_ns, seen.ctime_ns));
+            }
+        }
+        expected.sort();
+        taken.sort();
+        assert_eq!(taken, expected);
+    }
+
     #[test]
     fn a_path_under_the_root_is_what_comparing_components_finds() {
         use std::os::unix::ffi::OsStrExt;
