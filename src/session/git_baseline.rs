@@ -476,12 +476,12 @@ impl GitBaseline {
         Self::open_knowing(root, |_, _| None)
     }
 
-    /// [`GitBaseline::open`], told the blobs an earlier walk already checked: `known(path, hex)`
-    /// is the size of blob `hex` when a manifest recorded it for `path` (a `git:` id is only
+    /// [`GitBaseline::open`], told the blobs an earlier walk already checked: `known(path, id)`
+    /// is the size of blob `id` (its 20 bytes) when a manifest recorded it for `path` (a `git:` id is only
     /// recorded after its size was checked or its content hashed). Those are not looked up in
     /// the object database again, so a later run costs O(changes) there, not O(index): a
     /// repository whose objects are loose would otherwise open every one of them.
-    pub fn open_knowing(root: &Path, known: impl FnMut(&str, &str) -> Option<u64>) -> Option<Self> {
+    pub fn open_knowing(root: &Path, known: impl FnMut(&str, &[u8; 20]) -> Option<u64>) -> Option<Self> {
         Some(Self::read_index(root)?.finish(known))
     }
 
@@ -661,7 +661,7 @@ impl IndexRead {
     /// The baseline, told the blobs an earlier walk checked (see
     /// [`GitBaseline::open_knowing`]).
     /// `known` is asked in path order (byte order), each path once.
-    pub fn finish(self, mut known: impl FnMut(&str, &str) -> Option<u64>) -> GitBaseline {
+    pub fn finish(self, mut known: impl FnMut(&str, &[u8; 20]) -> Option<u64>) -> GitBaseline {
         let (odb, rules) = (&self.odb, &self.rules);
         let mut entries = self.candidates;
         let Entries { paths, list } = &mut entries;
@@ -674,9 +674,9 @@ impl IndexRead {
             ) else {
                 return false;
             };
-            let mut buf = [0u8; 40];
-            let hex = tracked.id.hex_to_buf(&mut buf);
-            let blob_size = match known(path, hex) {
+            // Compared as bytes: spelling 200,000 ids in hex to compare them cost a later run
+            // of a big tree more than its manifest lookups.
+            let blob_size = match known(path, &raw_of(&tracked.id)) {
                 Some(size) => size,
                 None => {
                     if u64::from(tracked.stat.size) <= VERIFY_BY_READING {

@@ -179,7 +179,10 @@ mod tests {
         }
         assert!(matches!(ContentId::parse(&stored), ContentId::Stored(_)));
         assert!(matches!(ContentId::parse(&git), ContentId::Git(_)));
-        assert!(ContentId::parse(&git).is_git_hex(&git[4..]));
+        let raw = ContentId::parse(&git)
+            .git()
+            .map(|raw| raw.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        assert_eq!(raw.as_deref(), Some(&git[4..]));
         assert!(matches!(ContentId::parse(&stored.to_uppercase()), ContentId::Other(_)));
         // Another spelling of a git reference still counts as one (never found in git).
         let odd = ContentId::parse("git:0123456789ABCDEF0123456789abcdef01234567");

@@ -74,6 +74,10 @@ impl Table {
     /// Appends an entry when the text stays within `limit` bytes (what a span addresses);
     /// gives the state back otherwise.
     fn append(&mut self, limit: usize, path: &str, state: FileState) -> Result<(), FileState> {
+        // Places are numbered by u32 when sorted (empty paths take no bytes).
+        if self.states.len() >= u32::MAX as usize {
+            return Err(state);
+        }
         let (Ok(start), Some(end)) = (
             u32::try_from(self.text.len()),
             Some(self.text.len() + path.len())
@@ -103,8 +107,9 @@ impl Table {
     /// permutation's cycles: a big tree's first walk is sorted without a second copy of its
     /// states or its paths.
     fn sort(&mut self) {
+        debug_assert!(u32::try_from(self.len()).is_ok(), "more entries than a u32 numbers");
         let Ok(len) = u32::try_from(self.len()) else {
-            // Not reached: a span's text holds fewer paths than places a u32 numbers.
+            // Not reached: `append` numbers no more places than a u32 does.
             return;
         };
         let mut order: Vec<u32> = (0..len).collect();
@@ -203,6 +208,7 @@ impl Found {
     fn append_within(&mut self, limit: usize, other: &mut Found) {
         let base = self.table.text.len();
         let fits = self.overflow.is_empty()
+            && self.table.len() + other.table.len() < u32::MAX as usize
             && base
                 .checked_add(other.table.text.len())
                 .is_some_and(|end| end <= limit && u32::try_from(end).is_ok());
@@ -579,7 +585,9 @@ impl IntoIterator for Manifest {
 impl FromIterator<(String, FileState)> for Manifest {
     /// In any order; a path given twice keeps its last state (as a map's `insert` would).
     fn from_iter<I: IntoIterator<Item = (String, FileState)>>(entries: I) -> Self {
+        let entries = entries.into_iter();
         let mut found = Found::default();
+        found.reserve_exact(entries.size_hint().0, 0);
         for (path, state) in entries {
             found.push(&path, state);
         }

@@ -213,11 +213,11 @@ impl Scanner {
         // A `git:` id in the last manifest is a blob checked then; its size is the file's.
         // Asked in path order: one pass over the manifest, no lookups.
         let mut previous = self.previous.iter().peekable();
-        let known = |rel: &str, hex: &str| {
+        let known = |rel: &str, id: &[u8; 20]| {
             while previous.next_if(|(path, _)| *path < rel).is_some() {}
             previous
                 .peek()
-                .filter(|(path, state)| *path == rel && state.id.is_git_hex(hex))
+                .filter(|(path, state)| *path == rel && state.id.git() == Some(id))
                 .map(|(_, state)| state.size)
         };
         read.finish(known)
@@ -842,7 +842,7 @@ fn give_back_freed_memory() {
 /// The manifest a full walk found: `previous` with the entries it found unchanged (`same`)
 /// kept, those it found new or changed (`changed`) set, and every other path gone. Updated in
 /// place when nothing else holds `previous` (a big tree's walk then holds one manifest, not
-/// two); a walk with no previous manifest builds it from `changed` in one pass. No changes
+/// two); a walk with no previous manifest sorts `changed` into it in place. No changes
 /// (`None`) when `previous` is empty and the manifest is not: all of it is new, and listing
 /// it again as changes would hold a second copy of a big tree's first manifest.
 fn updated(previous: Arc<Manifest>, mut same: Unchanged, changed: Found) -> (Manifest, Option<Changes>) {
@@ -881,11 +881,13 @@ fn updated(previous: Arc<Manifest>, mut same: Unchanged, changed: Found) -> (Man
     for path in &gone {
         manifest.remove(path);
     }
+    // Only what differs is copied (in path order, `set` appends): a walk that found much
+    // changed holds its list and the differences, not a heap string per path besides.
     let mut set = Manifest::new();
-    for (path, state) in changed {
-        if manifest.get(&path) != Some(&state) {
-            set.insert(path.clone(), state.clone());
-            manifest.insert(path, state);
+    for (path, state) in changed.iter() {
+        if manifest.get(path) != Some(state) {
+            set.push(path, state.clone());
+            manifest.insert(path.to_owned(), state.clone());
         }
     }
     (manifest, Some(Changes { set, del: gone }))

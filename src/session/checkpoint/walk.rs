@@ -101,8 +101,8 @@ const READ_CHUNK: usize = 256;
 /// Reads the files the listing left to read (see [`Seen::Read`]) on up to `threads` threads
 /// (this one for a few), within the walk's time budget. A big tree's first walk reads every
 /// file: the listing's lists are taken chunk by chunk as they are (never copied into one),
-/// and the entries gather in one list sized once for all of them, with the paths moved from
-/// one buffer to the other (threads growing lists of their own would hold up to twice as
+/// and the entries gather in one list sized once for all of them, each path copied from one
+/// buffer to the other (threads growing lists of their own would hold up to twice as
 /// much, and a heap string per path a third more).
 pub(super) fn read_pending(ctx: &WalkCtx<'_>, threads: usize) -> Local {
     // Room for the entries the listing found too: they are gathered into this list after
@@ -228,7 +228,9 @@ impl ToRead {
     fn iter(&self) -> impl Iterator<Item = (&str, PendingFile)> {
         self.files.iter().scan(0usize, |start, file| {
             let end = *start + file.len as usize;
-            let rel = self.text.get(*start..end).unwrap_or_default();
+            let rel = self.text.get(*start..end);
+            debug_assert!(rel.is_some(), "a file to read lies outside its list's text");
+            let rel = rel.unwrap_or_default();
             *start = end;
             Some((rel, *file))
         })
@@ -647,6 +649,36 @@ pub(super) fn read_file(ctx: &WalkCtx<'_>, rel: &str, file: PendingFile) -> std:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Threads' findings gather into the list with room for all of them, which does not grow
+    /// (a big tree's first walk would copy its biggest list otherwise).
+    #[test]
+    fn findings_gather_into_the_list_with_room_for_them_all() {
+        let state = FileState::default();
+        let local = |names: &[&str]| {
+            let mut local = Local::default();
+            for name in names {
+                local.entries.push(name, state.clone());
+            }
+            local
+        };
+        let mut reader = Local::default();
+        reader.entries.reserve_exact(9, 64);
+        for i in 0..4 {
+            reader.entries.push(&format!("r{i}"), state.clone());
+        }
+        let room = reader.entries.capacity();
+        let (first, last) = (local(&["a", "b", "c"]), local(&["d", "e"]));
+        assert!(first.entries.capacity() < room);
+        let all = Local::gather(vec![first, reader, last]);
+        assert_eq!(all.entries.len(), 9);
+        assert_eq!(all.entries.capacity(), room);
+        let manifest = Manifest::from(all.entries);
+        assert_eq!(
+            manifest.keys().collect::<Vec<_>>(),
+            ["a", "b", "c", "d", "e", "r0", "r1", "r2", "r3"]
+        );
+    }
 
     /// Files to read, listed by several threads and taken chunk by chunk from the end: every
     /// file comes out once, with its own path and metadata.

@@ -74,11 +74,6 @@ impl ContentId {
             id => f(&id.to_string()),
         }
     }
-
-    /// Whether it is the git blob the 40 hex digits `hex` spell.
-    pub fn is_git_hex(&self, hex: &str) -> bool {
-        self.git().is_some_and(|raw| lower_hex::<20>(hex) == Some(*raw))
-    }
 }
 
 /// The `N` bytes that `2 * N` lowercase hex digits spell.
