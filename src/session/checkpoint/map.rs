@@ -652,17 +652,21 @@ mod tests {
         }
     }
 
-    /// Every operation, at random, on a [`Manifest`] and on the `BTreeMap` it replaced: they
-    /// must agree after each (merges included: the added entries pass `MERGE_AFTER`).
-    #[test]
-    fn a_manifest_behaves_as_the_ordered_map_it_replaced() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
+    /// Reproducible pseudo-random numbers (xorshift) from `seed`.
+    fn numbers(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    /// Every operation, at random, on a [`Manifest`] and on the `BTreeMap` it replaced: they
+    /// must agree after each (merges included: the added entries pass `MERGE_AFTER`).
+    #[test]
+    fn a_manifest_behaves_as_the_ordered_map_it_replaced() {
+        let mut next = numbers(0x2545_f491_4f6c_dd1du64);
         for round in 0..6 {
             let start = (next() % 6000) as usize;
             // A sorted start, as a stored manifest is decoded; sometimes given unsorted.
@@ -763,13 +767,7 @@ mod tests {
     /// addresses (tried with small limits: past it, entries are kept beside the buffer).
     #[test]
     fn found_entries_sort_into_the_map_inserting_them_makes() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = numbers(0x9e37_79b9_7f4a_7c15u64);
         for round in 0..40 {
             let count = (next() % 3000) as usize;
             let spread = 1 + next() % 4000;
@@ -801,7 +799,11 @@ mod tests {
                 let take = 1 + (next() as usize) % rest.len();
                 let mut part = Found::default();
                 for (path, state) in &rest[..take] {
-                    part.push_within(if next() % 2 == 0 { limit } else { SPAN_LIMIT }, path, state.clone());
+                    part.push_within(
+                        if next().is_multiple_of(2) { limit } else { SPAN_LIMIT },
+                        path,
+                        state.clone(),
+                    );
                 }
                 appended.append_within(limit, &mut part);
                 assert!(part.is_empty());
